@@ -1,0 +1,261 @@
+"""Test cases of a skill: the ``skill_meta.json`` schema and its loading.
+
+``skill_meta.json`` is versioned (``schema_version``). Three shapes are read:
+
+* ours (schema 1)::
+
+    {"schema_version": 1, "name": "...", "cases": [
+        {"id": "h100-build", "input": "...", "split": "train",
+         "assert": [{"type": "contains", "value": "9.0"}]}]}
+
+* upskill's: ``{"cases": [{"input": "...", "expected": {"contains": "9.0"}}]}``
+* a plain list of cases in either case shape.
+
+Every assertion is checked here, when the file is loaded (types, arguments, regexes that
+compile, JSON schemas that are valid), so a bad tests file fails before any model call.
+How an assertion is *evaluated* lives in ``upskill_hub.evals.assertions``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+#: Assertion types and the kind of ``value`` each takes.
+ASSERTION_TYPES: dict[str, str] = {
+    "contains": "str-or-list",
+    "icontains": "str-or-list",
+    "contains-any": "list",
+    "not-contains": "str-or-list",
+    "equals": "str",
+    "regex": "regex",
+    "is-json": "none",
+    "json-schema": "schema",
+    "starts-with": "str",
+    "llm-rubric": "str",
+}
+
+SPLITS = ("train", "holdout")
+
+
+class CasesError(ValueError):
+    """A tests file that cannot be used; ``field`` names where it is wrong."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """One check on a model's answer."""
+
+    type: str
+    value: Any = None
+    #: Optional judge model for ``llm-rubric`` (a model spec); default is the eval's judge.
+    judge: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        if self.value is not None:
+            out["value"] = self.value
+        if self.judge:
+            out["judge"] = self.judge
+        return out
+
+
+@dataclass(frozen=True)
+class Case:
+    """A prompt sent to the model plus the assertions its answer must pass."""
+
+    id: str
+    input: str
+    asserts: tuple[Assertion, ...]
+    split: str = "train"
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "input": self.input}
+        if self.description:
+            out["description"] = self.description
+        out["split"] = self.split
+        out["assert"] = [a.to_dict() for a in self.asserts]
+        return out
+
+
+@dataclass
+class SkillMeta:
+    """The parsed contents of ``skill_meta.json``."""
+
+    cases: list[Case] = field(default_factory=list)
+    #: Every other top-level key, kept verbatim (teacher model, created_at, ...).
+    extra: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"schema_version": self.schema_version}
+        out.update(self.extra)
+        out["cases"] = [c.to_dict() for c in self.cases]
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
+    if kind == "none":
+        return None
+    if kind == "str":
+        if not isinstance(value, str) or value == "":
+            raise CasesError(where, f"'{atype}' needs a non-empty string value")
+        return value
+    if kind in ("str-or-list", "list"):
+        if isinstance(value, str) and kind == "str-or-list":
+            if value == "":
+                raise CasesError(where, f"'{atype}' needs a non-empty string")
+            return value
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(v, str) and v != "" for v in value)
+        ):
+            wanted = "a string or a list of strings" if kind == "str-or-list" else "a list of strings"
+            raise CasesError(where, f"'{atype}' needs {wanted}")
+        return list(value)
+    if kind == "regex":
+        if not isinstance(value, str) or value == "":
+            raise CasesError(where, "'regex' needs a pattern string")
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise CasesError(where, f"regex {value!r} does not compile: {exc}") from None
+        return value
+    if kind == "schema":
+        import jsonschema
+
+        if not isinstance(value, dict):
+            raise CasesError(where, "'json-schema' needs a JSON Schema object")
+        try:
+            jsonschema.validators.validator_for(value).check_schema(value)
+        except jsonschema.SchemaError as exc:
+            raise CasesError(where, f"invalid JSON Schema: {exc.message}") from None
+        return value
+    raise AssertionError(kind)  # pragma: no cover - table above is exhaustive
+
+
+def parse_assertion(raw: Any, where: str) -> Assertion:
+    """Validate one assertion mapping (``{"type": ..., "value": ...}``)."""
+    if not isinstance(raw, dict):
+        raise CasesError(where, "an assertion must be an object with a 'type'")
+    atype = raw.get("type")
+    if atype not in ASSERTION_TYPES:
+        known = ", ".join(ASSERTION_TYPES)
+        raise CasesError(where, f"unknown assertion type {atype!r} (known: {known})")
+    unknown = set(raw) - {"type", "value", "judge"}
+    if unknown:
+        raise CasesError(where, f"unknown assertion keys: {', '.join(sorted(unknown))}")
+    value = _check_value(ASSERTION_TYPES[atype], atype, raw.get("value"), where)
+    judge = raw.get("judge")
+    if judge is not None and (atype != "llm-rubric" or not isinstance(judge, str)):
+        raise CasesError(where, "'judge' is only for llm-rubric and must be a model spec string")
+    return Assertion(type=atype, value=value, judge=judge)
+
+
+def _expected_to_assertions(expected: Any, where: str) -> list[Assertion]:
+    """upskill's ``expected`` mapping: each key is an assertion type, its value the argument."""
+    if isinstance(expected, str):
+        return [parse_assertion({"type": "contains", "value": expected}, where)]
+    if not isinstance(expected, dict) or not expected:
+        raise CasesError(where, "'expected' must be an object like {\"contains\": \"...\"}")
+    out = []
+    for key, value in expected.items():
+        raw = {"type": key} if ASSERTION_TYPES.get(key) == "none" else {"type": key, "value": value}
+        out.append(parse_assertion(raw, f"{where}.{key}"))
+    return out
+
+
+def parse_case(raw: Any, index: int, where: str = "cases") -> Case:
+    """Validate one case in our shape or upskill's."""
+    loc = f"{where}[{index}]"
+    if not isinstance(raw, dict):
+        raise CasesError(loc, "a case must be an object with 'input'")
+    text = raw.get("input")
+    if not isinstance(text, str) or not text.strip():
+        raise CasesError(f"{loc}.input", "must be a non-empty string")
+    known = {"id", "input", "assert", "expected", "split", "description", "vars"}
+    unknown = set(raw) - known
+    if unknown:
+        raise CasesError(loc, f"unknown case keys: {', '.join(sorted(unknown))}")
+    asserts: list[Assertion] = []
+    if "assert" in raw:
+        if not isinstance(raw["assert"], list):
+            raise CasesError(f"{loc}.assert", "must be a list of assertions")
+        asserts += [parse_assertion(a, f"{loc}.assert[{j}]") for j, a in enumerate(raw["assert"])]
+    if "expected" in raw:
+        asserts += _expected_to_assertions(raw["expected"], f"{loc}.expected")
+    if not asserts:
+        raise CasesError(loc, "has no assertions ('assert' or 'expected')")
+    case_id = raw.get("id", f"case-{index + 1}")
+    if not isinstance(case_id, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}", case_id):
+        raise CasesError(f"{loc}.id", "must be 1-100 chars of letters, digits, '.', '_' or '-'")
+    split = raw.get("split", "train")
+    if split not in SPLITS:
+        raise CasesError(f"{loc}.split", f"must be one of {', '.join(SPLITS)}")
+    description = raw.get("description", "")
+    if not isinstance(description, str):
+        raise CasesError(f"{loc}.description", "must be a string")
+    return Case(id=case_id, input=text, asserts=tuple(asserts), split=split, description=description)
+
+
+def parse_meta(data: Any) -> SkillMeta:
+    """Turn decoded JSON (object or plain list) into a :class:`SkillMeta`."""
+    if isinstance(data, list):
+        raw_cases, extra, version = data, {}, SCHEMA_VERSION
+    elif isinstance(data, dict):
+        version = data.get("schema_version", SCHEMA_VERSION)
+        if version != SCHEMA_VERSION:
+            raise CasesError("schema_version", f"unsupported version {version!r} (this tool reads 1)")
+        raw_cases = data.get("cases", [])
+        if not isinstance(raw_cases, list):
+            raise CasesError("cases", "must be a list")
+        extra = {k: v for k, v in data.items() if k not in ("cases", "schema_version")}
+    else:
+        raise CasesError("skill_meta.json", "must be a JSON object or a list of cases")
+    cases = [parse_case(c, i) for i, c in enumerate(raw_cases)]
+    seen: set[str] = set()
+    for c in cases:
+        if c.id in seen:
+            raise CasesError("cases", f"duplicate case id {c.id!r}")
+        seen.add(c.id)
+    return SkillMeta(cases=cases, extra=extra, schema_version=version)
+
+
+def load_meta_text(text: str | bytes, source: str = "skill_meta.json") -> SkillMeta:
+    """Parse the text of a ``skill_meta.json`` (or a tests file)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise CasesError(source, "not valid UTF-8") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CasesError(source, f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    return parse_meta(data)
+
+
+def load_cases_file(path: str | Path) -> SkillMeta:
+    """Load a tests file given with ``--tests``; it must contain at least one case."""
+    p = Path(path)
+    if not p.is_file():
+        raise CasesError(str(p), "tests file not found")
+    meta = load_meta_text(p.read_bytes(), source=str(p))
+    if not meta.cases:
+        raise CasesError(str(p), "has no test cases")
+    return meta

@@ -1,0 +1,1 @@
+"""The ``upskill-hub`` command line: thin front ends over the library."""

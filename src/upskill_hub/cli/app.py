@@ -1,0 +1,68 @@
+"""Entry point of the ``upskill-hub`` CLI.
+
+Each command group lives in its own module and only parses input, calls the library and
+renders. Heavy libraries (torch, gradio, datasets) are imported inside commands so that
+``upskill-hub --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from upskill_hub import __version__
+from upskill_hub.cli import demo, evals, generate, hub, kernels, publish, skills, space
+from upskill_hub.errors import UpskillError
+from upskill_hub.redact import redact
+
+app = typer.Typer(
+    name="upskill-hub",
+    help="Create, evaluate and share agent skills and compute kernels on the Hugging Face Hub.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+
+app.add_typer(skills.app, name="skills")
+evals.register(app)
+generate.register(app)
+publish.register(app)
+app.add_typer(hub.app, name="hub")
+app.add_typer(kernels.app, name="kernels")
+app.add_typer(space.app, name="space")
+demo.register(app)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"upskill-hub {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="Show the version and exit.", callback=_version_callback, is_eager=True
+    ),
+) -> None:
+    """Create, evaluate and share agent skills and compute kernels on the Hugging Face Hub."""
+
+
+def main() -> None:
+    """Run the CLI; turn user errors into one clean line on stderr and exit code 1."""
+    err = Console(stderr=True, highlight=False)
+    try:
+        app()
+    except UpskillError as exc:
+        err.print(f"[bold red]Error:[/] {redact(str(exc))}", markup=True, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print("[yellow]Interrupted.[/]")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+"""``upskill-hub skills``: validate, list, show and install skills."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.table import Table
+
+from upskill_hub.errors import UpskillError
+
+app = typer.Typer(help="Validate, list, show and install agent skills.", no_args_is_help=True)
+console = Console()
+err_console = Console(stderr=True)
+
+
+@app.command("validate")
+def validate(
+    paths: list[Path] = typer.Argument(..., help="Skill folders (or their SKILL.md) to check."),
+    strict: bool = typer.Option(False, "--strict", help="Treat keys outside the spec as errors."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON report instead of text."),
+) -> None:
+    """Check skills against the Agent Skills spec. Exit 0 when all are valid, 1 otherwise."""
+    from upskill_hub.skill import load_skill
+
+    report = []
+    failed = False
+    for p in paths:
+        res = load_skill(p, strict=strict)
+        failed |= not res.ok
+        report.append(
+            {
+                "path": str(p),
+                "valid": res.ok,
+                "name": res.skill.name if res.skill else None,
+                "version": res.skill.version if res.skill else None,
+                "problems": [pr.to_dict() for pr in res.problems],
+            }
+        )
+        if not as_json:
+            for pr in res.problems:
+                if pr.severity == "error":
+                    err_console.print(str(pr), markup=False, highlight=False, soft_wrap=True)
+                else:
+                    err_console.print(f"warning: {pr}", markup=False, highlight=False, soft_wrap=True, style="yellow")
+            if res.ok:
+                assert res.skill is not None
+                console.print(f"[green]✓[/] {p} ({res.skill.name} {res.skill.version})", highlight=False)
+    if as_json:
+        typer.echo(json.dumps({"valid": not failed, "skills": report}, indent=2))
+    raise typer.Exit(1 if failed else 0)
+
+
+@app.command("list")
+def list_skills(
+    directory: Path = typer.Argument(Path("skills"), help="Folder holding skill folders."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Show the skills in DIR as a table: name, description, version, tokens, tests."""
+    from upskill_hub.skill import find_skills, load_skill
+
+    if not directory.is_dir():
+        raise UpskillError(f"{directory}: not a folder")
+    rows = []
+    for folder in find_skills(directory):
+        res = load_skill(folder)
+        if res.skill is None:
+            rows.append({"name": folder.name, "description": "(unreadable: run skills validate)", "valid": False})
+            continue
+        s = res.skill.summary()
+        s["valid"] = res.ok
+        rows.append(s)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        console.print(f"No skills found in {directory}.")
+        return
+    table = Table(title=f"Skills in {directory}")
+    table.add_column("Name", style="bold cyan", no_wrap=True)
+    table.add_column("Description", overflow="fold", max_width=60)
+    table.add_column("Version", style="dim")
+    table.add_column("Tokens", justify="right")
+    table.add_column("Tests", justify="right")
+    for r in rows:
+        desc = r.get("description", "")
+        desc = desc if len(desc) <= 120 else desc[:117] + "..."
+        name = r["name"] if r.get("valid") else f"{r['name']} [red](invalid)[/]"
+        table.add_row(
+            name, desc, r.get("version", "-"), str(r.get("token_estimate", "-")), str(r.get("n_cases", "-"))
+        )
+    console.print(table)
+
+
+@app.command("show")
+def show(
+    path: Path = typer.Argument(..., help="Skill folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of rendering."),
+) -> None:
+    """Show a skill: its metadata, files, test cases and rendered SKILL.md."""
+    from upskill_hub.skill import load_skill
+
+    res = load_skill(path)
+    if res.skill is None:
+        raise UpskillError(str(res.problems[0]))
+    skill = res.skill
+    if as_json:
+        data = skill.summary()
+        data["frontmatter"] = skill.frontmatter
+        data["cases"] = [c.to_dict() for c in skill.meta.cases]
+        data["problems"] = [p.to_dict() for p in res.problems]
+        typer.echo(json.dumps(data, indent=2, default=str))
+        return
+    info = Table.grid(padding=(0, 2))
+    info.add_column(style="bold")
+    info.add_column()
+    info.add_row("name", skill.name)
+    info.add_row("description", skill.description)
+    info.add_row("version", skill.version)
+    info.add_row("license", skill.license or "-")
+    info.add_row("tokens", f"~{skill.token_estimate}")
+    info.add_row("tests", str(len(skill.meta.cases)))
+    for d, files in skill.resources().items():
+        if files:
+            info.add_row(d, ", ".join(f.split("/", 1)[1] for f in files))
+    console.print(Panel(info, title=skill.name, expand=False))
+    for p in res.problems:
+        err_console.print(f"{p.severity}: {p}", markup=False, style="yellow" if p.severity == "warning" else "red")
+    console.print(Markdown(skill.body))
+    if skill.meta.cases:
+        t = Table(title="Test cases")
+        t.add_column("id", style="cyan")
+        t.add_column("split")
+        t.add_column("input", overflow="fold", max_width=60)
+        t.add_column("assertions", overflow="fold")
+        for c in skill.meta.cases:
+            t.add_row(c.id, c.split, c.input, ", ".join(a.type for a in c.asserts))
+        console.print(t)
+
+
+def _looks_like_repo_id(source: str) -> bool:
+    parts = source.split("/")
+    return len(parts) == 2 and all(parts) and not Path(source).exists()
+
+
+@app.command("install")
+def install(
+    source: str = typer.Argument(..., help="A local skill folder, or a Hub dataset repo OWNER/NAME."),
+    skill_names: list[str] = typer.Option([], "--skill", help="Skill(s) to take from a Hub repo."),
+    revision: str | None = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit)."),
+    claude: bool = typer.Option(False, "--claude", help="Claude Code: .claude/skills"),
+    codex: bool = typer.Option(False, "--codex", help="Codex: .agents/skills"),
+    opencode: bool = typer.Option(False, "--opencode", help="OpenCode: .opencode/skills"),
+    cursor: bool = typer.Option(False, "--cursor", help="Cursor: .cursor/skills"),
+    gemini: bool = typer.Option(False, "--gemini", help="Gemini CLI: .gemini/skills"),
+    agents: bool = typer.Option(False, "--agents", help="Shared Agent Skills folder: .agents/skills"),
+    dest: Path | None = typer.Option(None, "--dest", help="Install into this skills folder instead."),
+    global_: bool = typer.Option(False, "--global", help="Install for the user (~/...) instead of the project."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing install."),
+) -> None:
+    """Install a skill into one or more agents' skills folders."""
+    from upskill_hub.agents import install_skill, target_dirs
+    from upskill_hub.skill import require_skill
+
+    flags = {"claude": claude, "codex": codex, "opencode": opencode, "cursor": cursor, "gemini": gemini, "agents": agents}
+    dirs = target_dirs([k for k, v in flags.items() if v], dest=dest, global_=global_)
+    if _looks_like_repo_id(source):
+        from upskill_hub.hub.pull import load_skills_from_hub
+
+        skills = load_skills_from_hub(source, skill_names or None, revision=revision)
+    else:
+        if skill_names:
+            raise UpskillError("--skill is for Hub sources; a local SOURCE is one skill folder")
+        skills = [require_skill(source)]
+    # Check every destination first so that a refused install writes nothing anywhere.
+    for d in dirs:
+        for s in skills:
+            target = d.expanduser() / s.name
+            if (target.exists() or target.is_symlink()) and not force:
+                raise UpskillError(f"{target} already exists (use --force to replace it)")
+    for d in dirs:
+        for s in skills:
+            out = install_skill(s, d, force=force)
+            console.print(f"[green]✓[/] installed {s.name} ({s.version}) -> {out}", highlight=False)

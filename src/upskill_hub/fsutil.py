@@ -1,0 +1,62 @@
+"""Safe file-system writes shared by install, pull, generate and kernel builds.
+
+Two rules: a relative path coming from a skill or a Hub repo never escapes its target
+(no absolute paths, no ``..``, no backslashes), and a folder is replaced atomically: we
+fill a temporary sibling and rename it into place, so a failure leaves the old state.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from upskill_hub.errors import UpskillError
+
+
+def check_relpath(rel: str) -> str:
+    """Return ``rel`` when it is a safe relative POSIX path, else raise ``UpskillError``."""
+    bad = (
+        not rel
+        or "\\" in rel
+        or "\0" in rel
+        or PurePosixPath(rel).is_absolute()
+        or (len(rel) > 1 and rel[1] == ":")
+        or any(part in ("", ".", "..") for part in rel.split("/"))
+    )
+    if bad:
+        raise UpskillError(f"unsafe path {rel!r}: paths must be relative and must not contain '..'")
+    return rel
+
+
+def atomic_replace_dir(dest: Path, fill: Callable[[Path], None]) -> None:
+    """Create or replace folder ``dest`` with what ``fill(tmp)`` writes into a temporary folder.
+
+    The temporary folder is a sibling of ``dest`` (same file system), so the final step is
+    a rename. An existing ``dest`` is moved aside first and removed only once the new one
+    is in place; on any failure the old folder is restored and the temporary one removed.
+    """
+    dest = Path(dest)
+    parent = dest.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=parent))
+    backup: Path | None = None
+    try:
+        fill(tmp)
+        if dest.exists() or dest.is_symlink():
+            backup = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-", dir=parent))
+            backup.rmdir()
+            os.replace(dest, backup)
+        os.replace(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if backup is not None and backup.exists() and not dest.exists():
+            os.replace(backup, dest)
+        raise
+    if backup is not None:
+        if backup.is_dir() and not backup.is_symlink():
+            shutil.rmtree(backup, ignore_errors=True)
+        else:
+            backup.unlink(missing_ok=True)

@@ -1,0 +1,478 @@
+"""The skill model: load, validate and write an Agent Skills folder.
+
+A skill is a folder ``<name>/`` with ``SKILL.md`` (YAML frontmatter + Markdown body) and
+optionally ``skill_meta.json`` (our metadata and test cases), ``references/``, ``scripts/``
+and ``assets/``. The rules checked here are those of the Agent Skills spec as summarised in
+ARCHITECTURE.md. A skill's *version* is a hash of its files' contents, so an eval result
+always names the exact bytes it measured.
+
+Validation never raises for a bad skill: it returns :class:`Problem` s, one per thing that
+is wrong, each naming the file and the field, so the CLI can print one line per problem.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+
+from upskill_hub.cases import CasesError, SkillMeta, load_meta_text
+
+SKILL_FILE = "SKILL.md"
+META_FILE = "skill_meta.json"
+RESOURCE_DIRS = ("references", "scripts", "assets")
+
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+COMPATIBILITY_MAX = 500
+NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+#: Keys the Agent Skills spec defines.
+SPEC_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+#: Keys real tools add (Claude Code, ...): accepted with a warning, rejected under ``strict``.
+KNOWN_EXTENSION_KEYS = (
+    "disable-model-invocation",
+    "user-invocable",
+    "argument-hint",
+    "model",
+    "context",
+    "agent",
+    "hooks",
+    "version",
+)
+#: Names never part of a skill's content (editor/OS litter, caches).
+IGNORED_NAMES = {".DS_Store", "__pycache__", ".git", ".ipynb_checkpoints", "Thumbs.db"}
+
+#: Body length the spec recommends staying under.
+BODY_LINES_SOFT_MAX = 500
+
+
+def name_problem(name: Any) -> str | None:
+    """Why ``name`` is not a valid skill name, or ``None`` when it is."""
+    if not isinstance(name, str):
+        return "must be a string"
+    if not name:
+        return "must not be empty"
+    if len(name) > NAME_MAX:
+        return f"is {len(name)} characters; at most {NAME_MAX} allowed"
+    if name != name.lower():
+        return f"{name!r} has capitals; use lowercase a-z, 0-9 and '-'"
+    if name.startswith("-") or name.endswith("-"):
+        return f"{name!r} must not start or end with '-'"
+    if "--" in name:
+        return f"{name!r} must not contain '--'"
+    if not NAME_RE.match(name):
+        return f"{name!r} may only contain lowercase a-z, 0-9 and '-'"
+    return None
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate (about 4 characters per token for English prose and code)."""
+    return (len(text) + 3) // 4
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong (or worth a warning) in a skill."""
+
+    path: str
+    field: str
+    message: str
+    severity: str = "error"  # "error" | "warning"
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.field}: {self.message}"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "field": self.field, "message": self.message, "severity": self.severity}
+
+
+class FrontmatterError(ValueError):
+    """SKILL.md whose frontmatter cannot be read."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """Split SKILL.md text into (frontmatter mapping, body).
+
+    A UTF-8 BOM and CRLF line endings are accepted. YAML is parsed in safe mode, so tags
+    such as ``!!python/object`` are refused rather than executed.
+    """
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        raise FrontmatterError("frontmatter", "missing: SKILL.md must start with a '---' line")
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].rstrip() == "---")
+    except StopIteration:
+        raise FrontmatterError("frontmatter", "unterminated: no closing '---' line") from None
+    raw = "\n".join(lines[1:end])
+    try:
+        data = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.constructor.ConstructorError as exc:
+        tag = getattr(exc, "problem", "") or "unsupported tag"
+        raise FrontmatterError("frontmatter", f"YAML tag not allowed ({tag.strip()})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise FrontmatterError("frontmatter", f"invalid YAML{where}: {problem}") from None
+    if not isinstance(data, dict):
+        kind = "empty" if data is None else type(data).__name__
+        raise FrontmatterError("frontmatter", f"must be a YAML mapping of keys, got {kind}")
+    body = "\n".join(lines[end + 1 :])
+    return data, body
+
+
+def render_skill_md(frontmatter: dict[str, Any], body: str) -> str:
+    """SKILL.md text for a frontmatter mapping and body (deterministic: spec keys first)."""
+    ordered = {k: frontmatter[k] for k in SPEC_KEYS if k in frontmatter}
+    ordered.update({k: v for k, v in frontmatter.items() if k not in ordered})
+    dumped = yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+    body = body if body.startswith("\n") else "\n" + body
+    if not body.endswith("\n"):
+        body += "\n"
+    return f"---\n{dumped}---{body}"
+
+
+def _iter_files(root: Path) -> list[Path]:
+    """Every regular file of a skill folder (no symlinks followed), sorted."""
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_NAMES)
+        for fn in sorted(filenames):
+            if fn in IGNORED_NAMES or fn.endswith(".pyc"):
+                continue
+            out.append(Path(dirpath) / fn)
+        # Symlinked directories show up in dirnames but os.walk does not descend into them.
+        for d in list(dirnames):
+            if (Path(dirpath) / d).is_symlink():
+                out.append(Path(dirpath) / d)
+                dirnames.remove(d)
+    return sorted(out)
+
+
+def content_hash(files: dict[str, bytes]) -> str:
+    """The version of a skill: sha256 over its sorted (relative path, bytes) pairs."""
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        data = files[rel]
+        h.update(rel.encode("utf-8") + b"\0" + str(len(data)).encode() + b"\0" + data)
+    return h.hexdigest()
+
+
+@dataclass
+class Skill:
+    """An Agent Skill in memory: what it says, the files it carries and its tests."""
+
+    name: str
+    description: str
+    body: str
+    frontmatter: dict[str, Any]
+    #: Every file of the skill, by relative POSIX path, including SKILL.md itself.
+    files: dict[str, bytes] = field(default_factory=dict)
+    meta: SkillMeta = field(default_factory=SkillMeta)
+    path: Path | None = None
+
+    # ----------------------------------------------------------------- derived facts
+    @property
+    def version(self) -> str:
+        """Short content hash: what eval results are tied to."""
+        return self.full_hash[:12]
+
+    @property
+    def full_hash(self) -> str:
+        return content_hash(self.files)
+
+    @property
+    def token_estimate(self) -> int:
+        """Tokens the skill adds to a prompt (the whole SKILL.md)."""
+        return estimate_tokens(self.skill_md_text)
+
+    @property
+    def skill_md_text(self) -> str:
+        data = self.files.get(SKILL_FILE)
+        if data is None:
+            return render_skill_md(self.frontmatter, self.body)
+        return data.decode("utf-8-sig").replace("\r\n", "\n")
+
+    @property
+    def license(self) -> str | None:
+        value = self.frontmatter.get("license")
+        return value if isinstance(value, str) else None
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        value = self.frontmatter.get("metadata")
+        return dict(value) if isinstance(value, dict) else {}
+
+    def resources(self) -> dict[str, list[str]]:
+        """Files under references/, scripts/ and assets/ (relative paths)."""
+        inv: dict[str, list[str]] = {d: [] for d in RESOURCE_DIRS}
+        for rel in sorted(self.files):
+            top = rel.split("/", 1)[0]
+            if top in inv and "/" in rel:
+                inv[top].append(rel)
+        return inv
+
+    def prompt_text(self) -> str:
+        """The text injected into the system prompt for the with-skill condition."""
+        return self.skill_md_text.strip() + "\n"
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-friendly description (for ``--json``, tables and the Hub ``skills`` config)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "version": self.version,
+            "license": self.license,
+            "token_estimate": self.token_estimate,
+            "body_lines": self.body.count("\n") + 1,
+            "n_cases": len(self.meta.cases),
+            "resources": self.resources(),
+            "files": sorted(self.files),
+        }
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def create(
+        cls,
+        name: str,
+        description: str,
+        body: str,
+        *,
+        extra_frontmatter: dict[str, Any] | None = None,
+        meta: SkillMeta | None = None,
+        files: dict[str, bytes] | None = None,
+    ) -> Skill:
+        """Build a skill in memory (e.g. from a teacher model) with its SKILL.md rendered."""
+        fm: dict[str, Any] = {"name": name, "description": description}
+        fm.update(extra_frontmatter or {})
+        text = render_skill_md(fm, body)
+        _, parsed_body = split_frontmatter(text)
+        all_files = dict(files or {})
+        all_files[SKILL_FILE] = text.encode("utf-8")
+        meta = meta or SkillMeta()
+        if meta.cases or META_FILE in all_files:
+            all_files[META_FILE] = meta.to_json().encode("utf-8")
+        return cls(name=name, description=description, body=parsed_body, frontmatter=fm, files=all_files, meta=meta)
+
+    def write(self, dest: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the skill to ``dest`` (the skill folder itself) atomically.
+
+        Files go to a temporary sibling folder first, which is renamed into place, so a
+        failure never leaves a half-written skill.
+        """
+        from upskill_hub.fsutil import atomic_replace_dir, check_relpath
+
+        for rel in self.files:
+            check_relpath(rel)
+        dest = Path(dest)
+        if dest.exists() and not overwrite:
+            raise FileExistsError(f"{dest} already exists")
+
+        def fill(tmp: Path) -> None:
+            for rel, data in self.files.items():
+                target = tmp / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+
+        atomic_replace_dir(dest, fill)
+        self.path = dest
+        return dest
+
+
+@dataclass
+class LoadResult:
+    """A skill (when it could be read) and the problems found on the way."""
+
+    skill: Skill | None
+    problems: list[Problem]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    @property
+    def ok(self) -> bool:
+        return self.skill is not None and not self.errors
+
+
+def _check_frontmatter(fm: dict[str, Any], folder_name: str | None, where: str, strict: bool) -> list[Problem]:
+    probs: list[Problem] = []
+
+    def err(fld: str, msg: str) -> None:
+        probs.append(Problem(where, fld, msg))
+
+    name = fm.get("name")
+    if "name" not in fm:
+        err("name", "missing (required)")
+    else:
+        why = name_problem(name)
+        if why:
+            err("name", why)
+        elif folder_name is not None and name != folder_name:
+            err("name", f"{name!r} does not match its folder name {folder_name!r}")
+
+    desc = fm.get("description")
+    if "description" not in fm:
+        err("description", "missing (required)")
+    elif not isinstance(desc, str):
+        err("description", "must be a string")
+    elif not desc.strip():
+        err("description", "must not be empty")
+    elif len(desc) > DESCRIPTION_MAX:
+        err("description", f"is {len(desc)} characters; at most {DESCRIPTION_MAX} allowed")
+
+    if "license" in fm and not (isinstance(fm["license"], str) and fm["license"].strip()):
+        err("license", "must be a non-empty string")
+    if "compatibility" in fm:
+        comp = fm["compatibility"]
+        if not isinstance(comp, str) or not comp.strip():
+            err("compatibility", "must be a non-empty string")
+        elif len(comp) > COMPATIBILITY_MAX:
+            err("compatibility", f"is {len(comp)} characters; at most {COMPATIBILITY_MAX} allowed")
+    if "metadata" in fm:
+        md = fm["metadata"]
+        if not isinstance(md, dict):
+            err("metadata", "must be a mapping of string keys to string values")
+        else:
+            for k, v in md.items():
+                if not isinstance(k, str) or not isinstance(v, str):
+                    err("metadata", f"entry {k!r}: {v!r} is not string -> string (quote the value)")
+                    break
+    if "allowed-tools" in fm:
+        at = fm["allowed-tools"]
+        if not (
+            (isinstance(at, str) and at.strip())
+            or (isinstance(at, list) and at and all(isinstance(t, str) and t for t in at))
+        ):
+            err("allowed-tools", "must be a space-separated string (or a list) of tool names")
+
+    for key in fm:
+        if key in SPEC_KEYS:
+            continue
+        sev = "error" if strict else "warning"
+        note = "not in the Agent Skills spec"
+        if key in KNOWN_EXTENSION_KEYS:
+            note += " (a client extension)"
+        probs.append(Problem(where, str(key), note, sev))
+    return probs
+
+
+def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
+    """Read and validate the skill folder at ``path``; never raises for bad content."""
+    root = Path(path)
+    shown = str(path)
+    if not root.exists():
+        return LoadResult(None, [Problem(shown, "path", "does not exist")])
+    if root.is_file() and root.name == SKILL_FILE:
+        root = root.parent
+        shown = str(root)
+    if not root.is_dir():
+        return LoadResult(None, [Problem(shown, "path", "is not a skill folder (expected a directory)")])
+    skill_md = root / SKILL_FILE
+    if not skill_md.is_file() or skill_md.is_symlink():
+        return LoadResult(None, [Problem(shown, SKILL_FILE, "missing (a skill folder needs SKILL.md)")])
+
+    problems: list[Problem] = []
+    files: dict[str, bytes] = {}
+    real_root = root.resolve()
+    for f in _iter_files(root):
+        rel = f.relative_to(root).as_posix()
+        if f.is_symlink():
+            target = f.resolve()
+            if not target.is_relative_to(real_root):
+                problems.append(Problem(shown, rel, "symlink points outside the skill folder"))
+                continue
+            if target.is_dir():
+                problems.append(Problem(shown, rel, "symlinked directories are not supported"))
+                continue
+        try:
+            files[rel] = f.read_bytes()
+        except OSError as exc:
+            problems.append(Problem(shown, rel, f"cannot be read ({exc.strerror})"))
+
+    raw = files.get(SKILL_FILE, b"")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(Problem(shown, SKILL_FILE, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"))
+        return LoadResult(None, problems)
+    try:
+        fm, body = split_frontmatter(text)
+    except FrontmatterError as exc:
+        problems.append(Problem(shown, exc.field, exc.message))
+        return LoadResult(None, problems)
+
+    problems += _check_frontmatter(fm, root.resolve().name, shown, strict)
+    if not body.strip():
+        problems.append(Problem(shown, "body", "SKILL.md has no instructions after the frontmatter", "warning"))
+    elif body.count("\n") + 1 > BODY_LINES_SOFT_MAX:
+        problems.append(
+            Problem(shown, "body", f"over {BODY_LINES_SOFT_MAX} lines; move detail into references/", "warning")
+        )
+
+    meta = SkillMeta()
+    if META_FILE in files:
+        try:
+            meta = load_meta_text(files[META_FILE], source=META_FILE)
+        except CasesError as exc:
+            fld = exc.field if exc.field.startswith(META_FILE) else f"{META_FILE}: {exc.field}"
+            problems.append(Problem(shown, fld, exc.message))
+
+    skill = Skill(
+        name=fm.get("name") if isinstance(fm.get("name"), str) else root.name,
+        description=fm.get("description") if isinstance(fm.get("description"), str) else "",
+        body=body,
+        frontmatter=fm,
+        files=files,
+        meta=meta,
+        path=root,
+    )
+    return LoadResult(skill, problems)
+
+
+def require_skill(path: str | Path, *, strict: bool = False) -> Skill:
+    """Load a skill that must be valid; raise :class:`UpskillError` naming the first problem."""
+    from upskill_hub.errors import UpskillError
+
+    res = load_skill(path, strict=strict)
+    if not res.ok:
+        first = res.errors[0]
+        more = f" (and {len(res.errors) - 1} more; run 'upskill-hub skills validate')" if len(res.errors) > 1 else ""
+        raise UpskillError(f"{first}{more}")
+    assert res.skill is not None
+    return res.skill
+
+
+def find_skills(root: str | Path) -> list[Path]:
+    """Skill folders at or directly under ``root`` (folders holding a SKILL.md)."""
+    root = Path(root)
+    if (root / SKILL_FILE).is_file():
+        return [root]
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and (p / SKILL_FILE).is_file())
+
+
+def posix_parts_safe(rel: str) -> bool:
+    """True when ``rel`` is a plain relative POSIX path without '..' or empty parts."""
+    p = PurePosixPath(rel)
+    return bool(rel) and not p.is_absolute() and "\\" not in rel and all(
+        part not in ("", ".", "..") for part in rel.split("/")
+    )
+
