@@ -1,0 +1,106 @@
+"""The skills we ship are spec-valid, and their test cases measure something.
+
+A test case is only useful if a good answer passes it and a generic answer fails it;
+otherwise the lift an eval reports is noise. For every case of every shipped skill, a
+hand-written good answer (``answers_*.GOOD``) must pass all its assertions and a plausible
+answer without the skill (``answers_*.GENERIC``) must fail at least one, judged by the real
+assertion evaluator the eval engine uses.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import answers_hf_dataset_card
+import answers_kernel_builder
+import pytest
+from typer.testing import CliRunner
+
+from upskill_hub.cli.app import app
+from upskill_hub.evals.assertions import check_sync
+from upskill_hub.skill import load_skill
+
+SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
+ANSWERS = {
+    "kernel-builder-cuda-kernels": answers_kernel_builder,
+    "hf-dataset-card": answers_hf_dataset_card,
+}
+MIN_CASES = {"kernel-builder-cuda-kernels": 8, "hf-dataset-card": 4}
+
+
+def _skill(name: str):
+    res = load_skill(SKILLS_DIR / name, strict=True)
+    assert res.ok, [str(p) for p in res.problems]
+    assert res.skill is not None
+    return res.skill
+
+
+def _params():
+    for name in ANSWERS:
+        for case in _skill(name).meta.cases:
+            yield pytest.param(name, case, id=f"{name}:{case.id}")
+
+
+def test_every_shipped_skill_has_answers() -> None:
+    shipped = sorted(p.name for p in SKILLS_DIR.iterdir() if (p / "SKILL.md").is_file())
+    assert shipped == sorted(ANSWERS)
+
+
+@pytest.mark.parametrize("name", sorted(ANSWERS))
+def test_skill_is_spec_valid_and_well_formed(name: str) -> None:
+    res = load_skill(SKILLS_DIR / name, strict=True)
+    assert res.problems == [], [str(p) for p in res.problems]
+    skill = res.skill
+    assert skill is not None and skill.name == name
+    assert skill.license == "Apache-2.0"
+    assert 0 < len(skill.description) <= 1024
+    assert skill.body.count("\n") < 500
+    # Every references/ or scripts/ file the body points to exists, and every reference is used.
+    mentioned = set(re.findall(r"`((?:references|scripts)/[\w./-]+)`", skill.body))
+    assert mentioned <= set(skill.files), mentioned - set(skill.files)
+    for rel in skill.resources()["references"]:
+        assert rel in skill.body, f"{rel} is never pointed to from SKILL.md"
+
+
+@pytest.mark.parametrize("name", sorted(ANSWERS))
+def test_cases_are_enough_with_a_holdout(name: str) -> None:
+    cases = _skill(name).meta.cases
+    assert len(cases) >= MIN_CASES[name]
+    holdout = [c for c in cases if c.split == "holdout"]
+    assert 1 <= len(holdout) <= len(cases) // 2
+    types = {a.type for c in cases for a in c.asserts}
+    assert len(types) >= 3, types  # not only substring checks
+    mod = ANSWERS[name]
+    assert set(mod.GOOD) == {c.id for c in cases} == set(mod.GENERIC)
+
+
+@pytest.mark.parametrize(("name", "case"), list(_params()))
+def test_good_answer_passes_generic_answer_fails(name: str, case) -> None:
+    mod = ANSWERS[name]
+    good = [check_sync(a, mod.GOOD[case.id]) for a in case.asserts]
+    assert all(r.passed for r in good), [r.evidence for r in good if not r.passed]
+    generic = [check_sync(a, mod.GENERIC[case.id]) for a in case.asserts]
+    assert not all(r.passed for r in generic), "the generic answer passes: the case measures nothing"
+
+
+def test_kernel_skill_teaches_what_its_cases_check() -> None:
+    """Each fact a case asserts is in the skill's text (SKILL.md or references), so a model
+    reading the skill can pass it; otherwise a failure would measure the model, not the skill."""
+    skill = _skill("kernel-builder-cuda-kernels")
+    text = "\n".join(data.decode() for rel, data in skill.files.items() if rel.endswith(".md"))
+    for needle in [
+        'cuda-capabilities = ["9.0"]', "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME", "REGISTER_EXTENSION",
+        "from ._ops import ops", "__nv_bfloat162", "uint4", "__shfl_xor_sync(0xffffffff", "rsqrtf",
+        "torch.cuda.Event", "elapsed_time", "warmup", "3.35 TB/s", "torch213-cxx11-cu130-x86_64-linux",
+        "metadata.json", "genKernelFlakeOutputs", "nix run .#build-and-copy", "github:huggingface/kernels",
+        'get_kernel("my-org/rmsnorm", version=1)', "upskill-hub kernels init", "--backends cuda,cpu",
+        "--builder local", "kernels push", "branch `v<N>`", '"7.5"', '"8.0"', '"8.9"',
+    ]:
+        assert needle in text, needle
+
+
+def test_cli_validates_all_shipped_skills_strictly() -> None:
+    paths = [str(p) for p in sorted(SKILLS_DIR.iterdir()) if p.is_dir()]
+    result = CliRunner().invoke(app, ["skills", "validate", *paths, "--strict"])
+    assert result.exit_code == 0, result.output
