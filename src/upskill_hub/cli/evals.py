@@ -1,9 +1,180 @@
-"""CLI commands: evals (being built)."""
+"""``upskill-hub eval`` and ``upskill-hub runs``: measure a skill, list and compare past runs.
+
+Thin: the library (:mod:`upskill_hub.evals`) does the work; this module parses options,
+shows a progress bar on stderr and renders the report. With ``--json`` stdout carries the
+run summary JSON and nothing else.
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import typer
+from rich.console import Console
+
+from upskill_hub.errors import UpskillError
+
+err_console = Console(stderr=True)
+
+
+def _progress():
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("[bold]eval[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=False,
+    )
+
+
+def eval_command(
+    skill: Path = typer.Argument(..., help="The skill folder (holding SKILL.md) to evaluate."),
+    model: list[str] = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Model spec, repeatable: local, haiku, sonnet, anthropic:MODEL, openai:MODEL, hf:ORG/MODEL, "
+        "or a name with --base-url. Default: local (a small model that runs offline).",
+    ),
+    runs: int = typer.Option(1, "--runs", "-n", help="Repeats of each case per model and condition."),
+    tests: Path | None = typer.Option(
+        None, "--tests", "-t", help="Tests file (skill_meta.json shape) instead of the skill's own cases."
+    ),
+    no_baseline: bool = typer.Option(False, "--no-baseline", help="Only run with the skill (no lift)."),
+    concurrency: int | None = typer.Option(
+        None, "--concurrency", "-c", help="Concurrent calls per model (default: the provider's)."
+    ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="OpenAI-compatible endpoint (llama.cpp, vLLM, Ollama, ...)."
+    ),
+    output: Path = typer.Option(Path("upskill-runs"), "--output", "-o", help="Folder that receives run folders."),
+    resume: bool = typer.Option(
+        False, "--resume", help="Finish the latest run in --output with the same plan (retries failed calls)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print only the run summary as JSON on stdout."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Call the models even if answers are cached."),
+    cache_dir: Path | None = typer.Option(
+        None, "--cache-dir", help="Response cache folder (default: $UPSKILL_HUB_CACHE or the user cache dir)."
+    ),
+    judge: str | None = typer.Option(
+        None, "--judge", help="Model spec grading llm-rubric assertions (default: the first --model)."
+    ),
+    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature for every call."),
+    max_tokens: int = typer.Option(1024, "--max-tokens", help="Maximum output tokens per call."),
+    seed: int | None = typer.Option(None, "--seed", help="Sampling seed, for providers that accept one."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per attempt before a call times out."),
+    retries: int = typer.Option(4, "--retries", help="Retries after a 429/5xx/timeout/dropped connection."),
+    no_plots: bool = typer.Option(False, "--no-plots", help="Skip the PNG/HTML plots."),
+) -> None:
+    """Measure whether a skill helps: run each case with and without the skill and compare.
+
+    Example: [cyan]upskill-hub eval skills/hf-dataset-card --model local --runs 3[/]
+    """
+    from upskill_hub.evals.api import run_eval
+    from upskill_hub.evals.report import print_report
+
+    progress = _progress()
+    task = None
+    counts = {"err": 0, "cached": 0}
+
+    def on_start(total: int, done: int) -> None:
+        nonlocal task
+        progress.start()
+        task = progress.add_task("eval", total=total, completed=done, info="")
+
+    def on_row(row) -> None:  # noqa: ANN001 - ResultRow
+        counts["err"] += row.error is not None
+        counts["cached"] += bool(row.cached)
+        info = f"{counts['cached']} cached, {counts['err']} errors" if counts["err"] or counts["cached"] else ""
+        if task is not None:
+            progress.update(task, advance=1, info=info)
+
+    try:
+        result = run_eval(
+            skill,
+            model or ["local"],
+            runs=runs,
+            cases=tests,
+            include_baseline=not no_baseline,
+            concurrency=concurrency,
+            output_dir=output,
+            resume=resume,
+            use_cache=not no_cache,
+            cache_dir=cache_dir,
+            judge=judge,
+            base_url=base_url,
+            params={"temperature": temperature, "max_tokens": max_tokens, "seed": seed},
+            on_row=on_row,
+            on_start=on_start,
+            plots=not no_plots,
+            timeout=timeout,
+            max_retries=retries,
+        )
+    finally:
+        progress.stop()
+    if as_json:
+        typer.echo(json.dumps(result.summary.to_dict(), indent=2))
+        return
+    out = Console()
+    print_report(result.summary, out, str(result.run_dir))
+
+
+def runs_command(
+    directory: Path = typer.Argument(Path("upskill-runs"), help="Output folder of past runs (or one run folder)."),
+    as_csv: bool = typer.Option(False, "--csv", help="Print one CSV row per run x model x condition."),
+) -> None:
+    """List past eval runs and compare their pass rates and lifts."""
+    from rich.table import Table
+
+    from upskill_hub.evals.history import comparison_rows, list_runs, to_csv
+
+    if not directory.is_dir():
+        raise UpskillError(f"{directory} is not a folder of eval runs")
+    infos = list_runs(directory)
+    rows = comparison_rows(infos)
+    if as_csv:
+        typer.echo(to_csv(rows), nl=False)
+        return
+    if not infos:
+        err_console.print(f"No runs in {directory}.", highlight=False)
+        return
+
+    def pct(x: float | None) -> str:
+        return "–" if x is None else f"{x * 100:.0f}%"
+
+    t = Table(title=f"Eval runs in {directory}")
+    for col in ("run", "skill", "model", "baseline", "with skill", "lift [95% CI]", "p", "status"):
+        t.add_column(col, justify="right" if col in ("baseline", "with skill", "p") else "left")
+    for info in infos:
+        s = info.summary
+        by = {(c.model, c.condition): c for c in s.conditions}
+        lifts = {x.model: x for x in s.lifts}
+        for m in s.models:
+            b, w, x = by.get((m, "baseline")), by.get((m, "with_skill")), lifts.get(m)
+            lift = (
+                "–"
+                if x is None or x.lift is None
+                else f"{x.lift * 100:+.0f} [{(x.ci_low or 0) * 100:+.0f}, {(x.ci_high or 0) * 100:+.0f}]"
+            )
+            t.add_row(
+                s.run_id,
+                f"{s.skill_name} {s.skill_version}",
+                m,
+                pct(b.pass_rate) if b else "–",
+                pct(w.pass_rate) if w else "–",
+                lift,
+                "–" if x is None or x.p_value is None else f"{x.p_value:.2g}",
+                info.status,
+            )
+    Console().print(t)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
+    """Add ``eval`` and ``runs`` to the root app."""
+    app.command("eval", no_args_is_help=True)(eval_command)
+    app.command("runs")(runs_command)

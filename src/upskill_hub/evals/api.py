@@ -1,0 +1,275 @@
+"""The library entry point of an eval, used by the CLI, the Space, the demo and generation.
+
+:func:`run_eval` validates everything first (skill, cases, model specs, API keys,
+reachable endpoints, judge), so bad input is a one-line :class:`UpskillError` before any
+model call and before a run folder exists. Then it runs the plan, writes the summary and
+plots, and returns a :class:`RunResult`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from upskill_hub import __version__
+from upskill_hub.cases import Case, CasesError, load_cases_file
+from upskill_hub.errors import UpskillError
+from upskill_hub.evals.assertions import needs_judge
+from upskill_hub.evals.cache import ResponseCache, default_cache_dir
+from upskill_hub.evals.runner import (
+    EvalPlan,
+    ExecStats,
+    Runner,
+    compact_results,
+    conditions_for,
+    find_resumable,
+    new_run_id,
+    write_json_atomic,
+)
+from upskill_hub.evals.schema import RUN_FILE, SUMMARY_FILE, ResultRow, RunSummary
+from upskill_hub.evals.stats import summarize_rows
+from upskill_hub.models.base import GenerationParams, ModelClient
+from upskill_hub.skill import Skill, require_skill
+
+DEFAULT_OUTPUT = Path("upskill-runs")
+
+
+@dataclass
+class RunResult:
+    """What :func:`run_eval` returns."""
+
+    run_dir: Path
+    summary: RunSummary
+    rows: list[ResultRow]
+    stats: ExecStats = field(default_factory=ExecStats)
+    plots: list[Path] = field(default_factory=list)
+
+
+def resolve_cases(skill: Skill, cases: str | Path | Sequence[Case] | None) -> list[Case]:
+    """The cases to run: a tests file, explicit cases, or the skill's own ``skill_meta.json``."""
+    if cases is None:
+        found = list(skill.meta.cases)
+        if not found:
+            raise UpskillError(
+                f"skill {skill.name!r} has no test cases in skill_meta.json; pass --tests FILE"
+            )
+        return found
+    if isinstance(cases, (str, Path)):
+        try:
+            return list(load_cases_file(cases).cases)
+        except CasesError as exc:
+            raise UpskillError(f"tests file {exc}") from None
+    found = list(cases)
+    if not found:
+        raise UpskillError("no test cases given")
+    return found
+
+
+def _make_params(params: GenerationParams | dict[str, Any] | None) -> GenerationParams:
+    if params is None:
+        return GenerationParams()
+    if isinstance(params, GenerationParams):
+        return params
+    d = dict(params)
+    if "stop" in d and d["stop"] is not None:
+        d["stop"] = tuple(d["stop"])
+    try:
+        p = GenerationParams(**{k: v for k, v in d.items() if v is not None})
+    except TypeError as exc:
+        raise UpskillError(f"bad generation parameters: {exc}") from None
+    if not 0 <= p.temperature <= 2:
+        raise UpskillError(f"--temperature must be between 0 and 2, got {p.temperature}")
+    if p.max_tokens < 1:
+        raise UpskillError(f"--max-tokens must be at least 1, got {p.max_tokens}")
+    return p
+
+
+def _clients_for(
+    specs: Sequence[str | ModelClient], base_url: str | None, *, timeout: float, max_retries: int
+) -> list[ModelClient]:
+    """Parse every spec, then preflight each (key, endpoint, local install), then build clients.
+
+    All specs parse before any preflight touches the network, and every check passes
+    before any client exists, so bad input never costs a call.
+    """
+    from upskill_hub import models
+
+    parsed = [models.parse_model_spec(s, base_url) if isinstance(s, str) else s for s in specs]
+    checked = [p if isinstance(p, ModelClient) else models.preflight(p) for p in parsed]
+    clients = [
+        p if isinstance(p, ModelClient) else models.create_client(p, timeout=timeout, max_retries=max_retries)
+        for p in checked
+    ]
+    seen: set[str] = set()
+    for c in clients:
+        if c.model in seen:
+            raise UpskillError(f"model {c.model!r} given twice")
+        seen.add(c.model)
+    return clients
+
+
+def _cost(provider: str, model: str, usage: Any) -> float | None:
+    from upskill_hub.models.pricing import cost_usd
+
+    return cost_usd(model, usage, provider=provider)
+
+
+def _label(c: ModelClient) -> str:
+    return f"{c.provider}:{c.model}"
+
+
+async def run_eval_async(
+    skill: Skill | str | Path,
+    model_specs: Sequence[str | ModelClient] = ("local",),
+    *,
+    runs: int = 1,
+    cases: str | Path | Sequence[Case] | None = None,
+    include_baseline: bool = True,
+    concurrency: int | None = None,
+    output_dir: str | Path = DEFAULT_OUTPUT,
+    resume: bool = False,
+    use_cache: bool = True,
+    cache_dir: str | Path | None = None,
+    judge: str | ModelClient | None = None,
+    base_url: str | None = None,
+    params: GenerationParams | dict[str, Any] | None = None,
+    on_row: Callable[[ResultRow], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    plots: bool = True,
+    timeout: float = 60.0,
+    max_retries: int = 4,
+) -> RunResult:
+    """Async form of :func:`run_eval` (for callers that already run an event loop)."""
+    if isinstance(skill, (str, Path)):
+        skill = require_skill(skill)
+    if runs < 1:
+        raise UpskillError(f"--runs must be at least 1, got {runs}")
+    if concurrency is not None and concurrency < 1:
+        raise UpskillError(f"--concurrency must be at least 1, got {concurrency}")
+    if not model_specs:
+        model_specs = ("local",)
+    the_cases = resolve_cases(skill, cases)
+    gen = _make_params(params)
+    output = Path(output_dir)
+
+    clients = _clients_for(model_specs, base_url, timeout=timeout, max_retries=max_retries)
+    judges: dict[str | None, ModelClient] = {}
+    # Close only the clients built here; clients passed in belong to the caller.
+    opened = [c for c in clients if not any(c is s for s in model_specs)]
+    try:
+        wanted = needs_judge(the_cases)
+        judge_label = None
+        if wanted:
+            default_judge = judge if judge is not None else clients[0]
+            jspecs: dict[str | None, str | ModelClient] = {None: default_judge}
+            jspecs.update({w: w for w in wanted if w is not None})
+            for k, spec in jspecs.items():
+                if isinstance(spec, ModelClient):
+                    judges[k] = spec
+                else:
+                    (jc,) = _clients_for([spec], None, timeout=timeout, max_retries=max_retries)
+                    judges[k] = jc
+                    opened.append(jc)
+            judge_label = _label(judges[None])
+            if judge is None:
+                print(f"note: llm-rubric judged by {judge_label} (set --judge to choose)", file=sys.stderr)
+
+        plan = EvalPlan(
+            run_id="",
+            skill_name=skill.name,
+            skill_version=skill.version,
+            skill_text=skill.prompt_text(),
+            clients=clients,
+            cases=the_cases,
+            runs=runs,
+            conditions=conditions_for(include_baseline),
+            params=gen,
+            judge_label=judge_label,
+        )
+        done: list[ResultRow] = []
+        if resume:
+            found = find_resumable(output, plan.fingerprint())
+            if found is None:
+                raise UpskillError(
+                    f"no run in {output} matches this eval (same skill version, models, cases, runs and "
+                    "parameters); run without --resume to start one"
+                )
+            run_dir = found
+            import json
+
+            stored = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+            plan.run_id = stored["run_id"]
+            plan.created = stored.get("created", plan.created)
+            done = compact_results(run_dir, {c.key for c in plan.calls()})
+        else:
+            plan.run_id = new_run_id(skill.name)
+            run_dir = output / plan.run_id
+            try:
+                run_dir.mkdir(parents=True, exist_ok=False)
+            except OSError as exc:
+                raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
+            write_json_atomic(run_dir / RUN_FILE, plan.to_json())
+
+        cache = ResponseCache(cache_dir or default_cache_dir()) if use_cache else None
+        runner = Runner(
+            plan, run_dir, concurrency=concurrency, cache=cache, judges=judges, cost_fn=_cost, on_row=on_row
+        )
+        if on_start is not None:
+            on_start(len(plan.calls()), len(done))
+        rows = await runner.execute(done)
+    finally:
+        for c in opened:
+            try:
+                await c.aclose()
+            except Exception:
+                pass
+
+    summary = build_summary(plan, rows)
+    write_json_atomic(run_dir / SUMMARY_FILE, summary.to_dict())
+    written: list[Path] = []
+    if plots:
+        from upskill_hub.evals.plots import write_plots
+
+        written = write_plots(run_dir, summary)
+    return RunResult(run_dir=run_dir, summary=summary, rows=rows, stats=runner.stats, plots=written)
+
+
+def build_summary(plan: EvalPlan, rows: list[ResultRow]) -> RunSummary:
+    models = [c.model for c in plan.clients]
+    conds, lifts = summarize_rows(rows, models)
+    from upskill_hub.evals.runner import utc_now
+
+    return RunSummary(
+        run_id=plan.run_id,
+        timestamp=utc_now(),
+        tool_version=__version__,
+        skill_name=plan.skill_name,
+        skill_version=plan.skill_version,
+        models=models,
+        runs_per_case=plan.runs,
+        n_cases=len(plan.cases),
+        conditions=conds,
+        lifts=lifts,
+        judge_model=plan.judge_label,
+        params=plan.params.to_json(),
+    )
+
+
+def run_eval(skill: Skill | str | Path, model_specs: Sequence[str | ModelClient] = ("local",), **kwargs: Any) -> RunResult:
+    """Run an eval synchronously; see :func:`run_eval_async` for the arguments.
+
+    Safe from any thread: with no running loop it uses ``asyncio.run``; called from inside
+    a running loop (a Gradio handler, a notebook) it runs in a fresh worker thread.
+    """
+    coro_fn = lambda: run_eval_async(skill, model_specs, **kwargs)  # noqa: E731
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro_fn())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(coro_fn())).result()

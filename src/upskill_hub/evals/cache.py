@@ -1,0 +1,111 @@
+"""On-disk response cache shared by every run and output folder.
+
+Re-running an identical eval must cost no model calls. A response is stored under a key
+made of everything that determines it: provider, endpoint, model, system prompt, messages,
+generation parameters and the repeat index (so repeat 2 is never served repeat 1's answer:
+each repeat stays an independent sample). Only successful completions are stored; errors
+never are, so a retry after a rate limit really calls the model again.
+
+Layout: ``<cache_dir>/<k[:2]>/<k>.json``, one small JSON file per response, written to a
+temporary name and renamed into place, so concurrent runs and a killed process can never
+leave a half-written entry that is later read as valid (a corrupt file is just a miss).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+from upskill_hub.models.base import Completion, GenerationParams, Message, Usage
+
+CACHE_ENV = "UPSKILL_HUB_CACHE"
+#: Bump when the key or entry format changes, so old entries are not misread.
+CACHE_FORMAT = 1
+
+
+def default_cache_dir() -> Path:
+    """``$UPSKILL_HUB_CACHE`` or the platform's user cache dir + ``/responses``."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("upskill-hub")) / "responses"
+
+
+def cache_key(
+    *,
+    provider: str,
+    endpoint: str,
+    model: str,
+    system: str,
+    messages: list[Message],
+    params: GenerationParams,
+    repeat: int,
+) -> str:
+    """SHA-256 over a canonical JSON of everything that determines the response."""
+    payload = {
+        "format": CACHE_FORMAT,
+        "provider": provider,
+        "endpoint": endpoint.rstrip("/"),
+        "model": model,
+        "system": system,
+        "messages": [[m.role, m.content] for m in messages],
+        "params": params.to_dict(),
+        "repeat": repeat,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Successful completions by key; safe for concurrent readers and writers."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Completion | None:
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            if data.get("format") != CACHE_FORMAT:
+                return None
+            return Completion(
+                text=data["text"],
+                usage=Usage(**data["usage"]),
+                latency_s=float(data["latency_s"]),
+                finish_reason=data.get("finish_reason"),
+                model=data.get("model"),
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def put(self, key: str, comp: Completion) -> None:
+        """Store ``comp`` atomically (temp file + rename); failures to cache are not fatal."""
+        path = self._path(key)
+        data = {
+            "format": CACHE_FORMAT,
+            "text": comp.text,
+            "usage": asdict(comp.usage),
+            "latency_s": comp.latency_s,
+            "finish_reason": comp.finish_reason,
+            "model": comp.model,
+        }
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump(data, fh, ensure_ascii=False)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError:
+            pass

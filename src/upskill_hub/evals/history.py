@@ -1,0 +1,121 @@
+"""Past runs in an output folder: list them and compare them side by side.
+
+A run folder that was killed has no ``summary.json``; its numbers are recomputed from the
+rows it has, and its status says how far it got (resume it with ``eval --resume``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from upskill_hub.evals.schema import RUN_FILE, RunSummary, read_results, read_summary
+from upskill_hub.evals.stats import summarize_rows
+
+
+@dataclass
+class RunInfo:
+    run_dir: Path
+    plan: dict[str, Any]
+    summary: RunSummary
+    done: int
+    planned: int
+    complete: bool
+
+    @property
+    def status(self) -> str:
+        return "complete" if self.complete else f"incomplete {self.done}/{self.planned}"
+
+
+def load_run(run_dir: Path) -> RunInfo | None:
+    """Read one run folder; ``None`` if it is not a run folder."""
+    try:
+        plan = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    rows = read_results(run_dir)
+    planned = int(plan.get("planned_calls", 0))
+    done = len({r.key for r in rows})
+    summary = read_summary(run_dir)
+    complete = summary is not None and done >= planned
+    if summary is None:
+        models = [m["model"] for m in plan.get("models", [])]
+        conds, lifts = summarize_rows(rows, models)
+        summary = RunSummary(
+            run_id=plan.get("run_id", run_dir.name),
+            timestamp=plan.get("created", ""),
+            tool_version=plan.get("tool_version", ""),
+            skill_name=plan.get("skill_name", ""),
+            skill_version=plan.get("skill_version", ""),
+            models=models,
+            runs_per_case=int(plan.get("runs", 1)),
+            n_cases=len(plan.get("case_ids", [])),
+            conditions=conds,
+            lifts=lifts,
+            judge_model=plan.get("judge"),
+            params=json.dumps(plan.get("params", {}), sort_keys=True),
+        )
+    return RunInfo(run_dir, plan, summary, done, planned, complete)
+
+
+def list_runs(root: str | Path) -> list[RunInfo]:
+    """Run folders directly under ``root`` (or ``root`` itself), oldest first."""
+    root = Path(root)
+    candidates = [root] if (root / RUN_FILE).is_file() else sorted(p for p in root.iterdir() if p.is_dir())
+    infos = [i for i in (load_run(p) for p in candidates) if i is not None]
+    return sorted(infos, key=lambda i: str(i.plan.get("created", "")))
+
+
+CSV_COLUMNS = [
+    "run_id", "created", "status", "skill_name", "skill_version", "model", "condition", "n", "passed",
+    "errors", "cached", "pass_rate", "ci_low", "ci_high", "mean_total_tokens", "lift", "lift_ci_low",
+    "lift_ci_high", "p_value", "conclusive",
+]
+
+
+def comparison_rows(infos: list[RunInfo]) -> list[dict[str, Any]]:
+    """One flat row per run x model x condition (lift columns repeated per model)."""
+    out = []
+    for info in infos:
+        s = info.summary
+        lifts = {x.model: x for x in s.lifts}
+        for c in s.conditions:
+            x = lifts.get(c.model)
+            out.append(
+                {
+                    "run_id": s.run_id,
+                    "created": info.plan.get("created", ""),
+                    "status": info.status,
+                    "skill_name": s.skill_name,
+                    "skill_version": s.skill_version,
+                    "model": c.model,
+                    "condition": c.condition,
+                    "n": c.n,
+                    "passed": c.passed,
+                    "errors": c.errors,
+                    "cached": c.cached_calls,
+                    "pass_rate": c.pass_rate,
+                    "ci_low": c.ci_low,
+                    "ci_high": c.ci_high,
+                    "mean_total_tokens": c.mean_total_tokens,
+                    "lift": x.lift if x else None,
+                    "lift_ci_low": x.ci_low if x else None,
+                    "lift_ci_high": x.ci_high if x else None,
+                    "p_value": x.p_value if x else None,
+                    "conclusive": x.conclusive if x else None,
+                }
+            )
+    return out
+
+
+def to_csv(rows: list[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in CSV_COLUMNS})
+    return buf.getvalue()

@@ -1,0 +1,120 @@
+"""Terminal rendering of a run: a Rich table like upskill's, plus baseline vs with-skill bars.
+
+Rendering only: every number comes from :class:`RunSummary` (see ``stats.py``).
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from upskill_hub.evals.schema import ConditionStats, LiftStats, RunSummary
+
+BAR_WIDTH = 30
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{x * 100:.0f}%"
+
+
+def _rate_cell(c: ConditionStats | None) -> str:
+    if c is None or c.pass_rate is None:
+        return "–"
+    return f"{_pct(c.pass_rate)} [{_pct(c.ci_low)}–{_pct(c.ci_high)}] ({c.passed}/{c.n})"
+
+
+def _lift_cell(x: LiftStats | None) -> Text:
+    if x is None or x.lift is None:
+        return Text("–")
+    style = "green" if x.conclusive and x.lift > 0 else "red" if x.conclusive and x.lift < 0 else "yellow"
+    txt = f"{x.lift * 100:+.0f} pts [{(x.ci_low or 0) * 100:+.0f}, {(x.ci_high or 0) * 100:+.0f}]"
+    if x.p_value is not None:
+        txt += f" p={x.p_value:.2g}"
+    return Text(txt, style=style)
+
+
+def summary_table(summary: RunSummary) -> Table:
+    """Model | baseline pass rate | with-skill pass rate | assertions | tokens | lift."""
+    by = {(c.model, c.condition): c for c in summary.conditions}
+    lifts = {x.model: x for x in summary.lifts}
+    has_base = any(c.condition == "baseline" for c in summary.conditions)
+    t = Table(
+        title=f"{summary.skill_name} v{summary.skill_version} — {summary.n_cases} cases × {summary.runs_per_case} run(s)",
+        title_style="bold",
+    )
+    t.add_column("model")
+    if has_base:
+        t.add_column("baseline pass rate [95% CI]", justify="right")
+    t.add_column("with skill pass rate [95% CI]", justify="right")
+    t.add_column("avg assertions", justify="right")
+    t.add_column("avg tokens", justify="right")
+    if has_base:
+        t.add_column("lift [95% CI]", justify="right")
+    t.add_column("errors", justify="right")
+    for m in summary.models:
+        b, s = by.get((m, "baseline")), by.get((m, "with_skill"))
+
+        def fmt(attr: str, c_b: ConditionStats | None = b, c_s: ConditionStats | None = s) -> str:
+            vals = []
+            for c in ([c_b] if has_base else []) + [c_s]:
+                v = getattr(c, attr) if c is not None else None
+                vals.append("–" if v is None else (f"{v * 100:.0f}%" if attr == "mean_assertions" else f"{v:.0f}"))
+            return " → ".join(vals)
+
+        errors = sum(c.errors for c in (b, s) if c is not None)
+        cells: list[str | Text] = [m]
+        if has_base:
+            cells.append(_rate_cell(b))
+        cells += [_rate_cell(s), fmt("mean_assertions"), fmt("mean_total_tokens")]
+        if has_base:
+            cells.append(_lift_cell(lifts.get(m)))
+        cells.append(str(errors) if errors else "0")
+        t.add_row(*cells)
+    return t
+
+
+def bars(summary: RunSummary) -> Group:
+    """Horizontal bars of pass rate: baseline (grey) vs with skill (orange) per model."""
+    lines: list[Text] = []
+    by = {(c.model, c.condition): c for c in summary.conditions}
+    for m in summary.models:
+        lines.append(Text(m, style="bold"))
+        for cond, style in (("baseline", "grey58"), ("with_skill", "dark_orange")):
+            c = by.get((m, cond))
+            if c is None:
+                continue
+            rate = c.pass_rate or 0.0
+            n = round(rate * BAR_WIDTH)
+            line = Text(f"  {cond.replace('_', ' '):<11}")
+            line.append("█" * n, style=style)
+            line.append("░" * (BAR_WIDTH - n), style="grey23")
+            line.append(f" {_pct(c.pass_rate)}")
+            lines.append(line)
+    return Group(*lines)
+
+
+def notes(summary: RunSummary) -> list[str]:
+    """Plain-language caveats: inconclusive lifts, errors, cached answers."""
+    out = []
+    for x in summary.lifts:
+        if not x.conclusive and x.note:
+            out.append(f"{x.model}: not conclusive — {x.note}")
+        elif x.conclusive and x.lift is not None:
+            out.append(f"{x.model}: the skill changes the pass rate by {x.lift * 100:+.0f} points (p = {x.p_value:.2g})")
+        if x.token_savings is not None and x.token_savings != 0:
+            word = "saves" if x.token_savings > 0 else "costs"
+            out.append(f"{x.model}: the skill {word} {abs(x.token_savings):.0f} tokens per call on average")
+    cached = sum(c.cached_calls for c in summary.conditions)
+    if cached:
+        out.append(f"{cached} answer(s) came from the response cache (use --no-cache for fresh calls)")
+    return out
+
+
+def print_report(summary: RunSummary, console: Console, run_dir: str | None = None) -> None:
+    console.print(summary_table(summary))
+    console.print(bars(summary))
+    for line in notes(summary):
+        console.print(f"• {line}", highlight=False)
+    if run_dir:
+        console.print(f"Results: {run_dir}", highlight=False)

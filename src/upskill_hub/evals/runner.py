@@ -1,0 +1,460 @@
+"""The eval runner: plan every call, run them concurrently, record each one as it finishes.
+
+A run is ``models x conditions x cases x repeats`` calls. Design points:
+
+* **Fair comparison**: both conditions share one base system prompt, messages and
+  parameters; the with-skill system prompt is the base plus the skill text, nothing else.
+* **Concurrency**: each model gets its own limit (``concurrency`` or the client's
+  ``default_concurrency``); a slow or rate-limited provider does not hold up another.
+* **Durability**: a finished call is appended to ``results.jsonl`` at once by a writer
+  thread (write + flush + fsync, grouped when many finish together) so the event loop
+  never blocks on the disk and a killed run loses at most the calls still in flight.
+* **Resume**: the plan is stored in ``run.json`` with a fingerprint; resuming rewrites
+  ``results.jsonl`` keeping the first answered row per planned call (dropping a torn last
+  line, duplicates and error rows, which are retried), then runs only what is missing.
+* **Errors** are rows with ``error`` set and ``passed = None``, never failed answers.
+* **Cache**: see :mod:`upskill_hub.evals.cache`; a cached row has ``cached = True``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import queue
+import secrets
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from upskill_hub import __version__
+from upskill_hub.cases import Case
+from upskill_hub.evals.assertions import JudgeError, evaluate_case
+from upskill_hub.evals.cache import ResponseCache, cache_key
+from upskill_hub.evals.schema import (
+    CONDITIONS,
+    RESULTS_FILE,
+    RUN_FILE,
+    ResultRow,
+    read_results,
+)
+from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ModelClient
+from upskill_hub.redact import redact
+
+#: The one system prompt both conditions share. With the skill, the skill text follows it.
+BASE_SYSTEM_PROMPT = (
+    "You are a capable assistant. Answer the user's request directly and completely.\n"
+)
+#: Outputs longer than this are truncated in the results file (assertions see the full text).
+MAX_OUTPUT_CHARS = 20_000
+
+CostFn = Callable[[str, str, Any], float | None]
+
+
+def system_prompt(condition: str, skill_text: str) -> str:
+    """The system prompt for ``condition``: base, or base + skill text (nothing else differs)."""
+    if condition == "baseline":
+        return BASE_SYSTEM_PROMPT
+    if condition == "with_skill":
+        return BASE_SYSTEM_PROMPT + "\n" + skill_text
+    raise ValueError(f"unknown condition {condition!r}")
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_run_id(skill_name: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{skill_name}-{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """One call of the plan; ``key`` is its identity in ``results.jsonl``."""
+
+    client: ModelClient
+    condition: str
+    case: Case
+    repeat: int
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.client.model, self.condition, self.case.id, self.repeat)
+
+
+@dataclass
+class EvalPlan:
+    """Everything that determines a run's calls (stored as ``run.json``)."""
+
+    run_id: str
+    skill_name: str
+    skill_version: str
+    skill_text: str
+    clients: list[ModelClient]
+    cases: list[Case]
+    runs: int
+    conditions: tuple[str, ...]
+    params: GenerationParams
+    judge_label: str | None = None
+    created: str = field(default_factory=utc_now)
+
+    def calls(self) -> list[PlannedCall]:
+        """Calls interleaved repeat -> case -> model -> condition, so a partial run is balanced."""
+        return [
+            PlannedCall(c, cond, case, r)
+            for r in range(self.runs)
+            for case in self.cases
+            for c in self.clients
+            for cond in self.conditions
+        ]
+
+    def fingerprint(self) -> str:
+        """Hash of what makes two runs the same experiment (used to find a run to resume)."""
+        payload = {
+            "skill_version": self.skill_version,
+            "skill_text": hashlib.sha256(self.skill_text.encode()).hexdigest(),
+            "base_system": BASE_SYSTEM_PROMPT,
+            "models": [[c.provider, c.endpoint, c.model] for c in self.clients],
+            "cases": [c.to_dict() for c in self.cases],
+            "runs": self.runs,
+            "conditions": list(self.conditions),
+            "params": self.params.to_dict(),
+            "judge": self.judge_label,
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "created": self.created,
+            "tool_version": __version__,
+            "skill_name": self.skill_name,
+            "skill_version": self.skill_version,
+            "models": [{"provider": c.provider, "model": c.model, "endpoint": c.endpoint} for c in self.clients],
+            "conditions": list(self.conditions),
+            "runs": self.runs,
+            "case_ids": [c.id for c in self.cases],
+            "params": self.params.to_dict(),
+            "judge": self.judge_label,
+            "base_system_prompt": BASE_SYSTEM_PROMPT,
+            "fingerprint": self.fingerprint(),
+            "planned_calls": len(self.calls()),
+        }
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to ``path`` via a temp file + fsync + rename (never a half-written file)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, ensure_ascii=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _row_line(row: ResultRow) -> str:
+    return json.dumps(row.to_dict(), ensure_ascii=False) + "\n"
+
+
+class ResultsWriter:
+    """Appends rows to ``results.jsonl`` from a background thread: write, flush, fsync.
+
+    Rows that finish together are written with one fsync (group commit), which keeps a
+    run at 32+ concurrent calls from being limited by the disk while still making each
+    row durable milliseconds after its call ended.
+    """
+
+    _STOP = object()
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh = path.open("a", encoding="utf-8")
+        self._q: queue.Queue[Any] = queue.Queue()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._loop, name="results-writer", daemon=True)
+        self._thread.start()
+
+    def write(self, row: ResultRow) -> None:
+        if self._error is not None:
+            raise self._error
+        self._q.put(_row_line(row))
+
+    def _loop(self) -> None:
+        stop = False
+        while not stop:
+            batch = [self._q.get()]
+            while True:
+                try:
+                    batch.append(self._q.get_nowait())
+                except queue.Empty:
+                    break
+            lines = []
+            for item in batch:
+                if item is self._STOP:
+                    stop = True
+                elif callable(item):
+                    item()
+                else:
+                    lines.append(item)
+            if lines:
+                try:
+                    self._fh.write("".join(lines))
+                    self._fh.flush()
+                    os.fsync(self._fh.fileno())
+                except OSError as exc:  # disk full etc.: surface it to the run
+                    self._error = exc
+        self._fh.close()
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the writer thread (used for cache writes, off the event loop)."""
+        self._q.put(fn)
+
+    def close(self) -> None:
+        self._q.put(self._STOP)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
+def compact_results(run_dir: Path, planned: set[tuple[str, str, str, int]]) -> list[ResultRow]:
+    """Keep the first answered row per planned call; rewrite the file atomically.
+
+    Drops a torn last line (a killed writer), duplicates, rows not in the plan and error
+    rows (so resuming retries failed calls). Returns the rows kept.
+    """
+    kept: dict[tuple[str, str, str, int], ResultRow] = {}
+    for row in read_results(run_dir):
+        if row.key in planned and row.error is None and row.key not in kept:
+            kept[row.key] = row
+    rows = list(kept.values())
+    path = run_dir / RESULTS_FILE
+    fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".tmp-", suffix=".jsonl")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.writelines(_row_line(r) for r in rows)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return rows
+
+
+@dataclass
+class ExecStats:
+    """What the execution did (for the CLI and benchmarks)."""
+
+    planned: int = 0
+    skipped: int = 0  # already in results.jsonl (resume)
+    fresh_calls: int = 0  # calls that reached a model
+    cached: int = 0
+    errors: int = 0
+    judge_calls: int = 0
+
+
+class Runner:
+    """Executes an :class:`EvalPlan` into a run folder."""
+
+    def __init__(
+        self,
+        plan: EvalPlan,
+        run_dir: Path,
+        *,
+        concurrency: int | None = None,
+        cache: ResponseCache | None = None,
+        judges: dict[str | None, ModelClient] | None = None,
+        cost_fn: CostFn | None = None,
+        on_row: Callable[[ResultRow], None] | None = None,
+    ) -> None:
+        self.plan = plan
+        self.run_dir = run_dir
+        self.concurrency = concurrency
+        self.cache = cache
+        self.judges = judges or {}
+        self.cost_fn = cost_fn
+        self.on_row = on_row
+        self.stats = ExecStats()
+        self._sems: dict[int, asyncio.Semaphore] = {}
+        self._writer: ResultsWriter | None = None
+
+    def _sem(self, client: ModelClient) -> asyncio.Semaphore:
+        sem = self._sems.get(id(client))
+        if sem is None:
+            limit = self.concurrency or getattr(client, "default_concurrency", 4) or 4
+            sem = self._sems[id(client)] = asyncio.Semaphore(max(1, int(limit)))
+        return sem
+
+    async def _cached_complete(
+        self, client: ModelClient, system: str, messages: list[Message], params: GenerationParams, repeat: int
+    ) -> tuple[Completion, bool]:
+        """Serve from the cache or call the model (under its limit) and cache the success."""
+        key = cache_key(
+            provider=client.provider,
+            endpoint=client.endpoint,
+            model=client.model,
+            system=system,
+            messages=messages,
+            params=params,
+            repeat=repeat,
+        )
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return hit, True
+        async with self._sem(client):
+            comp = await client.complete(system, messages, params)
+        if self.cache is not None and self._writer is not None:
+            cache = self.cache
+            self._writer.submit(lambda: cache.put(key, comp))
+        return comp, False
+
+    async def _judge_call(
+        self, client: ModelClient, system: str, messages: list[Message], params: GenerationParams
+    ) -> Completion:
+        comp, cached = await self._cached_complete(client, system, messages, params, 0)
+        if not cached:
+            self.stats.judge_calls += 1
+        return comp
+
+    def _cost(self, client: ModelClient, comp: Completion) -> float | None:
+        if self.cost_fn is None:
+            return None
+        try:
+            return self.cost_fn(client.provider, client.model, comp.usage)
+        except Exception:  # a price table problem must not lose the row
+            return None
+
+    async def _one(self, call: PlannedCall) -> ResultRow:
+        plan = self.plan
+        client, case = call.client, call.case
+        system = system_prompt(call.condition, plan.skill_text)
+        messages = [Message("user", case.input)]
+        base = {
+            "run_id": plan.run_id,
+            "tool_version": __version__,
+            "skill_name": plan.skill_name,
+            "skill_version": plan.skill_version,
+            "model": client.model,
+            "provider": client.provider,
+            "params": plan.params.to_json(),
+            "condition": call.condition,
+            "case_id": case.id,
+            "repeat": call.repeat,
+            "split": case.split,
+        }
+        try:
+            comp, cached = await self._cached_complete(client, system, messages, plan.params, call.repeat)
+        except Exception as exc:  # ModelCallError, or a provider bug: the call failed, not the answer
+            msg = str(exc) if isinstance(exc, ModelCallError) else f"{type(exc).__name__}: {exc}"
+            return ResultRow(
+                **base,
+                timestamp=utc_now(),
+                passed=None,
+                assertions_passed=0,
+                assertions_total=len(case.asserts),
+                assertion_details="[]",
+                output="",
+                error=redact(" ".join(msg.split()))[:1000] or type(exc).__name__,
+            )
+        error = None
+        try:
+            outcome = await evaluate_case(case, comp.text, judges=self.judges, call=self._judge_call)
+            passed: bool | None = outcome.passed
+            n_pass, n_total, details = outcome.n_passed, outcome.n_total, outcome.details_json()
+        except JudgeError as exc:
+            passed, n_pass, n_total, details = None, 0, len(case.asserts), "[]"
+            error = redact(str(exc))[:1000]
+        u = comp.usage
+        return ResultRow(
+            **base,
+            timestamp=utc_now(),
+            passed=passed,
+            assertions_passed=n_pass,
+            assertions_total=n_total,
+            assertion_details=redact(details),
+            output=redact(comp.text[:MAX_OUTPUT_CHARS]),
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cached_tokens=u.cached_tokens,
+            latency_s=comp.latency_s,
+            cost_usd=self._cost(client, comp),
+            error=error,
+            cached=cached,
+            finish_reason=comp.finish_reason,
+        )
+
+    async def _run_and_record(self, call: PlannedCall) -> ResultRow:
+        row = await self._one(call)
+        assert self._writer is not None
+        self._writer.write(row)
+        if row.error is not None:
+            self.stats.errors += 1
+        elif row.cached:
+            self.stats.cached += 1
+        else:
+            self.stats.fresh_calls += 1
+        if self.on_row is not None:
+            self.on_row(row)
+        return row
+
+    async def execute(self, done: list[ResultRow]) -> list[ResultRow]:
+        """Run every planned call not in ``done``; return all rows of the run."""
+        calls = self.plan.calls()
+        have = {r.key for r in done}
+        todo = [c for c in calls if c.key not in have]
+        self.stats.planned = len(calls)
+        self.stats.skipped = len(calls) - len(todo)
+        self._writer = ResultsWriter(self.run_dir / RESULTS_FILE)
+        try:
+            tasks = [asyncio.ensure_future(self._run_and_record(c)) for c in todo]
+            try:
+                new_rows = await asyncio.gather(*tasks)
+            except BaseException:
+                for t in tasks:
+                    t.cancel()
+                with contextlib.suppress(BaseException):
+                    await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+        finally:
+            self._writer.close()
+        order = {c.key: i for i, c in enumerate(calls)}
+        return sorted([*done, *new_rows], key=lambda r: order[r.key])
+
+
+def find_resumable(output_dir: Path, fingerprint: str) -> Path | None:
+    """The most recent run folder under ``output_dir`` whose plan has ``fingerprint``."""
+    best: tuple[str, Path] | None = None
+    if not output_dir.is_dir():
+        return None
+    for d in output_dir.iterdir():
+        f = d / RUN_FILE
+        if not f.is_file():
+            continue
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if data.get("fingerprint") == fingerprint:
+            created = str(data.get("created", ""))
+            if best is None or created > best[0]:
+                best = (created, d)
+    return best[1] if best else None
+
+
+def conditions_for(include_baseline: bool) -> tuple[str, ...]:
+    return CONDITIONS if include_baseline else ("with_skill",)
+
+
+def elapsed() -> Callable[[], float]:
+    t0 = time.perf_counter()
+    return lambda: time.perf_counter() - t0
