@@ -1,0 +1,73 @@
+"""Turn exceptions from the official SDKs into classified, one-line :class:`AttemptError`\\ s.
+
+The ``openai`` and ``anthropic`` SDKs share one exception shape (``APIStatusError`` with a
+``response``, ``APIConnectionError``, ``APITimeoutError``), so one function serves both.
+Anything else raised while reading a reply (a body that is not JSON, JSON of the wrong
+shape) means the server sent garbage: that is an attempt error too, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from types import ModuleType
+from typing import Any
+
+from upskill_hub.models.retry import RETRYABLE_STATUSES, AttemptError, parse_retry_after
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _error_detail(body: Any) -> str:
+    """The human part of an error body: OpenAI ``{"error": {"message"}}``, Anthropic the same."""
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            msg = err.get("message") or err.get("type") or ""
+            return _short(msg)
+        if isinstance(err, str):
+            return _short(err)
+    if isinstance(body, str):
+        return _short(body)
+    return ""
+
+
+def classify(exc: BaseException, sdk: ModuleType) -> AttemptError:
+    """Map an exception raised by ``sdk`` (``openai`` or ``anthropic``) to an AttemptError."""
+    if isinstance(exc, AttemptError):
+        return exc
+    if isinstance(exc, sdk.APITimeoutError):
+        return AttemptError("request timed out", retryable=True)
+    if isinstance(exc, sdk.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        reason = f": {type(cause).__name__}" if cause is not None else ""
+        return AttemptError(f"connection error{reason}", retryable=True)
+    if isinstance(exc, sdk.APIStatusError):
+        status = int(exc.status_code)
+        headers = dict(exc.response.headers) if getattr(exc, "response", None) is not None else {}
+        detail = _error_detail(getattr(exc, "body", None))
+        # An explicit x-should-retry from the server wins over our status table.
+        should = headers.get("x-should-retry", "").lower()
+        retryable = should == "true" or (should != "false" and status in RETRYABLE_STATUSES)
+        return AttemptError(
+            f"HTTP {status}" + (f": {detail}" if detail else ""),
+            retryable=retryable,
+            status=status,
+            retry_after=parse_retry_after(headers),
+        )
+    if isinstance(
+        exc, json.JSONDecodeError | ValueError | TypeError | KeyError | AttributeError | IndexError
+    ):
+        return malformed(f"{type(exc).__name__}")
+    if isinstance(exc, getattr(sdk, "APIResponseValidationError", ())):
+        return malformed("response failed validation")
+    if isinstance(exc, sdk.APIError):
+        return AttemptError(_short(str(exc)) or type(exc).__name__, retryable=False)
+    raise exc
+
+
+def malformed(detail: str) -> AttemptError:
+    """A reply we could not read. Retried: proxies return HTML error pages with status 200."""
+    return AttemptError(f"malformed response from server ({detail})", retryable=True)

@@ -1,0 +1,142 @@
+"""Build a :class:`ModelClient` from a spec, and check everything a call needs beforehand.
+
+``preflight`` runs before an eval or a generation makes its first call: a missing key or a
+server that isn't running should be one clear line up front, not a run full of error rows.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from urllib.parse import urlparse
+
+from upskill_hub.errors import UpskillError
+from upskill_hub.models.base import ModelClient
+from upskill_hub.models.retry import RetryPolicy
+from upskill_hub.models.spec import ModelSpec, parse_model_spec
+
+#: Placeholder sent to self-hosted servers that ignore keys (the SDK insists on one).
+NO_KEY = "no-key-required"
+
+
+def _as_spec(spec: ModelSpec | str, base_url: str | None = None) -> ModelSpec:
+    if isinstance(spec, ModelSpec):
+        if base_url and spec.base_url != base_url.rstrip("/"):
+            return parse_model_spec(spec.raw or spec.label, base_url)
+        return spec
+    return parse_model_spec(spec, base_url)
+
+
+def _hf_token() -> str | None:
+    # huggingface_hub knows HF_TOKEN, the legacy variable and the token saved by `hf auth login`.
+    try:
+        from huggingface_hub import get_token
+    except ImportError:  # pragma: no cover - it is a core dependency
+        return os.environ.get("HF_TOKEN")
+    return get_token()
+
+
+def resolve_api_key(spec: ModelSpec, api_key: str | None = None) -> str | None:
+    """The key for ``spec``: ``api_key`` if given, else its environment variable.
+
+    Raises :class:`UpskillError` naming the variable to set when a hosted provider has none.
+    """
+    if spec.provider == "local":
+        return None
+    if api_key:
+        return api_key
+    env = spec.api_key_env
+    key = _hf_token() if spec.provider == "hf" else (os.environ.get(env) if env else None)
+    if key:
+        return key
+    if spec.key_required:
+        extra = " (or run `hf auth login`)" if spec.provider == "hf" else ""
+        raise UpskillError(f"model {spec.raw or spec.label!r} needs an API key: set {env}{extra}")
+    return None
+
+
+def probe_endpoint(url: str, timeout: float = 2.0) -> None:
+    """Open (and close) a TCP connection to ``url``'s host; UpskillError naming it if that fails."""
+    parsed = urlparse(url)
+    host = parsed.hostname or ""
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        if isinstance(exc, TimeoutError | socket.timeout):
+            reason = f"no answer within {timeout:g}s"
+        raise UpskillError(f"cannot reach model endpoint {url} ({reason}); is the server running?") from None
+
+
+def preflight(
+    spec: ModelSpec | str,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    probe_timeout: float = 2.0,
+) -> ModelSpec:
+    """Check, without a model call, that ``spec`` can be called; return the parsed spec.
+
+    * unknown spec -> UpskillError listing the forms;
+    * hosted provider without a key -> UpskillError naming the env var to set;
+    * a user-given base URL that refuses connections -> UpskillError naming the URL
+      (the providers' public endpoints are not probed: offline that would only say what
+      the call's error row will say anyway);
+    * ``local`` without its extra installed -> UpskillError with the install command.
+    """
+    parsed = _as_spec(spec, base_url)
+    if parsed.provider == "local":
+        from upskill_hub.models.local import check_local_available
+
+        check_local_available(parsed)
+        return parsed
+    resolve_api_key(parsed, api_key)
+    if parsed.base_url:
+        probe_endpoint(parsed.base_url, probe_timeout)
+    return parsed
+
+
+def create_client(
+    spec: ModelSpec | str,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    timeout: float = 60.0,
+    max_retries: int = 4,
+    policy: RetryPolicy | None = None,
+    default_concurrency: int | None = None,
+) -> ModelClient:
+    """A ready client for ``spec`` (a ModelSpec or a string such as ``"haiku"``).
+
+    ``timeout`` is per attempt; ``max_retries`` retries follow a failed attempt that is
+    worth retrying (429, 5xx, timeouts, dropped connections, malformed replies).
+    """
+    parsed = _as_spec(spec, base_url)
+    policy = policy or RetryPolicy(max_retries=max_retries, timeout=timeout)
+    if parsed.provider == "local":
+        from upskill_hub.models.local import LocalLlamaClient
+
+        return LocalLlamaClient(parsed)
+    key = resolve_api_key(parsed, api_key) or NO_KEY
+    if parsed.provider == "anthropic":
+        from upskill_hub.models.anthropic_client import AnthropicClient
+
+        return AnthropicClient(
+            model=parsed.model,
+            base_url=parsed.endpoint,
+            api_key=key,
+            policy=policy,
+            default_concurrency=default_concurrency or 8,
+        )
+    from upskill_hub.models.openai_client import OpenAIChatClient
+
+    return OpenAIChatClient(
+        provider=parsed.provider,
+        model=parsed.model,
+        base_url=parsed.endpoint,
+        api_key=key,
+        policy=policy,
+        default_concurrency=default_concurrency,
+    )
