@@ -1,9 +1,101 @@
-"""CLI commands: publish (being built)."""
+"""``upskill-hub push`` and ``upskill-hub pull``: share skills and eval results on the Hub.
+
+Thin commands: the work is in :mod:`upskill_hub.hub.push` and :mod:`upskill_hub.hub.pull`.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+_STATUS_STYLE = {"added": "green", "updated": "yellow", "deleted": "red", "kept": "dim", "unchanged": "dim"}
+
+
+def push_cmd(
+    skill_dirs: list[Path] = typer.Argument(None, help="Skill folders to publish (each is validated first)."),
+    repo: str = typer.Option(..., "--repo", "-r", help="Hub dataset repo OWNER/NAME (created when missing)."),
+    results: list[Path] = typer.Option([], "--results", help="Eval run folder to publish (repeatable)."),
+    private: bool = typer.Option(False, "--private", help="Create the repo as private."),
+    revision: str | None = typer.Option(None, "--revision", help="Branch to push to (created from main if new)."),
+    create_pr: bool = typer.Option(False, "--create-pr", help="Open a pull request instead of committing."),
+    message: str | None = typer.Option(None, "--message", "-m", help="Commit message."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List unchanged files too."),
+) -> None:
+    """Publish skills and their eval results to a Hub dataset repo, in one commit.
+
+    The repo gets skills/<name>/ (installable files), the skills / results / runs tables
+    (readable with datasets.load_dataset) and a dataset card with the latest results.
+    Pushing the same content again makes no commit. Uses HF_TOKEN or your `hf auth login`
+    token.
+
+    Example: upskill-hub push skills/my-skill --results upskill-runs/RUN_ID --repo me/my-skills
+    """
+    from upskill_hub.hub.push import push
+
+    with err_console.status("Pushing...") as spinner:
+        result = push(
+            skill_dirs or [],
+            repo,
+            results=results,
+            private=private,
+            revision=revision,
+            create_pr=create_pr,
+            message=message,
+            on_status=lambda msg: spinner.update(msg),
+        )
+    shown = [c for c in result.changes if verbose or c.status != "unchanged"]
+    if shown:
+        table = Table(show_header=True, header_style="bold")
+        table.add_column("File", overflow="fold")
+        table.add_column("Change")
+        table.add_column("Bytes", justify="right")
+        for c in shown:
+            style = _STATUS_STYLE.get(c.status, "")
+            label = "kept (run already in repo)" if c.status == "kept" else c.status
+            table.add_row(c.path, f"[{style}]{label}[/]" if style else label, f"{c.size:,}")
+        console.print(table)
+    counts = result.counts()
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+    if result.pr_url:
+        console.print(f"[green]✓[/] Opened a pull request: {result.pr_url} ({summary})")
+    elif result.committed:
+        console.print(f"[green]✓[/] Pushed to {result.url} ({summary}; {result.bytes_uploaded:,} bytes uploaded)")
+        if result.commit_url:
+            console.print(f"  commit: {result.commit_url}")
+    else:
+        console.print(f"[green]✓[/] Nothing changed: {result.url} is up to date ({summary}; 0 bytes uploaded)")
+
+
+def pull_cmd(
+    repo: str = typer.Argument(..., help="Hub dataset repo OWNER/NAME."),
+    skill_names: list[str] = typer.Option([], "--skill", "-s", help="Skill to pull (repeatable; default: all)."),
+    revision: str | None = typer.Option(None, "--revision", help="Branch, tag or commit to pull from."),
+    output: Path = typer.Option(Path("skills"), "--output", "-o", help="Folder to write skills/<name>/ into."),
+    force: bool = typer.Option(False, "--force", help="Replace local skill folders that differ."),
+) -> None:
+    """Download skills from a Hub dataset repo, byte-identical, after checking every file's hash.
+
+    Example: upskill-hub pull me/my-skills --skill my-skill -o skills
+    """
+    from upskill_hub.hub.pull import pull
+
+    with err_console.status(f"Pulling from {repo}..."):
+        result = pull(repo, skill_names or None, revision=revision, out_dir=output, force=force)
+    for skill in result.skills:
+        state = result.status.get(skill.name, "?")
+        mark = "[green]✓[/]" if state == "written" else "[dim]=[/]"
+        console.print(f"{mark} {skill.name} ({skill.version}) -> {output / skill.name} ({state})")
+    at = f" at {result.commit[:12]}" if result.commit else ""
+    console.print(f"{len(result.skills)} skill(s) from {repo}{at}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
+    """Add ``push`` and ``pull`` to the root app."""
+    app.command("push")(push_cmd)
+    app.command("pull")(pull_cmd)

@@ -1,0 +1,179 @@
+"""The dataset card (``README.md``) of a skills-and-results repo.
+
+Its YAML tells the Hub and ``datasets`` about the three configs (skills / results / runs),
+the license and tags; its body shows, per skill, the latest eval run as a small table
+(model, baseline, with skill, lift with its interval, tokens) so a visitor sees at once
+whether a skill helps. The text is a pure function of the tables, so pushing the same
+content again renders the same bytes and makes no commit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from upskill_hub.hub.dataset_repo import CONFIG_GLOBS
+
+TAGS = ["agent-skills", "upskill-hub"]
+
+#: Licenses the Hub knows by id (lower case); anything else is declared as ``other``.
+KNOWN_LICENSES = {
+    "apache-2.0", "mit", "bsd-2-clause", "bsd-3-clause", "cc0-1.0", "cc-by-4.0", "cc-by-sa-4.0",
+    "cc-by-nc-4.0", "cc-by-nc-sa-4.0", "gpl-2.0", "gpl-3.0", "lgpl-3.0", "agpl-3.0", "mpl-2.0",
+    "unlicense", "openrail", "bigscience-openrail-m", "llama3", "gemma", "other",
+}  # fmt: skip
+
+
+def hub_license(licenses: list[str | None]) -> str | list[str]:
+    """The card's ``license`` value for the skills' own license strings."""
+    ids = sorted({(lic or "").strip().lower() for lic in licenses if lic and lic.strip()})
+    mapped = sorted({lic if lic in KNOWN_LICENSES else "other" for lic in ids}) or ["other"]
+    return mapped[0] if len(mapped) == 1 else mapped
+
+
+def _pct(rate: float | None) -> str:
+    return "–" if rate is None else f"{100 * rate:.0f}%"
+
+
+def _cond_cell(c: dict[str, Any] | None) -> str:
+    if not c:
+        return "–"
+    return f"{_pct(c.get('pass_rate'))} ({c.get('passed', 0)}/{c.get('n', 0)})"
+
+
+def _lift_cell(lift: dict[str, Any] | None) -> str:
+    if not lift or lift.get("lift") is None:
+        return "–"
+    text = f"{100 * lift['lift']:+.0f} pts"
+    lo, hi = lift.get("ci_low"), lift.get("ci_high")
+    if lo is not None and hi is not None:
+        text += f" [{100 * lo:+.0f}, {100 * hi:+.0f}]"
+    return text
+
+
+def _tokens_cell(base: dict[str, Any] | None, skill: dict[str, Any] | None) -> str:
+    def fmt(c: dict[str, Any] | None) -> str:
+        v = (c or {}).get("mean_total_tokens")
+        return "–" if v is None else f"{v:,.0f}"
+
+    return f"{fmt(base)} → {fmt(skill)}"
+
+
+def _md(text: str) -> str:
+    """Keep a cell on one line and free of table syntax."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def latest_runs(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The newest run (by timestamp, then run id) per skill name."""
+    best: dict[str, dict[str, Any]] = {}
+    for r in runs:
+        name = r.get("skill_name")
+        if not name:
+            continue
+        key = (r.get("timestamp") or "", r.get("run_id") or "")
+        cur = best.get(name)
+        if cur is None or key > (cur.get("timestamp") or "", cur.get("run_id") or ""):
+            best[name] = r
+    return best
+
+
+def results_table(run: dict[str, Any]) -> list[str]:
+    """Markdown lines of one run's per-model table."""
+    lines = [
+        "| Model | Baseline | With skill | Lift (95% CI) | Mean tokens (baseline → with skill) |",
+        "|---|---|---|---|---|",
+    ]
+    conds = {(c.get("model"), c.get("condition")): c for c in run.get("conditions", [])}
+    lifts = {x.get("model"): x for x in run.get("lifts", [])}
+    models = list(run.get("models") or []) or sorted({m for m, _ in conds})
+    for m in models:
+        base, with_skill = conds.get((m, "baseline")), conds.get((m, "with_skill"))
+        lines.append(
+            f"| {_md(m)} | {_cond_cell(base)} | {_cond_cell(with_skill)} | {_lift_cell(lifts.get(m))} | "
+            f"{_tokens_cell(base, with_skill)} |"
+        )
+    return lines
+
+
+def render_card(
+    repo_id: str, skills: list[dict[str, Any]], runs: list[dict[str, Any]], *, has_results: bool
+) -> str:
+    """``README.md`` text for the repo's skills rows and run summaries (deterministic).
+
+    ``has_results`` says whether any ``data/results`` shard exists (a run can have results
+    before it has a summary).
+    """
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    have = {"skills": bool(skills), "results": has_results, "runs": bool(runs)}
+    # A config whose glob matches no file would break ``load_dataset`` and the viewer, so
+    # only tables that exist are declared. ``skills`` comes first: it is the default.
+    configs = [
+        {"config_name": name, "data_files": [{"split": "train", "path": glob}]}
+        for name, glob in CONFIG_GLOBS.items()
+        if have[name]
+    ]
+    name = repo_id.split("/")[-1]
+    data = DatasetCardData(
+        license=hub_license([s.get("license") for s in skills]),
+        pretty_name=name,
+        tags=list(TAGS),
+        configs=configs,
+    )
+    latest = latest_runs(runs)
+    body = [
+        f"# {name}",
+        "",
+        "Agent skills published with [upskill-hub](https://github.com/upskill-hub/upskill-hub), "
+        "together with the eval runs that measure them: every skill is tested with and without its "
+        "instructions on the same cases, and the lift is reported with its 95% interval.",
+        "",
+        "## Use",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "",
+        f'skills = load_dataset("{repo_id}", "skills", split="train")',
+    ]
+    if have["results"]:
+        body.append(f'results = load_dataset("{repo_id}", "results", split="train")  # one row per model call')
+    if have["runs"]:
+        body.append(f'runs = load_dataset("{repo_id}", "runs", split="train")  # one row per eval run')
+    body += [
+        "```",
+        "",
+        "Install a skill into your agent (Claude Code shown; also `--codex`, `--cursor`, `--gemini`, ...):",
+        "",
+        "```bash",
+        f"upskill-hub skills install {repo_id} --skill SKILL_NAME --claude",
+        f"upskill-hub pull {repo_id} -o skills   # or fetch the skill folders",
+        "```",
+        "",
+        "## Skills",
+        "",
+    ]
+    for s in sorted(skills, key=lambda s: s.get("name") or ""):
+        sname = s.get("name") or "?"
+        body += [f"### {sname}", "", _md(s.get("description") or ""), ""]
+        body.append(
+            f"Version `{s.get('version')}` · ~{s.get('token_estimate') or 0} tokens · "
+            f"{s.get('n_cases') or 0} test cases · files in `skills/{sname}/`"
+        )
+        body.append("")
+        run = latest.get(sname)
+        if run is None:
+            body += ["No eval results yet.", ""]
+            continue
+        note = ""
+        if run.get("skill_version") and run.get("skill_version") != s.get("version"):
+            note = f" (measured on skill version `{run.get('skill_version')}`)"
+        body.append(
+            f"Latest eval: run `{run.get('run_id')}` at {run.get('timestamp')}, "
+            f"{run.get('n_cases')} cases × {run.get('runs_per_case')} runs{note}."
+        )
+        body.append("")
+        body += results_table(run)
+        body.append("")
+    content = f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(body).rstrip() + "\n"
+    # Round-trip through DatasetCard so what we push is what the Hub's parser reads back.
+    return str(DatasetCard(content))

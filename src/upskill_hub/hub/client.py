@@ -1,0 +1,102 @@
+"""Small helpers around ``huggingface_hub`` shared by push and pull.
+
+The Hub client raises many exception types with multi-line messages (and sometimes the
+request URL). Users of ``push``/``pull`` should see one readable line instead, so every
+Hub call of ours runs inside :func:`hub_errors`, which turns those exceptions into an
+:class:`UpskillError` (after passing the text through :func:`redact`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from upskill_hub.errors import UpskillError
+from upskill_hub.redact import redact
+
+REPO_TYPE = "dataset"
+_REPO_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}$")
+
+
+def check_repo_id(repo_id: str) -> str:
+    """Return ``repo_id`` when it is ``OWNER/NAME`` as the Hub accepts it, else raise."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    bad = f"invalid repo id {repo_id!r}: expected OWNER/NAME (letters, digits, '-', '_', '.')"
+    if not isinstance(repo_id, str) or not _REPO_ID_RE.match(repo_id):
+        raise UpskillError(bad)
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError:
+        raise UpskillError(bad) from None
+    return repo_id
+
+
+def make_api(token: str | None):  # -> huggingface_hub.HfApi
+    """An ``HfApi`` for the configured endpoint (``HF_ENDPOINT``), using ``token``."""
+    from huggingface_hub import HfApi
+
+    # token=False tells huggingface_hub not to look one up on its own (anonymous reads).
+    return HfApi(token=token if token else False)
+
+
+def repo_url(endpoint: str, repo_id: str) -> str:
+    """Browser address of a dataset repo on ``endpoint``."""
+    return f"{endpoint.rstrip('/')}/datasets/{repo_id}"
+
+
+def http_status(exc: BaseException) -> int | None:
+    """The HTTP status of a Hub client error, when it carries a response."""
+    response = getattr(exc, "response", None)
+    return getattr(response, "status_code", None)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+@contextmanager
+def hub_errors(repo_id: str, *, action: str) -> Iterator[None]:
+    """Turn Hub client exceptions raised inside the block into one-line ``UpskillError`` s."""
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        HfHubHTTPError,
+        OfflineModeIsEnabled,
+        RemoteEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    try:
+        yield
+    except UpskillError:
+        raise
+    except GatedRepoError:
+        raise UpskillError(f"cannot {action}: {repo_id} is gated and your token has no access") from None
+    except RepositoryNotFoundError:
+        raise UpskillError(
+            f"cannot {action}: dataset repo {repo_id} not found (or it is private and your token cannot see it)"
+        ) from None
+    except RevisionNotFoundError:
+        raise UpskillError(f"cannot {action}: revision not found in {repo_id}") from None
+    except RemoteEntryNotFoundError as exc:
+        raise UpskillError(f"cannot {action}: a file is missing in {repo_id} ({redact(_first_line(exc))})") from None
+    except HfHubHTTPError as exc:
+        status = http_status(exc)
+        if status in (401, 403):
+            raise UpskillError(
+                f"cannot {action}: the Hub refused your token for {repo_id} (HTTP {status}); "
+                "check that it is a write token with access to this namespace"
+            ) from None
+        raise UpskillError(f"cannot {action} {repo_id}: {redact(_first_line(exc))}") from None
+    except OfflineModeIsEnabled:
+        raise UpskillError(f"cannot {action}: HF_HUB_OFFLINE is set") from None
+    except OSError as exc:  # connection refused, DNS, timeouts (httpx2 errors are OSErrors or wrap them)
+        raise UpskillError(f"cannot {action}: cannot reach the Hub ({redact(_first_line(exc))})") from None
+    except Exception as exc:
+        if type(exc).__module__.split(".")[0] in ("httpx2", "httpx", "httpcore"):
+            raise UpskillError(f"cannot {action}: cannot reach the Hub ({redact(_first_line(exc))})") from None
+        raise

@@ -1,0 +1,436 @@
+"""Layout and tables of a skills-and-results dataset repo on the Hub.
+
+The repo (see ARCHITECTURE.md, "Hub dataset repo for skills and results")::
+
+    README.md                      dataset card; YAML configs skills / results / runs
+    skills/<name>/...              the skill's files, verbatim, installable
+    data/skills/<name>.parquet     one row per skill, with a sha256 per file
+    data/results/<run_id>.parquet  append-only: one shard per eval run
+    data/runs/<run_id>.parquet     the run's summary
+
+Everything we upload is built here, deterministically: the same skill or run always gives
+the same parquet bytes, so a re-push can tell "unchanged" from the file hashes alone.
+Result and run text is passed through :func:`redact` before it is written, because model
+outputs and error messages may echo a key; skill files must be pushed verbatim, so a skill
+file holding something token-shaped is refused instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from upskill_hub.errors import UpskillError
+from upskill_hub.redact import redact
+from upskill_hub.skill import Skill
+
+SKILLS_DIR = "skills"
+SKILLS_TABLE_DIR = "data/skills"
+RESULTS_TABLE_DIR = "data/results"
+RUNS_TABLE_DIR = "data/runs"
+CARD_PATH = "README.md"
+
+#: Config name -> data_files glob (the card's YAML ``configs``).
+CONFIG_GLOBS = {
+    "skills": f"{SKILLS_TABLE_DIR}/*.parquet",
+    "results": f"{RESULTS_TABLE_DIR}/*.parquet",
+    "runs": f"{RUNS_TABLE_DIR}/*.parquet",
+}
+
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
+
+#: Rows per parquet row group: small enough for the dataset viewer to page through.
+ROW_GROUP_SIZE = 10_000
+
+
+def skill_dir_path(name: str) -> str:
+    return f"{SKILLS_DIR}/{name}"
+
+
+def skill_table_path(name: str) -> str:
+    return f"{SKILLS_TABLE_DIR}/{name}.parquet"
+
+
+def results_path(run_id: str) -> str:
+    return f"{RESULTS_TABLE_DIR}/{run_id}.parquet"
+
+
+def runs_path(run_id: str) -> str:
+    return f"{RUNS_TABLE_DIR}/{run_id}.parquet"
+
+
+def check_run_id(run_id: Any) -> str:
+    """A run id usable as a file name in the repo (it names the append-only shard)."""
+    if not isinstance(run_id, str) or not RUN_ID_RE.match(run_id) or ".." in run_id:
+        raise UpskillError(f"invalid run id {run_id!r}: use letters, digits, '.', '_' and '-' only")
+    return run_id
+
+
+# --------------------------------------------------------------------------- hashing
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def git_blob_sha1(data: bytes) -> str:
+    """The git object id of a file (what the Hub reports as ``oid`` for non-LFS files)."""
+    h = hashlib.sha1()
+    h.update(b"blob " + str(len(data)).encode() + b"\0")
+    h.update(data)
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- schemas
+def skills_arrow_schema():  # -> pyarrow.Schema
+    """Schema of the ``skills`` table: one row per skill, files listed with their sha256."""
+    import pyarrow as pa
+
+    file_struct = pa.struct([("path", pa.string()), ("size", pa.int64()), ("sha256", pa.string())])
+    return pa.schema(
+        [
+            ("name", pa.string()),
+            ("description", pa.string()),
+            ("version", pa.string()),
+            ("content_hash", pa.string()),
+            ("license", pa.string()),
+            ("compatibility", pa.string()),
+            ("frontmatter", pa.string()),  # JSON text
+            ("body", pa.string()),
+            ("token_estimate", pa.int32()),
+            ("n_cases", pa.int32()),
+            ("files", pa.list_(file_struct)),
+        ]
+    )
+
+
+def _condition_struct():
+    import pyarrow as pa
+
+    return pa.struct(
+        [
+            ("model", pa.string()),
+            ("condition", pa.string()),
+            ("n", pa.int32()),
+            ("passed", pa.int32()),
+            ("errors", pa.int32()),
+            ("pass_rate", pa.float64()),
+            ("ci_low", pa.float64()),
+            ("ci_high", pa.float64()),
+            ("mean_assertions", pa.float64()),
+            ("mean_input_tokens", pa.float64()),
+            ("mean_output_tokens", pa.float64()),
+            ("mean_total_tokens", pa.float64()),
+            ("mean_latency_s", pa.float64()),
+            ("total_cost_usd", pa.float64()),
+            ("pass_at_k", pa.string()),  # JSON text {"1": 0.5, ...}
+            ("cached_calls", pa.int32()),
+        ]
+    )
+
+
+def _lift_struct():
+    import pyarrow as pa
+
+    return pa.struct(
+        [
+            ("model", pa.string()),
+            ("lift", pa.float64()),
+            ("ci_low", pa.float64()),
+            ("ci_high", pa.float64()),
+            ("p_value", pa.float64()),
+            ("n_cases", pa.int32()),
+            ("method", pa.string()),
+            ("token_savings", pa.float64()),
+            ("conclusive", pa.bool_()),
+            ("note", pa.string()),
+        ]
+    )
+
+
+def runs_arrow_schema():  # -> pyarrow.Schema
+    """Schema of the ``runs`` table: one row per eval run (its :class:`RunSummary`)."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("timestamp", pa.string()),
+            ("tool_version", pa.string()),
+            ("skill_name", pa.string()),
+            ("skill_version", pa.string()),
+            ("models", pa.list_(pa.string())),
+            ("runs_per_case", pa.int32()),
+            ("n_cases", pa.int32()),
+            ("judge_model", pa.string()),
+            ("params", pa.string()),  # JSON text
+            ("holdout", pa.string()),  # JSON text or null
+            ("n_results", pa.int64()),
+            ("conditions", pa.list_(_condition_struct())),
+            ("lifts", pa.list_(_lift_struct())),
+        ]
+    )
+
+
+def parquet_bytes(rows: list[dict[str, Any]], schema) -> bytes:
+    """Deterministic parquet bytes for ``rows`` under ``schema`` (same rows -> same bytes)."""
+    import pyarrow as pa
+
+    return table_parquet_bytes(pa.Table.from_pylist(rows, schema=schema))
+
+
+def table_parquet_bytes(table) -> bytes:
+    """Deterministic parquet bytes of an Arrow table (chunk layout does not matter)."""
+    import pyarrow.parquet as pq
+
+    table = table.combine_chunks()
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd", row_group_size=ROW_GROUP_SIZE, write_statistics=True)
+    return buf.getvalue()
+
+
+def read_parquet_rows(data: bytes) -> list[dict[str, Any]]:
+    """Rows of a parquet file held in memory."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(io.BytesIO(data)).to_pylist()
+
+
+# --------------------------------------------------------------------------- secrets
+def find_secret(text: str) -> bool:
+    """True when ``text`` holds a known secret value or something token-shaped."""
+    return redact(text) != text
+
+
+def _redact_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redact_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact_value(v) for k, v in value.items()}
+    return value
+
+
+def check_skill_secrets(skill: Skill) -> None:
+    """Refuse a skill whose files carry a token or key (they are pushed verbatim)."""
+    for rel in sorted(skill.files):
+        text = skill.files[rel].decode("utf-8", errors="replace")
+        if find_secret(text):
+            raise UpskillError(
+                f"{skill.name}/{rel} looks like it contains an access token or API key; "
+                "remove it before pushing (skill files are published verbatim)"
+            )
+
+
+# --------------------------------------------------------------------------- skills table
+def skill_record(skill: Skill) -> dict[str, Any]:
+    """The ``skills`` table row of ``skill``, including each file's size and sha256."""
+    fm = skill.frontmatter
+    comp = fm.get("compatibility")
+    return {
+        "name": skill.name,
+        "description": skill.description,
+        "version": skill.version,
+        "content_hash": skill.full_hash,
+        "license": skill.license,
+        "compatibility": comp if isinstance(comp, str) else None,
+        "frontmatter": json.dumps(fm, sort_keys=True, ensure_ascii=False, default=str),
+        "body": skill.body,
+        "token_estimate": skill.token_estimate,
+        "n_cases": len(skill.meta.cases),
+        "files": [
+            {"path": rel, "size": len(skill.files[rel]), "sha256": sha256_hex(skill.files[rel])}
+            for rel in sorted(skill.files)
+        ],
+    }
+
+
+def skill_table_bytes(skill: Skill) -> bytes:
+    return parquet_bytes([skill_record(skill)], skills_arrow_schema())
+
+
+# --------------------------------------------------------------------------- run folders
+@dataclass
+class RunBundle:
+    """One local eval run folder, read and redacted, ready to become two shards."""
+
+    run_id: str
+    path: Path
+    #: The ``results`` rows as an Arrow table with :func:`result_arrow_schema`.
+    results: Any = None
+    summary: dict[str, Any] | None = None
+
+    @property
+    def n_results(self) -> int:
+        return 0 if self.results is None else self.results.num_rows
+
+    @property
+    def skill_name(self) -> str | None:
+        if self.summary:
+            return self.summary.get("skill_name")
+        if self.n_results:
+            return self.results.column("skill_name")[0].as_py()
+        return None
+
+
+def _read_results_table(root: Path):  # -> pyarrow.Table
+    """``results.jsonl`` as an Arrow table.
+
+    Arrow's JSON reader handles 100,000 rows in well under a second; a file it cannot read
+    (typically a torn last line left by a killed run) goes through ``read_results``, which
+    skips such lines.
+    """
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    from upskill_hub.evals.schema import RESULTS_FILE, read_results, result_arrow_schema
+
+    schema = result_arrow_schema()
+    path = root / RESULTS_FILE
+    if not path.is_file() or path.stat().st_size == 0:
+        return schema.empty_table()
+    try:
+        table = pj.read_json(
+            path,
+            parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
+        )
+        table = table.select(schema.names).cast(schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        rows = [r.to_dict() for r in read_results(root)]
+        table = pa.Table.from_pylist([{k: r.get(k) for k in schema.names} for r in rows], schema=schema)
+    return table.combine_chunks()
+
+
+def redact_table(table):  # -> pyarrow.Table
+    """``table`` with :func:`redact` applied to every string cell that holds a secret.
+
+    Finding the cells is vectorised (Arrow regex kernels with the same patterns ``redact``
+    uses), then only those cells go through ``redact`` itself, so the result is exactly what
+    redacting cell by cell would give, at a fraction of the cost.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from upskill_hub.redact import _PATTERNS, secret_values
+
+    secrets = secret_values()
+    columns = []
+    for i, fld in enumerate(table.schema):
+        col = table.column(i)
+        if not pa.types.is_string(fld.type) or table.num_rows == 0:
+            columns.append(col)
+            continue
+        hit = None
+        for pattern in _PATTERNS:
+            m = pc.match_substring_regex(col, pattern.pattern)
+            hit = m if hit is None else pc.or_(hit, m)
+        for value in secrets:
+            hit = pc.or_(hit, pc.match_substring(col, value))
+        if not pc.any(pc.fill_null(hit, False)).as_py():
+            columns.append(col)
+            continue
+        values = col.to_pylist()
+        flags = pc.fill_null(hit, False).to_pylist()
+        values = [redact(v) if f and v is not None else v for v, f in zip(values, flags, strict=True)]
+        columns.append(pa.chunked_array([pa.array(values, type=fld.type)]))
+    return pa.Table.from_arrays(columns, schema=table.schema)
+
+
+def load_run_dir(path: str | Path) -> RunBundle:
+    """Read an eval run folder (``run.json``, ``results.jsonl``, ``summary.json``).
+
+    Raises :class:`UpskillError` for a missing folder, a folder that is not a run, or rows
+    that belong to another run. The folder itself is only read, never changed.
+    """
+    import pyarrow.compute as pc
+
+    from upskill_hub.evals.schema import RESULTS_FILE, RUN_FILE, SUMMARY_FILE, read_summary
+
+    root = Path(path)
+    if not root.is_dir():
+        raise UpskillError(f"run folder {root} does not exist")
+    has_any = any((root / f).is_file() for f in (RUN_FILE, RESULTS_FILE, SUMMARY_FILE))
+    if not has_any:
+        raise UpskillError(f"{root} is not an eval run folder (no {RUN_FILE}, {RESULTS_FILE} or {SUMMARY_FILE})")
+    plan: dict[str, Any] = {}
+    if (root / RUN_FILE).is_file():
+        try:
+            plan = json.loads((root / RUN_FILE).read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise UpskillError(f"{root / RUN_FILE}: not valid JSON ({exc})") from None
+        if not isinstance(plan, dict):
+            raise UpskillError(f"{root / RUN_FILE}: expected a JSON object")
+    try:
+        summary = read_summary(root)
+    except (json.JSONDecodeError, TypeError, KeyError, UnicodeDecodeError, AttributeError) as exc:
+        raise UpskillError(f"{root / SUMMARY_FILE}: not a valid run summary ({exc})") from None
+    table = _read_results_table(root)
+    if table.num_rows == 0 and summary is None:
+        raise UpskillError(f"{root}: the run has no results yet ({RESULTS_FILE} is empty and no {SUMMARY_FILE})")
+
+    ids = {v for v in pc.unique(table.column("run_id")).to_pylist()}
+    if summary is not None:
+        ids.add(summary.run_id)
+    if plan.get("run_id"):
+        ids.add(plan["run_id"])
+    if len(ids) != 1:
+        raise UpskillError(f"{root}: rows belong to several runs ({', '.join(sorted(map(str, ids)))})")
+    run_id = check_run_id(ids.pop())
+
+    summary_dict = None
+    if summary is not None:
+        summary_dict = _redact_value(summary.to_dict())
+        summary_dict["n_results"] = table.num_rows
+    return RunBundle(run_id=run_id, path=root, results=redact_table(table), summary=summary_dict)
+
+
+def results_table_bytes(bundle: RunBundle) -> bytes | None:
+    """Parquet bytes of the run's ``results`` shard (``None`` when it has no rows)."""
+    if not bundle.n_results:
+        return None
+    return table_parquet_bytes(bundle.results)
+
+
+def run_record(summary: dict[str, Any]) -> dict[str, Any]:
+    """The ``runs`` table row of a (redacted) :class:`RunSummary` dict."""
+    conds = []
+    for c in summary.get("conditions", []):
+        c = dict(c)
+        c["pass_at_k"] = json.dumps(c.get("pass_at_k") or {}, sort_keys=True)
+        conds.append(c)
+    holdout = summary.get("holdout")
+    return {
+        "run_id": summary["run_id"],
+        "timestamp": summary.get("timestamp"),
+        "tool_version": summary.get("tool_version"),
+        "skill_name": summary.get("skill_name"),
+        "skill_version": summary.get("skill_version"),
+        "models": list(summary.get("models", [])),
+        "runs_per_case": summary.get("runs_per_case"),
+        "n_cases": summary.get("n_cases"),
+        "judge_model": summary.get("judge_model"),
+        "params": summary.get("params") or "{}",
+        "holdout": json.dumps(holdout, sort_keys=True) if holdout is not None else None,
+        "n_results": summary.get("n_results"),
+        "conditions": conds,
+        "lifts": [dict(x) for x in summary.get("lifts", [])],
+    }
+
+
+def runs_table_bytes(bundle: RunBundle) -> bytes | None:
+    if bundle.summary is None:
+        return None
+    return parquet_bytes([run_record(bundle.summary)], runs_arrow_schema())
+
+
+def summary_from_record(row: dict[str, Any]) -> dict[str, Any]:
+    """Turn a ``runs`` row read back from parquet into the dict shape the card uses."""
+    out = dict(row)
+    out["conditions"] = [dict(c) for c in row.get("conditions") or []]
+    out["lifts"] = [dict(x) for x in row.get("lifts") or []]
+    return out
+

@@ -1,0 +1,377 @@
+"""``upskill-hub push``: publish skills and eval runs to a Hub dataset repo in one commit.
+
+How a push works, and why:
+
+1. Everything local is checked first (skills valid, run folders readable, repo id, token),
+   so bad input pushes nothing.
+2. We read the repo's head commit and file list, and plan against it: every file we would
+   write is built deterministically and compared with the remote file's hash (LFS sha256
+   or git blob id). Unchanged files are left out; if nothing changed, no commit is made
+   and nothing is uploaded.
+3. Results are append-only: a run whose shard already exists is never rewritten, so the
+   same run pushed twice (or from two machines) is never duplicated.
+4. The commit names the head we planned against (``parent_commit``). If another push got
+   there first the Hub answers 412/409; we re-read, re-plan (the card now includes the
+   other push's runs) and try again with backoff. Transient 429/5xx answers are retried
+   the same way; LFS uploads already retry inside ``huggingface_hub``.
+
+Nothing is ever written to the local skill or run folders, so an interrupted push leaves
+both the repo (no commit) and the local results as they were: just push again.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from upskill_hub.errors import UpskillError
+from upskill_hub.hub import dataset_repo as dr
+from upskill_hub.hub.card import render_card
+from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_errors, make_api, repo_url
+from upskill_hub.redact import redact
+from upskill_hub.skill import Skill, require_skill
+
+#: Answers after which a commit is re-planned and retried.
+RETRY_STATUSES = {409, 412, 429, 500, 502, 503, 504}
+DEFAULT_MAX_ATTEMPTS = 8
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a push does (or did) to one file of the repo."""
+
+    path: str
+    status: str  # added | updated | deleted | unchanged | kept (run already in the repo)
+    size: int = 0
+
+
+@dataclass
+class Plan:
+    """The operations that bring the repo at ``head`` to the pushed content."""
+
+    head: str | None
+    adds: dict[str, bytes] = field(default_factory=dict)
+    deletes: list[str] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.adds and not self.deletes
+
+
+@dataclass
+class PushResult:
+    """What a push did, for the CLI to print and callers to check."""
+
+    repo_id: str
+    url: str
+    changes: list[Change]
+    commit_oid: str | None = None
+    commit_url: str | None = None
+    pr_url: str | None = None
+    bytes_uploaded: int = 0
+    attempts: int = 0
+    skills: list[str] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)
+
+    @property
+    def committed(self) -> bool:
+        return self.commit_oid is not None
+
+    def counts(self) -> dict[str, int]:
+        out = {"added": 0, "updated": 0, "deleted": 0, "unchanged": 0, "kept": 0}
+        for c in self.changes:
+            out[c.status] = out.get(c.status, 0) + 1
+        return out
+
+
+@dataclass
+class RemoteState:
+    """The repo at one commit: its id and its files (path -> ``RepoFile``)."""
+
+    head: str | None
+    files: dict[str, Any]
+
+
+# --------------------------------------------------------------------------- local input
+def load_local(skill_dirs: Sequence[str | Path], run_dirs: Sequence[str | Path]) -> tuple[list[Skill], list[dr.RunBundle]]:
+    """Validate every skill and run folder; raise on the first problem (nothing is pushed)."""
+    if not skill_dirs and not run_dirs:
+        raise UpskillError("nothing to push: give at least one SKILL_DIR or --results RUN_DIR")
+    skills: list[Skill] = []
+    seen: dict[str, Path] = {}
+    for d in skill_dirs:
+        skill = require_skill(d)
+        if skill.name in seen:
+            raise UpskillError(f"two skills named {skill.name!r}: {seen[skill.name]} and {d}")
+        seen[skill.name] = Path(d)
+        dr.check_skill_secrets(skill)
+        skills.append(skill)
+    runs: list[dr.RunBundle] = []
+    run_ids: dict[str, Path] = {}
+    for d in run_dirs:
+        bundle = dr.load_run_dir(d)
+        if bundle.run_id in run_ids:
+            raise UpskillError(f"run {bundle.run_id} given twice: {run_ids[bundle.run_id]} and {d}")
+        run_ids[bundle.run_id] = Path(d)
+        runs.append(bundle)
+    return skills, runs
+
+
+# --------------------------------------------------------------------------- remote state
+def read_remote(api, repo_id: str, revision: str | None) -> RemoteState:
+    """Head commit and file list of the repo at ``revision``."""
+    from huggingface_hub.hf_api import RepoFile
+
+    info = api.dataset_info(repo_id, revision=revision)
+    head = info.sha
+    files: dict[str, Any] = {}
+    for entry in api.list_repo_tree(repo_id, repo_type=REPO_TYPE, revision=head or revision, recursive=True):
+        if isinstance(entry, RepoFile):
+            files[entry.path] = entry
+    return RemoteState(head=head, files=files)
+
+
+def remote_matches(remote_file: Any, data: bytes) -> bool:
+    """True when the remote file holds exactly ``data`` (compared by hash, not downloaded)."""
+    if remote_file is None or remote_file.size != len(data):
+        return False
+    if remote_file.lfs is not None:
+        return remote_file.lfs.sha256 == dr.sha256_hex(data)
+    return remote_file.blob_id == dr.git_blob_sha1(data)
+
+
+def _download(api, repo_id: str, path: str, head: str | None) -> bytes:
+    local = api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=head)
+    return Path(local).read_bytes()
+
+
+def _remote_rows(api, repo_id: str, remote: RemoteState, prefix: str, skip: set[str]) -> list[dict[str, Any]]:
+    """Rows of the remote parquet files under ``prefix`` (except ``skip``), for the card."""
+    rows: list[dict[str, Any]] = []
+    for path in sorted(remote.files):
+        if not path.startswith(prefix + "/") or not path.endswith(".parquet") or path in skip:
+            continue
+        try:
+            rows.extend(dr.read_parquet_rows(_download(api, repo_id, path, remote.head)))
+        except Exception as exc:  # an unreadable shard must not block publishing others
+            if isinstance(exc, UpskillError):
+                raise
+            continue
+    return rows
+
+
+# --------------------------------------------------------------------------- planning
+def build_plan(
+    repo_id: str,
+    remote: RemoteState,
+    skills: list[Skill],
+    runs: list[dr.RunBundle],
+    fetch_rows: Callable[[str, set[str]], list[dict[str, Any]]],
+) -> Plan:
+    """Compare the content we want with ``remote`` and list the operations needed.
+
+    ``fetch_rows(prefix, skip)`` returns the rows of remote tables we do not rewrite (the
+    card lists every skill and run in the repo, not only the ones pushed now).
+    """
+    plan = Plan(head=remote.head)
+
+    def want(path: str, data: bytes, *, append_only: bool = False) -> None:
+        current = remote.files.get(path)
+        if current is None:
+            plan.adds[path] = data
+            plan.changes.append(Change(path, "added", len(data)))
+        elif remote_matches(current, data):
+            plan.changes.append(Change(path, "unchanged", len(data)))
+        elif append_only:
+            plan.changes.append(Change(path, "kept", current.size))
+        else:
+            plan.adds[path] = data
+            plan.changes.append(Change(path, "updated", len(data)))
+
+    local_skill_rows = []
+    for skill in skills:
+        prefix = dr.skill_dir_path(skill.name) + "/"
+        for rel in sorted(skill.files):
+            want(prefix + rel, skill.files[rel])
+        for path in sorted(remote.files):
+            if path.startswith(prefix) and path[len(prefix) :] not in skill.files:
+                plan.deletes.append(path)
+                plan.changes.append(Change(path, "deleted", remote.files[path].size))
+        want(dr.skill_table_path(skill.name), dr.skill_table_bytes(skill))
+        local_skill_rows.append(dr.skill_record(skill))
+
+    local_run_rows = []
+    has_results = any(p.startswith(dr.RESULTS_TABLE_DIR + "/") for p in remote.files)
+    for run in runs:
+        results = dr.results_table_bytes(run)
+        if results is not None:
+            want(dr.results_path(run.run_id), results, append_only=True)
+            has_results = True
+        summary = dr.runs_table_bytes(run)
+        if summary is not None:
+            path = dr.runs_path(run.run_id)
+            want(path, summary, append_only=True)
+            if path not in remote.files:
+                local_run_rows.append(dr.run_record(run.summary))
+
+    pushed_tables = {dr.skill_table_path(s.name) for s in skills}
+    skill_rows = fetch_rows(dr.SKILLS_TABLE_DIR, pushed_tables) + local_skill_rows
+    run_rows = fetch_rows(dr.RUNS_TABLE_DIR, set()) + local_run_rows
+    card = render_card(
+        repo_id, skill_rows, [dr.summary_from_record(r) for r in run_rows], has_results=has_results
+    )
+    want(dr.CARD_PATH, card.encode("utf-8"))
+    return plan
+
+
+def default_message(skills: list[Skill], runs: list[dr.RunBundle]) -> str:
+    parts = []
+    if skills:
+        parts.append("skill" + ("s " if len(skills) > 1 else " ") + ", ".join(s.name for s in skills))
+    if runs:
+        parts.append("run" + ("s " if len(runs) > 1 else " ") + ", ".join(r.run_id for r in runs))
+    text = "Push " + " and ".join(parts) + " with upskill-hub"
+    return text if len(text) <= 200 else f"Push {len(skills)} skill(s) and {len(runs)} run(s) with upskill-hub"
+
+
+def _retry_delay(attempt: int, exc: BaseException | None) -> float:
+    """Exponential backoff with jitter; a server's ``Retry-After`` wins when it is given."""
+    response = getattr(exc, "response", None)
+    header = None
+    if response is not None:
+        try:
+            header = response.headers.get("Retry-After")
+        except Exception:
+            header = None
+    if header:
+        try:
+            return min(float(header), 30.0)
+        except ValueError:
+            pass
+    return min(0.25 * 2 ** (attempt - 1), 8.0) * (0.5 + random.random())
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    return type(exc).__module__.split(".")[0] in ("httpx2", "httpx", "httpcore")
+
+
+# --------------------------------------------------------------------------- push
+def push(
+    skill_dirs: Sequence[str | Path],
+    repo_id: str,
+    *,
+    results: Sequence[str | Path] = (),
+    private: bool = False,
+    revision: str | None = None,
+    create_pr: bool = False,
+    message: str | None = None,
+    token: str | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    on_status: Callable[[str], None] | None = None,
+) -> PushResult:
+    """Push skill folders and eval run folders to the dataset repo ``repo_id`` in one commit.
+
+    ``token`` defaults to the one ``huggingface_hub`` resolves (``HF_TOKEN`` or
+    ``hf auth login``). Raises :class:`UpskillError` for anything the user can fix.
+    """
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from upskill_hub.hub.credentials import require_token
+
+    status = on_status or (lambda _msg: None)
+    check_repo_id(repo_id)
+    if revision is not None and not revision.strip():
+        raise UpskillError("--revision must not be empty")
+    skills, runs = load_local(skill_dirs, results)
+    token = token or require_token("push to the Hub")
+    api = make_api(token)
+    commit_message = redact(message or default_message(skills, runs))
+    if not commit_message.strip():
+        raise UpskillError("--message must not be empty")
+
+    with hub_errors(repo_id, action="push to"):
+        status(f"Preparing {repo_id}")
+        created = api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
+        url = str(created.url) if getattr(created, "url", None) else repo_url(api.endpoint, repo_id)
+        if revision and not create_pr:
+            _ensure_branch(api, repo_id, revision)
+
+    result = PushResult(
+        repo_id=repo_id, url=url, changes=[], skills=[s.name for s in skills], runs=[r.run_id for r in runs]
+    )
+    uncertain = False  # a previous attempt may have landed despite its error answer
+    for attempt in range(1, max_attempts + 1):
+        result.attempts = attempt
+        with hub_errors(repo_id, action="push to"):
+            status("Comparing with the repo")
+            remote = read_remote(api, repo_id, revision)
+            plan = build_plan(
+                repo_id,
+                remote,
+                skills,
+                runs,
+                lambda prefix, skip, remote=remote: _remote_rows(api, repo_id, remote, prefix, skip),
+            )
+        result.changes = plan.changes
+        if plan.empty:
+            if uncertain:
+                # The earlier "failed" commit had in fact landed: report it, do not commit twice.
+                result.commit_oid = remote.head
+            return result
+        operations: list[Any] = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=d) for p, d in plan.adds.items()]
+        operations += [CommitOperationDelete(path_in_repo=p) for p in plan.deletes]
+        status(f"Committing {len(plan.adds)} file(s), deleting {len(plan.deletes)}")
+        try:
+            info = api.create_commit(
+                repo_id,
+                operations,
+                commit_message=commit_message,
+                repo_type=REPO_TYPE,
+                revision=revision,
+                create_pr=create_pr,
+                parent_commit=plan.head,
+            )
+        except HfHubHTTPError as exc:
+            code = http_status(exc)
+            if code in RETRY_STATUSES and attempt < max_attempts:
+                uncertain = uncertain or (code is not None and code >= 500)
+                status(f"Hub answered {code}; retrying (attempt {attempt + 1}/{max_attempts})")
+                time.sleep(_retry_delay(attempt, exc))
+                continue
+            if code in (409, 412):
+                raise UpskillError(
+                    f"cannot push to {repo_id}: the repo kept changing under us ({max_attempts} attempts); try again"
+                ) from None
+            with hub_errors(repo_id, action="push to"):
+                raise
+        except Exception as exc:
+            if _is_transport_error(exc) and attempt < max_attempts:
+                uncertain = True
+                status(f"connection problem ({type(exc).__name__}); retrying")
+                time.sleep(_retry_delay(attempt, None))
+                continue
+            with hub_errors(repo_id, action="push to"):
+                raise
+        result.commit_oid = info.oid
+        result.commit_url = str(info.commit_url) if info.commit_url else None
+        result.pr_url = str(info.pr_url) if info.pr_url else None
+        result.bytes_uploaded = sum(len(d) for d in plan.adds.values())
+        return result
+    raise UpskillError(f"cannot push to {repo_id}: gave up after {max_attempts} attempts")
+
+
+def _ensure_branch(api, repo_id: str, branch: str) -> None:
+    """Create ``branch`` from main when it does not exist yet (like ``hf upload --revision``)."""
+    refs = api.list_repo_refs(repo_id, repo_type=REPO_TYPE)
+    names = {b.name for b in refs.branches} | {t.name for t in refs.tags}
+    if branch in names:
+        return
+    if len(branch) == 40 and all(ch in "0123456789abcdef" for ch in branch):
+        raise UpskillError(f"--revision {branch} is a commit id; push needs a branch name")
+    api.create_branch(repo_id, repo_type=REPO_TYPE, branch=branch, exist_ok=True)

