@@ -1,7 +1,93 @@
-"""CLI command group: hub (being built)."""
+"""CLI command group ``hub``: run the local Hub-compatible server."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
-app = typer.Typer(help="hub commands.", no_args_is_help=True)
+app = typer.Typer(
+    help="A local Hugging Face Hub-compatible server, for offline work, air-gapped teams and tests.",
+    no_args_is_help=True,
+)
+
+_SERVE_HELP = """Serve a local Hugging Face Hub-compatible API with its state on disk (--root).
+
+For offline work, air-gapped teams and tests. The unmodified huggingface_hub, datasets and
+kernels clients (and `upskill-hub push` / `pull`) talk to it when you point them at it:
+
+\b
+    export HF_ENDPOINT=http://127.0.0.1:8765
+    export HF_HUB_DISABLE_XET=1        # LFS files go through the Git LFS API, not Xet
+    export HF_TOKEN=<a token given with --token>
+
+Set HF_ENDPOINT before the clients start (they read it at import). Repo types: model,
+dataset, space, kernel. State (repos, commits, files) survives a restart.
+
+Tokens: --token T (repeatable) are allowed to write; --read-token T only read. Without
+--token, ANY bearer token may write (local development only). Writes without an accepted
+token are refused; private repos are invisible without one. Tokens are never logged.
+"""
+
+
+@app.command("serve", help=_SERVE_HELP)
+def serve(
+    root: Path = typer.Option(
+        None, "--root", metavar="DIR", help="Folder holding the server's state (default: the user data dir)."
+    ),
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on (0.0.0.0 for a LAN)."),
+    port: int = typer.Option(8765, "--port", help="TCP port."),
+    token: list[str] = typer.Option(
+        [],
+        "--token",
+        metavar="TOKEN",
+        help="Token allowed to write (repeatable). None: any bearer token may write.",
+    ),
+    read_token: list[str] = typer.Option(
+        [], "--read-token", metavar="TOKEN", help="Read-only token (repeatable)."
+    ),
+    trusted_publisher: list[str] = typer.Option(
+        [],
+        "--trusted-publisher",
+        metavar="ORG",
+        help="Organization reported as a trusted kernel publisher (kernels.get_kernel checks it).",
+    ),
+    user: str = typer.Option(
+        "user", "--user", help="User name reported by whoami and used as default namespace."
+    ),
+) -> None:
+    """Thin wrapper: build the config, print where to point clients, run uvicorn."""
+    import logging
+
+    import uvicorn
+    from platformdirs import user_data_path
+    from rich.console import Console
+
+    from upskill_hub.errors import UpskillError
+    from upskill_hub.hub.server.app import ServerConfig, create_app
+
+    err = Console(stderr=True, highlight=False)
+    root = (root or user_data_path("upskill-hub") / "hub-server").expanduser()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UpskillError(f"cannot use --root {root}: {exc.strerror}") from None
+    if not 0 < port < 65536:
+        raise UpskillError(f"--port must be between 1 and 65535, got {port}")
+    config = ServerConfig(
+        root=root,
+        write_tokens=tuple(token),
+        read_tokens=tuple(read_token),
+        trusted_publishers=tuple(trusted_publisher),
+        user=user,
+    )
+    url = f"http://{host}:{port}"
+    err.print(f"[bold]Local Hub[/] serving [cyan]{root}[/] at [cyan]{url}[/]")
+    err.print(f"Point clients at it: [green]export HF_ENDPOINT={url} HF_HUB_DISABLE_XET=1[/]")
+    if not token:
+        err.print("[yellow]No --token given: any bearer token may write (local development only).[/]")
+    else:
+        err.print(f"{len(token)} write token(s), {len(read_token)} read-only token(s) accepted.")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    # Our middleware logs method, path and status only; uvicorn's access log is off.
+    uvicorn.run(create_app(config), host=host, port=port, access_log=False, log_level="warning")

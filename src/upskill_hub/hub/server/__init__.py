@@ -1,0 +1,27 @@
+"""A local Hugging Face Hub-compatible server (FastAPI + uvicorn) with state on disk.
+
+For offline work, air-gapped teams and tests: point the unmodified clients at it with
+``HF_ENDPOINT=http://127.0.0.1:PORT`` and ``HF_HUB_DISABLE_XET=1``. Modules:
+
+* ``storage``  — content-addressed blobs + per-repo refs/commits, atomic and locked
+* ``lfs``      — which files go through Git LFS; signed upload URLs
+* ``auth``     — write / read-only tokens, anonymous access
+* ``faults``   — fault injection and request log for tests
+* ``app``      — the HTTP API (``create_app``)
+* ``testing``  — ``running_server()`` context manager (background thread)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["ServerConfig", "create_app"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: importing the package (e.g. for ``testing`` constants in conftest) must not pull FastAPI.
+    if name in __all__:
+        from upskill_hub.hub.server import app
+
+        return getattr(app, name)
+    raise AttributeError(name)

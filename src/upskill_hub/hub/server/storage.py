@@ -1,0 +1,552 @@
+"""On-disk state of the local Hub: content-addressed blobs plus per-repo git-like metadata.
+
+Why a hand-rolled store and not a git repository: the Hub API the clients speak is not git
+(NDJSON commits, LFS pointers addressed by sha256, refs/pr/N), and the server must survive a
+restart, serialize concurrent commits and never show a half-written state. So:
+
+```
+ROOT/
+  blobs/<sha256[:2]>/<sha256>          every file's bytes, written once, never changed
+  repos/<type>/<namespace>/<name>/
+    refs.json                          branches, tags, pull requests, visibility, sdk
+    commits/<commit id>.json           parents, full tree (path -> entry), message, author, date
+    .lock                              flock'ed while a commit is being made
+  tmp/                                 partial uploads (same file system => atomic rename)
+```
+
+Every JSON file is written to a temporary file and renamed into place, and a commit file
+is written before the ref that points at it, so a crash leaves either the old or the new
+state. Per-repo locks (a thread lock plus ``flock``) make concurrent commits serialize.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import datetime as _dt
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+#: Repo types the server knows, with the URL prefix the clients put before the repo id.
+REPO_TYPES = ("model", "dataset", "space", "kernel")
+URL_PREFIXES = {"model": "", "dataset": "datasets/", "space": "spaces/", "kernel": "kernels/"}
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_])?$")
+_COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
+_PR_RE = re.compile(r"^refs/pr/(\d+)$")
+
+#: The initial commit every new repo gets, like on the Hub (repo info must always have a sha).
+_GITATTRIBUTES = b"""*.7z filter=lfs diff=lfs merge=lfs -text
+*.arrow filter=lfs diff=lfs merge=lfs -text
+*.bin filter=lfs diff=lfs merge=lfs -text
+*.gguf filter=lfs diff=lfs merge=lfs -text
+*.gz filter=lfs diff=lfs merge=lfs -text
+*.parquet filter=lfs diff=lfs merge=lfs -text
+*.pt filter=lfs diff=lfs merge=lfs -text
+*.pth filter=lfs diff=lfs merge=lfs -text
+*.safetensors filter=lfs diff=lfs merge=lfs -text
+*.so filter=lfs diff=lfs merge=lfs -text
+*.tar filter=lfs diff=lfs merge=lfs -text
+*.zip filter=lfs diff=lfs merge=lfs -text
+"""
+
+
+class StoreError(Exception):
+    """A request the store refuses: carries the HTTP status and the Hub's ``X-Error-Code``."""
+
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+
+
+def now_iso() -> str:
+    """UTC time in the Hub's ISO format (milliseconds, ``Z``)."""
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def git_blob_oid(data: bytes) -> str:
+    """The git blob sha1 of ``data``: what the Hub reports as a regular file's oid / ETag."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def lfs_pointer(sha256: str, size: int) -> bytes:
+    """The git-lfs pointer file git stores in place of an LFS file."""
+    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
+
+
+def check_repo_path(path: str) -> str:
+    """Return ``path`` if it is a safe file path inside a repo, else raise a 400 ``StoreError``."""
+    bad = (
+        not path
+        or len(path) > 1000
+        or "\\" in path
+        or "\0" in path
+        or path.startswith("/")
+        or any(part in ("", ".", "..") for part in path.split("/"))
+        or path.split("/")[0] == ".git"
+    )
+    if bad:
+        raise StoreError(400, f"Invalid path in repo: {path!r}", "InvalidPath")
+    return path
+
+
+def check_repo_id(repo_id: str) -> tuple[str, str]:
+    """Split ``namespace/name`` and validate both parts like the Hub does (no ``..``, no ``.git``)."""
+    parts = repo_id.split("/")
+    if len(parts) != 2 or not all(_NAME_RE.match(p) and ".." not in p and "--" not in p for p in parts):
+        raise StoreError(400, f"Invalid repo id {repo_id!r}: expected 'namespace/name'", "InvalidRepoId")
+    if parts[1].endswith(".git"):
+        raise StoreError(400, f"Invalid repo name {parts[1]!r}", "InvalidRepoId")
+    return parts[0], parts[1]
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _atomic_write_json(path: Path, obj: Any) -> None:
+    _atomic_write_bytes(path, json.dumps(obj, indent=1, sort_keys=True).encode())
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file in a commit's tree; ``oid`` is its git blob id (of the pointer for LFS files)."""
+
+    sha256: str
+    size: int
+    lfs: bool
+    oid: str
+
+    @staticmethod
+    def regular(data: bytes) -> Entry:
+        return Entry(hashlib.sha256(data).hexdigest(), len(data), False, git_blob_oid(data))
+
+    @staticmethod
+    def lfs_object(sha256: str, size: int) -> Entry:
+        return Entry(sha256, size, True, git_blob_oid(lfs_pointer(sha256, size)))
+
+    @property
+    def pointer_size(self) -> int:
+        return len(lfs_pointer(self.sha256, self.size))
+
+    @property
+    def etag(self) -> str:
+        """What resolve answers as ETag: the sha256 for LFS files, the git oid otherwise (as the Hub)."""
+        return self.sha256 if self.lfs else self.oid
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sha256": self.sha256, "size": self.size, "lfs": self.lfs, "oid": self.oid}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Entry:
+        return Entry(data["sha256"], int(data["size"]), bool(data["lfs"]), data["oid"])
+
+
+@dataclass(frozen=True)
+class Commit:
+    """An immutable commit: its tree maps every file path to an :class:`Entry`."""
+
+    id: str
+    parents: tuple[str, ...]
+    tree: dict[str, Entry]
+    title: str
+    message: str
+    author: str
+    date: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "parents": list(self.parents),
+            "tree": {p: e.to_json() for p, e in sorted(self.tree.items())},
+            "title": self.title,
+            "message": self.message,
+            "author": self.author,
+            "date": self.date,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Commit:
+        return Commit(
+            id=data["id"],
+            parents=tuple(data["parents"]),
+            tree={p: Entry.from_json(e) for p, e in data["tree"].items()},
+            title=data["title"],
+            message=data["message"],
+            author=data["author"],
+            date=data["date"],
+        )
+
+
+@dataclass
+class Operation:
+    """One line of an NDJSON commit, already validated."""
+
+    kind: str  # "add" | "delete_file" | "delete_folder"
+    path: str
+    entry: Entry | None = None
+
+
+class HubStore:
+    """All repos of one server root. Thread-safe; safe against crashes at any point."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root).resolve()
+        self.blobs = self.root / "blobs"
+        self.repos = self.root / "repos"
+        self.tmp = self.root / "tmp"
+        for d in (self.blobs, self.repos, self.tmp):
+            d.mkdir(parents=True, exist_ok=True)
+        self._locks: dict[str, threading.RLock] = {}
+        self._locks_guard = threading.Lock()
+        self._commit_cache: dict[str, Commit] = {}
+
+    # ------------------------------------------------------------------ blobs
+    def blob_path(self, sha256: str) -> Path:
+        return self.blobs / sha256[:2] / sha256
+
+    def has_blob(self, sha256: str, size: int | None = None) -> bool:
+        path = self.blob_path(sha256)
+        return path.is_file() and (size is None or path.stat().st_size == size)
+
+    def put_bytes(self, data: bytes) -> Entry:
+        """Store ``data`` (idempotent) and return a regular-file entry for it."""
+        entry = Entry.regular(data)
+        if not self.has_blob(entry.sha256, entry.size):
+            _atomic_write_bytes(self.blob_path(entry.sha256), data)
+        return entry
+
+    def adopt_upload(self, tmp_path: Path, sha256: str) -> None:
+        """Move a fully received and verified LFS upload (under ``self.tmp``) into the blob store."""
+        dest = self.blob_path(sha256)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp_path, dest)
+
+    # ------------------------------------------------------------------ repos
+    def repo_dir(self, repo_type: str, repo_id: str) -> Path:
+        ns, name = check_repo_id(repo_id)
+        if repo_type not in REPO_TYPES:
+            raise StoreError(400, f"Invalid repo type {repo_type!r}", "InvalidRepoType")
+        return self.repos / repo_type / ns / name
+
+    @contextlib.contextmanager
+    def lock(self, repo_type: str, repo_id: str) -> Iterator[None]:
+        """Serialize writers of one repo, across threads and across processes sharing the root."""
+        key = f"{repo_type}/{repo_id}"
+        with self._locks_guard:
+            tlock = self._locks.setdefault(key, threading.RLock())
+        with tlock:
+            lock_dir = self.root / "locks" / repo_type
+            lock_dir.mkdir(parents=True, exist_ok=True)
+            with open(lock_dir / (repo_id.replace("/", "--") + ".lock"), "a+b") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def exists(self, repo_type: str, repo_id: str) -> bool:
+        return (self.repo_dir(repo_type, repo_id) / "refs.json").is_file()
+
+    def refs(self, repo_type: str, repo_id: str) -> dict[str, Any]:
+        """The repo's mutable state (branches, tags, prs, private...); 404 if the repo is unknown."""
+        path = self.repo_dir(repo_type, repo_id) / "refs.json"
+        try:
+            return json.loads(path.read_text())
+        except FileNotFoundError:
+            raise StoreError(404, f"Repository {repo_id} not found", "RepoNotFound") from None
+
+    def _write_refs(self, repo_type: str, repo_id: str, refs: dict[str, Any]) -> None:
+        _atomic_write_json(self.repo_dir(repo_type, repo_id) / "refs.json", refs)
+
+    def create_repo(
+        self, repo_type: str, repo_id: str, *, private: bool, author: str, sdk: str | None = None
+    ) -> dict[str, Any]:
+        """Create a repo with its initial ``.gitattributes`` commit; 409 when it exists."""
+        with self.lock(repo_type, repo_id):
+            if self.exists(repo_type, repo_id):
+                raise StoreError(409, f"You already created this {repo_type} repo: {repo_id}", "RepoExists")
+            rdir = self.repo_dir(repo_type, repo_id)
+            (rdir / "commits").mkdir(parents=True, exist_ok=True)
+            entry = self.put_bytes(_GITATTRIBUTES)
+            commit = self._make_commit(
+                repo_type, repo_id, (), {".gitattributes": entry}, "initial commit", "", "system"
+            )
+            refs = {
+                "type": repo_type,
+                "id": repo_id,
+                "private": bool(private),
+                "sdk": sdk,
+                "createdAt": commit.date,
+                "branches": {"main": commit.id},
+                "tags": {},
+                "prs": {},
+            }
+            self._write_refs(repo_type, repo_id, refs)
+            return refs
+
+    def delete_repo(self, repo_type: str, repo_id: str) -> None:
+        """Delete a repo's metadata (blobs are shared and stay)."""
+        with self.lock(repo_type, repo_id):
+            rdir = self.repo_dir(repo_type, repo_id)
+            if not (rdir / "refs.json").is_file():
+                raise StoreError(404, f"Repository {repo_id} not found", "RepoNotFound")
+            trash = Path(tempfile.mkdtemp(prefix="deleted-", dir=self.tmp))
+            os.replace(rdir, trash / "repo")
+            shutil.rmtree(trash, ignore_errors=True)
+
+    def set_private(self, repo_type: str, repo_id: str, private: bool) -> None:
+        with self.lock(repo_type, repo_id):
+            refs = self.refs(repo_type, repo_id)
+            refs["private"] = bool(private)
+            self._write_refs(repo_type, repo_id, refs)
+
+    def list_repos(self, repo_type: str) -> list[dict[str, Any]]:
+        """Every repo of a type (refs dicts), sorted by id."""
+        out = []
+        base = self.repos / repo_type
+        if not base.is_dir():
+            return out
+        for refs_file in sorted(base.glob("*/*/refs.json")):
+            with contextlib.suppress(FileNotFoundError, json.JSONDecodeError):
+                out.append(json.loads(refs_file.read_text()))
+        return out
+
+    # ---------------------------------------------------------------- commits
+    def _commit_path(self, repo_type: str, repo_id: str, commit_id: str) -> Path:
+        return self.repo_dir(repo_type, repo_id) / "commits" / f"{commit_id}.json"
+
+    def get_commit(self, repo_type: str, repo_id: str, commit_id: str) -> Commit:
+        key = f"{repo_type}/{repo_id}@{commit_id}"
+        cached = self._commit_cache.get(key)
+        if cached is not None:
+            return cached
+        try:
+            commit = Commit.from_json(
+                json.loads(self._commit_path(repo_type, repo_id, commit_id).read_text())
+            )
+        except FileNotFoundError:
+            raise StoreError(404, f"Invalid rev id: {commit_id}", "RevisionNotFound") from None
+        if len(self._commit_cache) > 4096:
+            self._commit_cache.clear()
+        self._commit_cache[key] = commit
+        return commit
+
+    def resolve(self, repo_type: str, repo_id: str, revision: str) -> Commit:
+        """Turn a branch, tag, ``refs/...`` name or commit id into a commit; 404 RevisionNotFound."""
+        refs = self.refs(repo_type, repo_id)
+        rev = revision
+        commit_id: str | None = None
+        if rev in refs["branches"]:
+            commit_id = refs["branches"][rev]
+        elif rev in refs["tags"]:
+            commit_id = refs["tags"][rev]["commit"]
+        elif rev.startswith("refs/heads/") and rev[len("refs/heads/") :] in refs["branches"]:
+            commit_id = refs["branches"][rev[len("refs/heads/") :]]
+        elif rev.startswith("refs/tags/") and rev[len("refs/tags/") :] in refs["tags"]:
+            commit_id = refs["tags"][rev[len("refs/tags/") :]]["commit"]
+        elif (m := _PR_RE.match(rev)) and m.group(1) in refs["prs"]:
+            commit_id = refs["prs"][m.group(1)]
+        elif _COMMIT_RE.match(rev) and self._commit_path(repo_type, repo_id, rev).is_file():
+            commit_id = rev
+        if commit_id is None:
+            raise StoreError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
+        return self.get_commit(repo_type, repo_id, commit_id)
+
+    def _make_commit(
+        self,
+        repo_type: str,
+        repo_id: str,
+        parents: tuple[str, ...],
+        tree: dict[str, Entry],
+        title: str,
+        message: str,
+        author: str,
+    ) -> Commit:
+        date = now_iso()
+        body = json.dumps(
+            {
+                "parents": list(parents),
+                "tree": {p: e.to_json() for p, e in sorted(tree.items())},
+                "title": title,
+                "message": message,
+                "author": author,
+                "date": date,
+                "nonce": base64.b16encode(os.urandom(8)).decode(),
+            },
+            sort_keys=True,
+        ).encode()
+        commit = Commit(hashlib.sha1(body).hexdigest(), parents, dict(tree), title, message, author, date)
+        _atomic_write_json(self._commit_path(repo_type, repo_id, commit.id), commit.to_json())
+        return commit
+
+    def commit(
+        self,
+        repo_type: str,
+        repo_id: str,
+        *,
+        revision: str,
+        operations: list[Operation],
+        title: str,
+        message: str,
+        author: str,
+        parent_commit: str | None = None,
+        create_pr: bool = False,
+    ) -> tuple[Commit, int | None]:
+        """Apply ``operations`` on top of branch ``revision`` as one commit.
+
+        Returns the commit and, with ``create_pr``, the new pull-request number (the branch
+        itself then does not move). ``parent_commit`` that is not the branch head -> 412.
+        """
+        with self.lock(repo_type, repo_id):
+            refs = self.refs(repo_type, repo_id)
+            branch = revision[len("refs/heads/") :] if revision.startswith("refs/heads/") else revision
+            pr_match = _PR_RE.match(revision)
+            if pr_match and pr_match.group(1) in refs["prs"]:
+                head_id = refs["prs"][pr_match.group(1)]
+            elif branch in refs["branches"]:
+                head_id = refs["branches"][branch]
+            else:
+                raise StoreError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
+            if parent_commit is not None and parent_commit != head_id:
+                raise StoreError(
+                    412,
+                    "A commit has happened since. Please refresh and try again. "
+                    f"(parent commit {parent_commit} is not the head {head_id} of {revision})",
+                    "PreconditionFailed",
+                )
+            head = self.get_commit(repo_type, repo_id, head_id)
+            tree = dict(head.tree)
+            for op in operations:
+                if op.kind == "add":
+                    assert op.entry is not None
+                    if any(p.startswith(op.path + "/") for p in tree):
+                        raise StoreError(
+                            400, f"Cannot add {op.path!r}: a folder with that name exists", "InvalidPath"
+                        )
+                    tree[op.path] = op.entry
+                elif op.kind == "delete_file":
+                    if op.path not in tree:
+                        raise StoreError(
+                            404, f"A file with this name doesn't exist: {op.path}", "EntryNotFound"
+                        )
+                    del tree[op.path]
+                elif op.kind == "delete_folder":
+                    prefix = op.path.rstrip("/") + "/"
+                    doomed = [p for p in tree if p.startswith(prefix)]
+                    if not doomed:
+                        raise StoreError(
+                            404, f"A folder with this name doesn't exist: {op.path}", "EntryNotFound"
+                        )
+                    for p in doomed:
+                        del tree[p]
+            commit = self._make_commit(repo_type, repo_id, (head_id,), tree, title, message, author)
+            pr_num: int | None = None
+            if create_pr:
+                pr_num = max((int(n) for n in refs["prs"]), default=0) + 1
+                refs["prs"][str(pr_num)] = commit.id
+            elif pr_match and pr_match.group(1) in refs["prs"]:
+                refs["prs"][pr_match.group(1)] = commit.id
+            else:
+                refs["branches"][branch] = commit.id
+            self._write_refs(repo_type, repo_id, refs)
+            return commit, pr_num
+
+    def history(self, repo_type: str, repo_id: str, head: Commit) -> Iterator[Commit]:
+        """Commits reachable from ``head`` along first parents, newest first."""
+        commit: Commit | None = head
+        while commit is not None:
+            yield commit
+            commit = self.get_commit(repo_type, repo_id, commit.parents[0]) if commit.parents else None
+
+    # ------------------------------------------------------------------- refs
+    def create_branch(self, repo_type: str, repo_id: str, branch: str, starting_point: str | None) -> None:
+        _check_ref_name(branch)
+        with self.lock(repo_type, repo_id):
+            refs = self.refs(repo_type, repo_id)
+            if branch in refs["branches"]:
+                raise StoreError(409, f"Reference already exists: refs/heads/{branch}", "RefExists")
+            start = self.resolve(repo_type, repo_id, starting_point or "main")
+            refs["branches"][branch] = start.id
+            self._write_refs(repo_type, repo_id, refs)
+
+    def delete_branch(self, repo_type: str, repo_id: str, branch: str) -> None:
+        with self.lock(repo_type, repo_id):
+            refs = self.refs(repo_type, repo_id)
+            if branch not in refs["branches"]:
+                raise StoreError(404, f"Invalid rev id: {branch}", "RevisionNotFound")
+            if branch == "main":
+                raise StoreError(403, "Cannot delete the default branch 'main'", "Forbidden")
+            del refs["branches"][branch]
+            self._write_refs(repo_type, repo_id, refs)
+
+    def create_tag(self, repo_type: str, repo_id: str, tag: str, revision: str, message: str | None) -> None:
+        _check_ref_name(tag)
+        with self.lock(repo_type, repo_id):
+            refs = self.refs(repo_type, repo_id)
+            if tag in refs["tags"]:
+                raise StoreError(409, f"Tag already exists: {tag}", "RefExists")
+            target = self.resolve(repo_type, repo_id, revision)
+            refs["tags"][tag] = {"commit": target.id, "message": message or ""}
+            self._write_refs(repo_type, repo_id, refs)
+
+    def delete_tag(self, repo_type: str, repo_id: str, tag: str) -> None:
+        with self.lock(repo_type, repo_id):
+            refs = self.refs(repo_type, repo_id)
+            if tag not in refs["tags"]:
+                raise StoreError(404, f"Invalid rev id: {tag}", "RevisionNotFound")
+            del refs["tags"][tag]
+            self._write_refs(repo_type, repo_id, refs)
+
+
+def _check_ref_name(name: str) -> None:
+    """Refuse ref names git would refuse (and ones that would alias commit ids or refs/)."""
+    bad = (
+        not name
+        or len(name) > 200
+        or name.startswith(("/", "-", "refs/"))
+        or name.endswith(("/", ".", ".lock"))
+        or ".." in name
+        or "//" in name
+        or any(c in name for c in " ~^:?*[\\\0")
+        or _COMMIT_RE.match(name) is not None
+    )
+    if bad:
+        raise StoreError(400, f"Invalid reference name: {name!r}", "InvalidRef")
+
+
+def folder_oid(tree: dict[str, Entry], prefix: str) -> str:
+    """A stable id for a folder: hash of its descendants' paths and oids."""
+    h = hashlib.sha1()
+    for path in sorted(p for p in tree if p.startswith(prefix + "/")):
+        h.update(f"{path}\0{tree[path].sha256}\n".encode())
+    return h.hexdigest()
+
+
+def parent_dirs(path: str) -> list[str]:
+    """``a/b/c.txt`` -> ``["a", "a/b"]``."""
+    parents = [str(p) for p in PurePosixPath(path).parents if str(p) != "."]
+    return sorted(parents, key=len)

@@ -1,0 +1,147 @@
+"""Run the local Hub in a background thread: for tests, the demo and the Space.
+
+```python
+from upskill_hub.hub.server.testing import running_server
+
+with running_server(tmp_path / "hub", write_tokens=("hf_secret",)) as hub:
+    os.environ["HF_ENDPOINT"] = hub.url        # before importing huggingface_hub!
+    hub.inject_faults(method="POST", path_regex=r"/commit/", status=500, count=1)
+```
+
+``huggingface_hub`` reads ``HF_ENDPOINT`` when it is imported; pass ``port=`` to start on a
+port chosen earlier (that is what ``tests/conftest.py`` does), or give clients
+``HfApi(endpoint=hub.url)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from upskill_hub.hub.server.faults import FaultInjector, FaultRule, RequestRecord
+
+if TYPE_CHECKING:
+    from upskill_hub.hub.server.app import ServerConfig
+
+#: Tokens the test suite's server accepts (shaped like HF tokens, so ``redact()`` masks them).
+TEST_WRITE_TOKEN = "hf_upskillTestWriteToken000000000001"
+TEST_READ_TOKEN = "hf_upskillTestReadOnlyToken00000000002"
+#: An organization the test server reports as a trusted kernel publisher.
+TEST_TRUSTED_ORG = "trusted-kernels"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free a moment ago (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class ServerHandle:
+    """A running local Hub: its URL and root, fault injection and the request log."""
+
+    url: str
+    root: Path
+    port: int
+    config: ServerConfig
+    faults: FaultInjector = field(repr=False)
+
+    def inject_faults(
+        self,
+        *,
+        method: str | None = None,
+        path_regex: str = ".*",
+        status: int = 500,
+        count: int = 1,
+        retry_after: float | None = None,
+        message: str = "Injected fault",
+    ) -> FaultRule:
+        """Make the next ``count`` requests matching ``method`` and ``path_regex`` answer ``status``.
+
+        ``path_regex`` is searched in the decoded URL path (no query), e.g. ``r"/commit/"`` for
+        commits, ``r"/info/lfs/objects/batch$"`` for the LFS batch call and
+        ``r"/info/lfs/objects/upload/"`` for LFS uploads. The returned rule's ``hits`` counts
+        how many requests it answered.
+        """
+        return self.faults.add(
+            method=method,
+            path_regex=path_regex,
+            status=status,
+            count=count,
+            retry_after=retry_after,
+            message=message,
+        )
+
+    def clear_faults(self) -> None:
+        self.faults.clear()
+
+    @property
+    def requests(self) -> list[RequestRecord]:
+        """Requests answered so far (method, path, status, bytes received)."""
+        return self.faults.snapshot()
+
+    def clear_requests(self) -> None:
+        with self.faults._lock:
+            self.faults.records.clear()
+
+
+@contextlib.contextmanager
+def running_server(
+    root: Path | str,
+    *,
+    write_tokens: tuple[str, ...] | list[str] = (),
+    read_tokens: tuple[str, ...] | list[str] = (),
+    trusted_publishers: tuple[str, ...] | list[str] = (),
+    user: str = "user",
+    port: int | None = None,
+    host: str = "127.0.0.1",
+    tree_page_size: int = 1000,
+    commits_page_size: int = 50,
+) -> Iterator[ServerHandle]:
+    """Start the local Hub on ``host`` (a free port unless ``port``), yield its handle, stop it."""
+    import uvicorn
+
+    from upskill_hub.hub.server.app import ServerConfig, create_app
+
+    config = ServerConfig(
+        root=Path(root),
+        write_tokens=tuple(write_tokens),
+        read_tokens=tuple(read_tokens),
+        trusted_publishers=tuple(trusted_publishers),
+        user=user,
+        tree_page_size=tree_page_size,
+        commits_page_size=commits_page_size,
+    )
+    app = create_app(config)
+    port = port or free_port(host)
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="off")
+    )
+    thread = threading.Thread(target=server.run, name=f"local-hub-{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            thread.join(5)
+            raise RuntimeError(f"local Hub did not start on {host}:{port}")
+        time.sleep(0.02)
+    handle = ServerHandle(
+        url=f"http://{host}:{port}",
+        root=Path(root).resolve(),
+        port=port,
+        config=config,
+        faults=app.state.faults,
+    )
+    try:
+        yield handle
+    finally:
+        server.should_exit = True
+        thread.join(10)
