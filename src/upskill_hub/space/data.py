@@ -1,0 +1,348 @@
+"""Load a skills-and-results dataset (Hub repo or local folder) for the Space, with caching.
+
+The layout is the one ``upskill-hub push`` writes (see :mod:`upskill_hub.hub.dataset_repo`):
+``data/skills/*.parquet``, ``data/results/*.parquet``, ``data/runs/*.parquet`` and the
+skills' files under ``skills/<name>/``.
+
+Why this shape:
+
+* Only ``data/**`` is downloaded up front (``snapshot_download`` with ``allow_patterns``):
+  a library of 1,000 skills has thousands of skill files a visitor never opens; those come
+  per skill, on demand, from the same commit.
+* A loaded library is kept in memory keyed by ``(repo, commit sha)``: a page load asks the
+  Hub for the current sha (one small request) and reuses everything, aggregates included,
+  while the repo has not changed. The downloaded files sit in the ordinary HF cache.
+* Only the result columns the aggregates need are read (not the model outputs), so
+  100,000 rows load in a fraction of a second.
+* Tokens: the operator's repo (``SKILLS_REPO``) is read with the Space's own token; any
+  other repo a visitor types is read anonymously, so a visitor can never use the Space's
+  token to read a private repo of its owner.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from upskill_hub.errors import UpskillError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from upskill_hub.space.aggregate import Aggregates
+
+SKILLS_GLOB = "data/skills/*.parquet"
+RESULTS_GLOB = "data/results/*.parquet"
+RUNS_GLOB = "data/runs/*.parquet"
+
+#: Result columns the browse views need; model outputs and assertion details stay on disk.
+RESULT_COLUMNS = (
+    "run_id",
+    "timestamp",
+    "skill_name",
+    "skill_version",
+    "model",
+    "provider",
+    "condition",
+    "case_id",
+    "repeat",
+    "passed",
+    "error",
+    "cached",
+    "input_tokens",
+    "output_tokens",
+)
+SKILL_COLUMNS = (
+    "name",
+    "description",
+    "version",
+    "license",
+    "frontmatter",
+    "body",
+    "token_estimate",
+    "n_cases",
+    "files",
+)
+
+
+@dataclass
+class Library:
+    """A loaded dataset: tables plus the aggregates every view reads."""
+
+    source: str  # "owner/name" or a local folder
+    revision: str | None  # commit sha on the Hub, None for a local folder
+    root: Path  # local folder holding data/...
+    skills: pd.DataFrame
+    results: pd.DataFrame
+    runs: pd.DataFrame
+    aggregates: Aggregates
+    is_local: bool = False
+    token: str | bool | None = None  # what to send when fetching skill files (never shown)
+    _files_cache: dict[str, Path] = field(default_factory=dict, repr=False)
+
+    @property
+    def skill_names(self) -> list[str]:
+        return list(self.skills["name"])
+
+    def has_skill(self, name: str) -> bool:
+        return name in self.aggregates.skill_index
+
+    def skill_row(self, name: str) -> dict[str, Any]:
+        """The ``skills`` table row of ``name`` as a dict; ``UpskillError`` if unknown."""
+        idx = self.aggregates.skill_index.get(name)
+        if idx is None:
+            raise UpskillError(f"skill {name!r} is not in {self.source}")
+        return self.skills.iloc[idx].to_dict()
+
+    def skill_dir(self, name: str) -> Path:
+        """Local folder with the skill's files (downloaded on first use, same commit)."""
+        from upskill_hub.fsutil import check_relpath
+
+        self.skill_row(name)  # unknown names never reach the file system or the Hub
+        check_relpath(name)
+        if name in self._files_cache:
+            return self._files_cache[name]
+        if self.is_local:
+            path = self.root / "skills" / name
+        else:
+            from huggingface_hub import snapshot_download
+
+            try:
+                local = snapshot_download(
+                    self.source,
+                    repo_type="dataset",
+                    revision=self.revision,
+                    allow_patterns=[f"skills/{name}/**"],
+                    token=self.token,
+                )
+            except Exception as exc:  # network / auth: one line for the UI
+                raise UpskillError(f"cannot download the files of skill {name!r}: {_one_line(exc)}") from None
+            path = Path(local) / "skills" / name
+        self._files_cache[name] = path
+        return path
+
+
+def _one_line(exc: BaseException) -> str:
+    from upskill_hub.redact import redact
+
+    text = str(exc).strip().splitlines()
+    return redact(text[0] if text else type(exc).__name__)
+
+
+# --------------------------------------------------------------------------- reading tables
+def _read_parquets(files: list[Path], columns: tuple[str, ...] | None) -> pd.DataFrame:
+    """Read and stack parquet files, keeping ``columns`` that exist (older shards may lack some)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tables = []
+    for f in sorted(files):
+        try:
+            names = pq.read_schema(f).names
+            cols = [c for c in columns if c in names] if columns else None
+            tables.append(pq.read_table(f, columns=cols))
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise UpskillError(f"{f.name}: not a readable parquet file ({_one_line(exc)})") from None
+    if not tables:
+        return pd.DataFrame({c: [] for c in columns or ()})
+    table = pa.concat_tables(tables, promote_options="permissive")
+    df = table.to_pandas(types_mapper=None)
+    for c in columns or ():
+        if c not in df.columns:
+            df[c] = None
+    return df
+
+
+def _normalise_skills(df: pd.DataFrame) -> pd.DataFrame:
+    """Fill what older or hand-made skill rows lack, so every view can rely on the columns."""
+    import numpy as np
+
+    from upskill_hub.skill import estimate_tokens
+
+    df = df.copy()
+    df["name"] = df["name"].astype(str)
+    df["description"] = df["description"].fillna("").astype(str)
+    df["version"] = df["version"].fillna("").astype(str)
+    df["body"] = df["body"].fillna("").astype(str)
+    tokens = df["token_estimate"]
+    missing = tokens.isna()
+    if missing.any():
+        df.loc[missing, "token_estimate"] = [estimate_tokens(b) for b in df.loc[missing, "body"]]
+    df["token_estimate"] = df["token_estimate"].astype(np.int64)
+    df["n_cases"] = df["n_cases"].fillna(0).astype(np.int64)
+    df = df.drop_duplicates("name", keep="last").sort_values("name", kind="stable").reset_index(drop=True)
+    return df
+
+
+def load_library_dir(root: str | Path, *, source: str | None = None, revision: str | None = None) -> Library:
+    """Load the tables under ``root`` (a local copy of the dataset layout) and aggregate them."""
+    from upskill_hub.space.aggregate import compute_aggregates
+
+    root = Path(root)
+    if not (root / "data").is_dir():
+        raise UpskillError(f"{source or root} has no data/ folder: is it a dataset made by 'upskill-hub push'?")
+    skills = _normalise_skills(_read_parquets(list(root.glob(SKILLS_GLOB)), SKILL_COLUMNS))
+    results = _read_parquets(list(root.glob(RESULTS_GLOB)), RESULT_COLUMNS)
+    runs = _read_parquets(list(root.glob(RUNS_GLOB)), None)
+    aggregates = compute_aggregates(skills, results)
+    return Library(
+        source=source or str(root),
+        revision=revision,
+        root=root,
+        skills=skills,
+        results=results,
+        runs=runs,
+        aggregates=aggregates,
+        is_local=source is None,
+    )
+
+
+# --------------------------------------------------------------------------- Hub + cache
+_CACHE: dict[tuple[str, str | None], Library] = {}
+_LOCK = threading.Lock()
+
+
+def clear_cache() -> None:
+    with _LOCK:
+        _CACHE.clear()
+
+
+def _check_repo_id(repo: str) -> str:
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(repo)
+    except HFValidationError:
+        raise UpskillError(f"{repo!r} is not a dataset repo id (expected OWNER/NAME)") from None
+    if "/" not in repo:
+        raise UpskillError(f"{repo!r} is not a dataset repo id (expected OWNER/NAME)")
+    return repo
+
+
+def load_library(source: str, *, token: str | bool | None = False, refresh: bool = True) -> Library:
+    """The library at ``source``: a local folder, or a Hub dataset repo ``OWNER/NAME``.
+
+    ``token`` is what reads the repo: ``False`` (anonymous) unless the caller is the
+    operator's own configuration. With ``refresh`` the current commit is looked up and a
+    cached library is reused only when it is still current; if the Hub cannot be reached
+    the last loaded copy is served.
+    """
+    source = (source or "").strip()
+    if not source:
+        raise UpskillError("no skills repo given: set SKILLS_REPO or pass --repo OWNER/NAME")
+    path = Path(source).expanduser()
+    if path.is_dir():
+        key = (str(path.resolve()), None)
+        with _LOCK:
+            if key in _CACHE and not refresh:
+                return _CACHE[key]
+        lib = load_library_dir(path)
+        with _LOCK:
+            _CACHE[key] = lib
+        return lib
+
+    repo = _check_repo_id(source)
+    sha: str | None = None
+    if refresh or not any(k[0] == repo for k in _CACHE):
+        from huggingface_hub import HfApi
+        from huggingface_hub.errors import RepositoryNotFoundError
+
+        try:
+            sha = HfApi().dataset_info(repo, token=token).sha
+        except RepositoryNotFoundError:
+            raise UpskillError(f"dataset repo {repo!r} not found (or it is private)") from None
+        except Exception as exc:
+            stale = [lib for (r, _), lib in _CACHE.items() if r == repo]
+            if stale:
+                return stale[-1]
+            raise UpskillError(f"cannot reach dataset repo {repo!r}: {_one_line(exc)}") from None
+    with _LOCK:
+        if sha is None:
+            return next(lib for (r, _), lib in _CACHE.items() if r == repo)
+        if (repo, sha) in _CACHE:
+            return _CACHE[(repo, sha)]
+
+    from huggingface_hub import snapshot_download
+
+    try:
+        local = snapshot_download(
+            repo, repo_type="dataset", revision=sha, allow_patterns=["data/**", "README.md"], token=token
+        )
+    except Exception as exc:
+        raise UpskillError(f"cannot download dataset repo {repo!r}: {_one_line(exc)}") from None
+    lib = load_library_dir(Path(local), source=repo, revision=sha)
+    lib.token = token
+    with _LOCK:
+        for k in [k for k in _CACHE if k[0] == repo]:
+            del _CACHE[k]
+        _CACHE[(repo, sha)] = lib
+    return lib
+
+
+# --------------------------------------------------------------------------- skill details
+def skill_files(lib: Library, name: str) -> list[dict[str, Any]]:
+    """The skill's files (path, size) as pushed; from the table, so no download is needed."""
+    row = lib.skill_row(name)
+    files = row.get("files")
+    if files is None:
+        return []
+    return [{"path": f["path"], "size": int(f["size"])} for f in list(files)]
+
+
+def read_skill_file(lib: Library, name: str, rel: str, *, limit: int = 200_000) -> str:
+    """Text of one file of a skill (safe path, size-limited, binary files described)."""
+    from upskill_hub.fsutil import check_relpath
+
+    check_relpath(rel)
+    known = {f["path"] for f in skill_files(lib, name)}
+    if known and rel not in known:
+        raise UpskillError(f"skill {name!r} has no file {rel!r}")
+    path = lib.skill_dir(name) / rel
+    if not path.is_file():
+        raise UpskillError(f"file {rel!r} of skill {name!r} is missing from {lib.source}")
+    data = path.read_bytes()[: limit + 1]
+    try:
+        text = data[:limit].decode("utf-8")
+    except UnicodeDecodeError:
+        return f"(binary file, {path.stat().st_size} bytes)"
+    return text + ("\n… (truncated)" if len(data) > limit else "")
+
+
+def skill_md_text(lib: Library, name: str) -> str:
+    """SKILL.md as pushed; rebuilt from the table row if the file cannot be fetched."""
+    try:
+        return read_skill_file(lib, name, "SKILL.md")
+    except UpskillError:
+        from upskill_hub.skill import render_skill_md
+
+        row = lib.skill_row(name)
+        try:
+            fm = json.loads(row.get("frontmatter") or "{}")
+        except json.JSONDecodeError:
+            fm = {}
+        fm = fm or {"name": name, "description": row.get("description", "")}
+        return render_skill_md(fm, row.get("body") or "")
+
+
+def skill_cases(lib: Library, name: str) -> list[dict[str, Any]]:
+    """The skill's test cases (from its skill_meta.json), as plain dicts for display."""
+    from upskill_hub.cases import CasesError, load_meta_text
+
+    names = {f["path"] for f in skill_files(lib, name)}
+    if names and "skill_meta.json" not in names:
+        return []
+    try:
+        path = lib.skill_dir(name) / "skill_meta.json"
+    except UpskillError:
+        return []
+    if not path.is_file():
+        return []
+    try:
+        meta = load_meta_text(path.read_bytes())
+    except CasesError as exc:
+        raise UpskillError(f"skill {name!r}: skill_meta.json is invalid ({exc})") from None
+    return [c.to_dict() for c in meta.cases]

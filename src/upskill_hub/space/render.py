@@ -1,0 +1,86 @@
+"""Render a skill's Markdown to HTML that cannot run anything in the visitor's browser.
+
+A SKILL.md comes from whoever pushed it, so it is untrusted HTML as much as Markdown:
+``<script>``, ``onerror=`` handlers, ``javascript:`` links and ``<iframe>`` s must not
+survive. Markdown is turned into HTML by ``markdown-it-py`` (CommonMark + tables, raw
+HTML allowed so harmless inline HTML still shows) and the result goes through ``nh3``
+(the Ammonia sanitiser): an allow-list of tags and attributes, ``http``/``https``/
+``mailto`` links only, and ``<script>``/``<style>`` removed together with their content.
+"""
+
+from __future__ import annotations
+
+import html
+from functools import lru_cache
+
+#: Tags a rendered skill may use; everything else is dropped (its text kept).
+ALLOWED_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt",
+    "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p",
+    "pre", "s", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "th",
+    "thead", "tr", "ul",
+}  # fmt: skip
+#: Attributes allowed per tag ("*" = any tag). No ``on*``, no ``style``, no ``srcdoc``.
+ALLOWED_ATTRIBUTES = {
+    "*": {"title", "lang"},
+    "a": {"href"},
+    "img": {"src", "alt", "width", "height"},
+    "code": {"class"},
+    "td": {"align"},
+    "th": {"align"},
+    "ol": {"start"},
+}
+URL_SCHEMES = {"http", "https", "mailto"}
+#: Elements dropped with everything inside them.
+DROP_WITH_CONTENT = {"script", "style", "iframe", "object", "embed", "template", "noscript", "svg", "math"}
+
+
+@lru_cache(maxsize=1)
+def _markdown():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True, "linkify": False}).enable("table").enable("strikethrough")
+
+
+def sanitize_html(raw_html: str) -> str:
+    """Return ``raw_html`` reduced to the allow-list above (nothing executable survives)."""
+    import nh3
+
+    return nh3.clean(
+        raw_html,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes=URL_SCHEMES,
+        clean_content_tags=DROP_WITH_CONTENT,
+        link_rel="noopener noreferrer nofollow",
+        strip_comments=True,
+    )
+
+
+def render_markdown(text: str) -> str:
+    """Markdown (possibly containing raw HTML) -> sanitised HTML."""
+    return sanitize_html(_markdown().render(text or ""))
+
+
+def render_skill_md(skill_md: str) -> str:
+    """The SKILL.md body as safe HTML, with its frontmatter shown as a small table first.
+
+    The frontmatter is split off with the skill model's own parser; a file whose
+    frontmatter cannot be read is shown as plain Markdown (it is still sanitised).
+    """
+    from upskill_hub.skill import FrontmatterError, split_frontmatter
+
+    try:
+        fm, body = split_frontmatter(skill_md)
+    except FrontmatterError:
+        return f'<div class="skill-md">{render_markdown(skill_md)}</div>'
+    rows = "".join(
+        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in fm.items()
+    )
+    head = f'<table class="skill-frontmatter">{rows}</table>' if rows else ""
+    return f'<div class="skill-md">{sanitize_html(head)}{render_markdown(body)}</div>'
+
+
+def escape(text: str) -> str:
+    """HTML-escape plain text (file listings, case inputs) before it goes into HTML."""
+    return html.escape(text or "", quote=True)
