@@ -67,10 +67,11 @@ def gguf_path_for(spec: ModelSpec) -> Path:
 
 
 def check_local_available(spec: ModelSpec) -> Path:
-    """Preflight for ``local``: the runtime is importable and the model file exists."""
+    """Preflight for ``local``: the model file exists and the runtime is importable."""
+    path = gguf_path_for(spec)
     if importlib.util.find_spec("llama_cpp") is None:
         raise UpskillError(f"the local model needs llama-cpp-python; {INSTALL_HINT}")
-    return gguf_path_for(spec)
+    return path
 
 
 def _load(path: Path, n_ctx: int) -> tuple[Any, threading.Lock]:

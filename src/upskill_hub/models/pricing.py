@@ -117,7 +117,7 @@ def load_price_file(path: Path) -> dict[str, Price]:
 
 
 @lru_cache(maxsize=8)
-def _price_table(path_key: str | None) -> dict[str, Price]:
+def _price_table(path_key: str | None, mtime_ns: int = 0) -> dict[str, Price]:
     table = dict(BUILTIN_PRICES)
     if path_key:
         table.update(load_price_file(Path(path_key)))
@@ -125,9 +125,11 @@ def _price_table(path_key: str | None) -> dict[str, Price]:
 
 
 def price_table() -> dict[str, Price]:
-    """Built-in prices overlaid with the user's file (re-read when the path changes)."""
+    """Built-in prices overlaid with the user's file (re-read when it changes)."""
     path = user_prices_path()
-    return _price_table(str(path) if path else None)
+    if path is None:
+        return _price_table(None)
+    return _price_table(str(path), path.stat().st_mtime_ns)
 
 
 def _model_id(model: str) -> str:

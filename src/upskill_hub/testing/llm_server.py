@@ -312,6 +312,12 @@ class ScriptedLLMServer:
         self._ready.set()
         try:
             loop.run_forever()
+            # Connections accepted while shutting down: cancel them before the loop closes.
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         finally:
             loop.close()
 
@@ -336,7 +342,8 @@ class ScriptedLLMServer:
             pass
         finally:
             self._tasks.discard(task)  # type: ignore[arg-type]
-            writer.transport.abort()
+            with contextlib.suppress(RuntimeError):
+                writer.transport.abort()
 
     async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = h11.Connection(h11.SERVER)
