@@ -22,7 +22,9 @@ def _openai(srv) -> openai.AsyncOpenAI:
 
 
 async def _ask(client: openai.AsyncOpenAI, text: str, system: str = "") -> str:
-    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
+    messages = ([{"role": "system", "content": system}] if system else []) + [
+        {"role": "user", "content": text}
+    ]
     resp = await client.chat.completions.create(model="m", messages=messages)
     return resp.choices[0].message.content
 
@@ -63,7 +65,10 @@ def test_records_bodies_and_masks_secrets() -> None:
 
 
 def test_faults_target_matching_requests_only() -> None:
-    faults = [Fault.server_error(502, match="poison", times=2), Fault.rate_limit(retry_after=0, api="anthropic")]
+    faults = [
+        Fault.server_error(502, match="poison", times=2),
+        Fault.rate_limit(retry_after=0, api="anthropic"),
+    ]
     with running_llm_server(faults=faults) as srv:
 
         async def go():

@@ -27,7 +27,9 @@ def _client(provider: str, srv, **kw) -> ModelClient:
     if provider == "openai":
         return create_client("openai:gpt-4.1-mini", base_url=srv.openai_base_url, api_key=KEY, **kw)
     if provider == "hf":
-        return create_client("hf:moonshotai/Kimi-K2-Thinking", base_url=srv.openai_base_url, api_key=KEY, **kw)
+        return create_client(
+            "hf:moonshotai/Kimi-K2-Thinking", base_url=srv.openai_base_url, api_key=KEY, **kw
+        )
     return create_client("qwen2.5:7b", base_url=srv.openai_base_url, **kw)
 
 

@@ -32,7 +32,13 @@ TABLE = [
     ("o4-mini", None, "openai", "o4-mini", OPENAI_BASE_URL),
     ("claude-3-5-haiku-20241022", None, "anthropic", "claude-3-5-haiku-20241022", ANTHROPIC_BASE_URL),
     # self-hosted OpenAI-compatible servers
-    ("qwen2.5:7b", "http://localhost:11434/v1", "openai-compatible", "qwen2.5:7b", "http://localhost:11434/v1"),
+    (
+        "qwen2.5:7b",
+        "http://localhost:11434/v1",
+        "openai-compatible",
+        "qwen2.5:7b",
+        "http://localhost:11434/v1",
+    ),
     ("my-model", "http://127.0.0.1:8080/v1/", "openai-compatible", "my-model", "http://127.0.0.1:8080/v1"),
     (
         "openai-compatible:qwen@http://localhost:8000/v1",

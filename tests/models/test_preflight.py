@@ -15,7 +15,13 @@ from upskill_hub.testing.llm_server import running_llm_server
 
 @pytest.fixture
 def no_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "UPSKILL_API_KEY"):
+    for var in (
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "UPSKILL_API_KEY",
+    ):
         monkeypatch.delenv(var, raising=False)
     # no token saved by `hf auth login` either
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))

@@ -68,7 +68,7 @@ def test_user_price_file_in_config_dir_json(monkeypatch: pytest.MonkeyPatch, tmp
     [
         ('[models."x"]\ninput = "cheap"\noutput = 1\n', "numeric 'input' and 'output'"),
         ("[models\nbroken", "cannot read price file"),
-        ('[models]\nx = 3\n', "must be a table"),
+        ("[models]\nx = 3\n", "must be a table"),
     ],
 )
 def test_bad_price_file_is_one_line_error(
