@@ -1,7 +1,187 @@
-"""CLI command group: kernels (being built)."""
+"""``upskill-hub kernels``: init, check, build, push and verify Hub kernels.
+
+Thin front end over :mod:`upskill_hub.kernels`: parse options, call the library, render.
+Progress and compiler errors go to stderr; results to stdout.
+"""
 
 from __future__ import annotations
 
-import typer
+import json
+from pathlib import Path
 
-app = typer.Typer(help="kernels commands.", no_args_is_help=True)
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from upskill_hub.errors import UpskillError
+
+app = typer.Typer(
+    help="Build kernels in kernel-builder layout, check them, publish them as Hub kernel repos and verify "
+    "that `kernels.get_kernel` loads them.",
+    no_args_is_help=True,
+)
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def _split(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+@app.command("init")
+def init(
+    name: str = typer.Argument(..., help="Kernel name: lowercase letters, digits and dashes (e.g. my-relu)."),
+    backends: str = typer.Option(
+        "cpu", "--backends", "-b", help="Comma-separated: cpu, cuda (or noarch for a pure-PyTorch kernel)."
+    ),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Project folder (default: ./NAME)."),
+    license: str = typer.Option("Apache-2.0", "--license", help="SPDX license id written to build.toml."),
+    repo_id: str | None = typer.Option(None, "--repo-id", help="Hub repo (OWNER/NAME) to record in build.toml."),
+) -> None:
+    """Create a kernel project (build.toml, torch binding, kernel sources, tests, flake.nix)."""
+    from upskill_hub.kernels.scaffold import init_project
+
+    dest = output or Path(name)
+    files = init_project(name, dest, backends=_split(backends), license=license, repo_id=repo_id)
+    console.print(f"[green]✓[/] created {dest} ({len(files)} files)")
+    for rel in files:
+        console.print(f"  {rel}", markup=False)
+    console.print(f"next: upskill-hub kernels build {dest} --builder local && pytest {dest}/tests", markup=False)
+
+
+@app.command("check")
+def check(
+    path: Path = typer.Argument(Path("."), help="Kernel project folder (with build.toml)."),
+    manylinux: str | None = typer.Option(
+        None, "--manylinux", help="ABI policy for .so files (default: manylinux_2_28; local builds: their glibc)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
+) -> None:
+    """Check build.toml (edition 5), the layout and the built variants; exit 1 on problems."""
+    from upskill_hub.kernels.check import check_project, has_errors
+
+    problems = check_project(path, manylinux=manylinux)
+    if as_json:
+        typer.echo(json.dumps([p.to_dict() for p in problems], indent=2))
+    else:
+        for p in problems:
+            if p.severity == "error":
+                err_console.print(str(p), markup=False, soft_wrap=True)
+            else:
+                err_console.print(f"warning: {p}", markup=False, soft_wrap=True, style="yellow")
+        if not has_errors(problems):
+            built = path / "build"
+            count = len([d for d in built.iterdir() if d.is_dir() and not d.name.startswith(".")]) if built.is_dir() else 0
+            console.print(f"[green]✓[/] {path}: build.toml and {count} built variant(s) OK")
+    raise typer.Exit(1 if has_errors(problems) else 0)
+
+
+@app.command("build")
+def build(
+    path: Path = typer.Argument(Path("."), help="Kernel project folder (with build.toml)."),
+    builder: str = typer.Option(
+        "local", "--builder", help="local: this machine's variant(s) with torch's compiler flags; nix: all variants."
+    ),
+    variant: str | None = typer.Option(None, "--variant", help="Build only this variant."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", help="Parallel compile jobs (local builder)."),
+) -> None:
+    """Build variants into PATH/build/<variant>/ (a failed build keeps the previous build/)."""
+    if builder not in ("local", "nix"):
+        raise UpskillError(f"unknown --builder {builder!r}: use local or nix")
+    if builder == "nix":
+        from upskill_hub.kernels.builders.nix import build_nix
+
+        names = build_nix(path, variant=variant, progress=lambda line: err_console.print(line, markup=False))
+        console.print(f"[green]✓[/] build/ now holds: {', '.join(names) or 'nothing'}")
+        return
+
+    from upskill_hub.kernels.builders.local import BuildError, build_local
+
+    with err_console.status("building…") as status:
+
+        def progress(msg: str) -> None:
+            status.update(msg)
+            if not msg.startswith("compiling "):
+                err_console.print(f"  {msg}", markup=False, style="dim")
+
+        try:
+            built = build_local(path, variant=variant, progress=progress, jobs=jobs)
+        except BuildError as exc:
+            for line in exc.details:
+                err_console.print(line, markup=False, soft_wrap=True, style="red")
+            raise
+    table = Table(title="built variants")
+    table.add_column("variant")
+    table.add_column("path")
+    table.add_column("seconds", justify="right")
+    for b in built:
+        table.add_row(b.variant, str(b.path), f"{b.seconds:.1f}")
+    console.print(table)
+
+
+@app.command("push")
+def push(
+    path: Path = typer.Argument(Path("."), help="Kernel project folder with a built build/."),
+    repo: str = typer.Option(..., "--repo", help="Hub kernel repo OWNER/NAME (created if missing)."),
+    version: int | None = typer.Option(None, "--version", help="Branch v<N> (default: build.toml general.version)."),
+    private: bool = typer.Option(False, "--private", help="Create the repo as private."),
+    create_pr: bool = typer.Option(False, "--create-pr", help="Open a pull request instead of committing."),
+) -> None:
+    """Upload build/ to a Hub kernel repo on branch v<N> in one commit, with a card and benchmarks."""
+    from upskill_hub.kernels.push import push_kernel
+
+    with err_console.status(f"pushing to {repo}…"):
+        res = push_kernel(path, repo, version=version, private=private, create_pr=create_pr)
+    console.print(
+        f"[green]✓[/] {res.repo_id}@{res.branch}: {len(res.variants)} variant(s), "
+        f"{len(res.added)} file(s) uploaded, {len(res.deleted)} stale file(s) removed"
+    )
+    for v in res.variants:
+        console.print(f"  {v}", markup=False)
+    if res.pr_url:
+        console.print(f"pull request: {res.pr_url}", markup=False)
+    elif res.commit_url:
+        console.print(f"commit: {res.commit_url}", markup=False)
+    ver = res.branch[1:]
+    console.print(f'load it: kernels.get_kernel("{res.repo_id}", version={ver})', markup=False)
+
+
+@app.command("verify")
+def verify(
+    repo_id: str = typer.Argument(..., help="Hub kernel repo OWNER/NAME."),
+    version: int | None = typer.Option(None, "--version", help="Kernel version (branch v<N>); default 1."),
+    revision: str | None = typer.Option(None, "--revision", help="A branch, tag or commit instead of --version."),
+    trust_remote_code: bool = typer.Option(
+        False, "--trust-remote-code", help="Load even if the publisher is not a trusted kernel publisher."
+    ),
+    project: Path | None = typer.Option(
+        None, "--project", help="Run this project's tests/ (default: the tests/ pushed to the repo)."
+    ),
+    no_tests: bool = typer.Option(False, "--no-tests", help="Only load the kernel and check its ops."),
+) -> None:
+    """Load the kernel with kernels.get_kernel in a fresh process and run the project's tests on it."""
+    from upskill_hub.kernels.verify import verify_kernel
+
+    with err_console.status(f"loading {repo_id} in a fresh process…"):
+        res = verify_kernel(
+            repo_id,
+            version=version,
+            revision=revision,
+            trust_remote_code=trust_remote_code,
+            project=project,
+            tests=not no_tests,
+        )
+    console.print(f"[green]✓[/] loaded {repo_id}: variant {res.variant} ({res.backend}), ops in {res.op_namespace}")
+    console.print(f"  functions: {', '.join(res.functions) or '-'}", markup=False)
+    console.print(f"  ops: {', '.join(res.ops) or '-'}", markup=False)
+    if no_tests:
+        return
+    if res.tests_source is None:
+        console.print("[yellow]no tests found[/] (push a tests/ folder or pass --project)")
+        return
+    summary = ", ".join(f"{n} {k}" for k, n in res.tests.items()) or "no tests ran"
+    if res.ok:
+        console.print(f"[green]✓[/] tests ({res.tests_source}): {summary}")
+        return
+    err_console.print(res.test_output, markup=False)
+    raise UpskillError(f"{repo_id}: the kernel's tests failed ({summary})")
