@@ -746,7 +746,7 @@ class _FaultAndLogMiddleware:
         if rule is not None:
             headers = {"X-Error-Message": rule.message}
             if rule.retry_after is not None:
-                headers["Retry-After"] = str(rule.retry_after)
+                headers["Retry-After"] = str(max(0, int(rule.retry_after)))  # clients parse whole seconds
             # Drain the request body so the client is not cut off mid-upload.
             more = True
             received = 0

@@ -21,7 +21,7 @@ class FaultRule:
     path_regex: re.Pattern[str]
     status: int
     remaining: int
-    retry_after: float | None = None
+    retry_after: int | None = None
     message: str = "Injected fault"
     hits: int = 0
 
@@ -52,7 +52,7 @@ class FaultInjector:
         path_regex: str = ".*",
         status: int = 500,
         count: int = 1,
-        retry_after: float | None = None,
+        retry_after: int | None = None,
         message: str = "Injected fault",
     ) -> FaultRule:
         rule = FaultRule(

@@ -60,7 +60,7 @@ class ServerHandle:
         path_regex: str = ".*",
         status: int = 500,
         count: int = 1,
-        retry_after: float | None = None,
+        retry_after: int | None = None,
         message: str = "Injected fault",
     ) -> FaultRule:
         """Make the next ``count`` requests matching ``method`` and ``path_regex`` answer ``status``.
