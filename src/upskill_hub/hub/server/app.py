@@ -754,12 +754,19 @@ class _FaultAndLogMiddleware:
                 msg = await receive()
                 received += len(msg.get("body", b""))
                 more = msg.get("more_body", False) and msg["type"] == "http.request"
-            response = JSONResponse({"error": rule.message}, status_code=rule.status, headers=headers)
-            await response(scope, receive, send)
             self.injector.record(RequestRecord(method, path, rule.status, received, injected=True))
             logger.info("%s %s %s (injected fault)", method, path, rule.status)
+            response = JSONResponse({"error": rule.message}, status_code=rule.status, headers=headers)
+            await response(scope, receive, send)
             return
-        state = {"status": 0, "bytes_in": 0}
+        state = {"status": 0, "bytes_in": 0, "recorded": False}
+
+        def record(status: int) -> None:
+            # Recorded when the response starts, so a test that saw the response sees the record.
+            if not state["recorded"]:
+                state["recorded"] = True
+                self.injector.record(RequestRecord(method, path, status, state["bytes_in"]))
+                logger.info("%s %s %s", method, path, status)
 
         async def counting_receive() -> dict:
             msg = await receive()
@@ -767,16 +774,15 @@ class _FaultAndLogMiddleware:
                 state["bytes_in"] += len(msg.get("body", b""))
             return msg
 
-        async def status_send(msg: dict) -> None:
+        async def recording_send(msg: dict) -> None:
             if msg["type"] == "http.response.start":
-                state["status"] = msg["status"]
+                record(msg["status"])
             await send(msg)
 
         try:
-            await self.app(scope, counting_receive, status_send)
+            await self.app(scope, counting_receive, recording_send)
         finally:
-            self.injector.record(RequestRecord(method, path, state["status"], state["bytes_in"]))
-            logger.info("%s %s %s", method, path, state["status"])
+            record(500)
 
 
 def create_app(config: ServerConfig) -> FastAPI:
