@@ -72,7 +72,11 @@ def write_run_folder(root: Path, run_id: str, skill, rows: int) -> Path:
 
 def uploaded_bytes(requests) -> int:
     """Bytes the server received for uploads and commits in a request log slice."""
-    return sum(r.bytes_in for r in requests if r.method in ("PUT", "POST") and ("/commit/" in r.path or "/lfs/" in r.path))
+    return sum(
+        r.bytes_in
+        for r in requests
+        if r.method in ("PUT", "POST") and ("/commit/" in r.path or "/lfs/" in r.path)
+    )
 
 
 def main() -> int:
@@ -135,17 +139,21 @@ def main() -> int:
 
     p, u = statistics.median(push_times), statistics.median(upload_times)
     ratio = p / u
+    size_mb = f"{parquet.stat().st_size / 1e6:.1f} MB"
+    committed = "yes" if again.committed else "no"
+
+    def row(*cells: str) -> None:
+        print(f"{cells[0]:<36}" + "".join(f"{c:>20}" for c in cells[1:]))
+
     print()
-    print(f"{'':34}{'upskill-hub push':>18}{'HfApi.upload_file':>20}{'ratio':>9}{'goal':>8}")
-    print(f"{f'{args.rows:,} result rows (median of {args.repeat})':34}{p:>17.2f}s{u:>19.2f}s{ratio:>9.2f}{'<= 1.2':>8}")
-    print(f"{'  parquet size':34}{parquet.stat().st_size / 1e6:>16.1f}MB{parquet.stat().st_size / 1e6:>18.1f}MB")
-    print(f"{'  all runs (s)':34}{' '.join(f'{t:.2f}' for t in push_times):>18}"
-          f"{' '.join(f'{t:.2f}' for t in upload_times):>20}")  # fmt: skip
+    row("", "upskill-hub push", "HfApi.upload_file", "ratio (goal <= 1.2)")
+    row(f"{args.rows:,} rows, median of {args.repeat}", f"{p:.2f} s", f"{u:.2f} s", f"{ratio:.2f}")
+    row("  every run", " ".join(f"{t:.2f}" for t in push_times), " ".join(f"{t:.2f}" for t in upload_times))
+    row("  results parquet", size_mb, size_mb)
     print()
-    print(f"{'re-push of unchanged content':34}{'time':>18}{'bytes uploaded':>20}{'commit':>9}{'goal':>8}")
-    print(f"{'  library count':34}{repush_time:>17.2f}s{again.bytes_uploaded:>20,}{'yes' if again.committed else 'no':>9}"
-          f"{'0 B':>8}")  # fmt: skip
-    print(f"{'  server request log':34}{'':>18}{repush_server_bytes:>20,}")
+    row("re-push of unchanged content", "time", "bytes uploaded", "commit (goal: 0 B)")
+    row("  counted by the library", f"{repush_time:.2f} s", f"{again.bytes_uploaded:,}", committed)
+    row("  server request log", "", f"{repush_server_bytes:,}", "")
     ok = ratio <= 1.2 and again.bytes_uploaded == 0 and repush_server_bytes == 0 and not again.committed
     print()
     print("goals met" if ok else "goals NOT met")

@@ -13,7 +13,9 @@ from upskill_hub.skill import load_skill
 def _inputs(tmp_path):
     skill = load_skill(write_skill(tmp_path)).skill
     old = make_summary("run-old", skill, make_rows("run-old", skill), "2026-11-01T00:00:00Z").to_dict()
-    new = make_summary("run-new", skill, make_rows("run-new", skill, models=("m1", "m2")), "2026-11-20T00:00:00Z")
+    new = make_summary(
+        "run-new", skill, make_rows("run-new", skill, models=("m1", "m2")), "2026-11-20T00:00:00Z"
+    )
     new = new.to_dict()
     runs = [dr.summary_from_record(dr.run_record(dict(s, n_results=6))) for s in (old, new)]
     return skill, [dr.skill_record(skill)], runs

@@ -54,7 +54,10 @@ def test_run_folder_becomes_results_and_runs_tables(tmp_path):
     row = runs_rows[0]
     assert row["run_id"] == "run-1" and row["models"] == ["m1", "m2"] and row["n_results"] == len(expected)
     assert {(c["model"], c["condition"]) for c in row["conditions"]} == {
-        ("m1", "baseline"), ("m1", "with_skill"), ("m2", "baseline"), ("m2", "with_skill")
+        ("m1", "baseline"),
+        ("m1", "with_skill"),
+        ("m2", "baseline"),
+        ("m2", "with_skill"),
     }
     assert json.loads(row["conditions"][0]["pass_at_k"]) == {"1": row["conditions"][0]["pass_rate"]}
 
@@ -85,7 +88,9 @@ def test_secrets_in_outputs_are_masked(tmp_path, monkeypatch):
 
 
 def test_skill_with_a_token_is_refused(tmp_path):
-    skill = load_skill(write_skill(tmp_path, extra={"references/creds.md": f"HF_TOKEN={HF_TOKEN_LIKE}\n".encode()})).skill
+    skill = load_skill(
+        write_skill(tmp_path, extra={"references/creds.md": f"HF_TOKEN={HF_TOKEN_LIKE}\n".encode()})
+    ).skill
     with pytest.raises(UpskillError, match="creds.md looks like it contains an access token") as exc:
         dr.check_skill_secrets(skill)
     assert HF_TOKEN_LIKE not in str(exc.value)

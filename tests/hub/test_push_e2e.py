@@ -33,6 +33,14 @@ def _commits(repo_id):
     return HfApi().list_repo_commits(repo_id, repo_type="dataset")
 
 
+def _readme(repo_id):
+    from pathlib import Path
+
+    return Path(HfApi().hf_hub_download(repo_id, "README.md", repo_type="dataset")).read_text(
+        encoding="utf-8"
+    )
+
+
 def _skill_under_test(tmp_path):
     """The shipped skill when it is there, else a small test skill."""
     return shipped_skill() or write_skill(tmp_path / "skills")
@@ -74,9 +82,11 @@ def test_push_skill_and_run_then_load_every_config(hub_server, hub_repo_id, tmp_
     results = _load(hub_repo_id, "results", tmp_path)
     assert len(results) == len(expected) + len(read_results(run2))
     assert {r["run_id"] for r in results} == {"run-20261121-a", "run-20261121-b"}
-    assert sorted(r["run_id"] for r in _load(hub_repo_id, "runs", tmp_path)) == ["run-20261121-a", "run-20261121-b"]
-    readme = HfApi().hf_hub_download(hub_repo_id, "README.md", repo_type="dataset")
-    assert "run `run-20261121-b`" in open(readme, encoding="utf-8").read()
+    assert sorted(r["run_id"] for r in _load(hub_repo_id, "runs", tmp_path)) == [
+        "run-20261121-a",
+        "run-20261121-b",
+    ]
+    assert "run `run-20261121-b`" in _readme(hub_repo_id)
 
 
 def test_same_push_twice_makes_one_commit(hub_server, hub_repo_id, tmp_path):
@@ -95,7 +105,10 @@ def test_same_push_twice_makes_one_commit(hub_server, hub_repo_id, tmp_path):
 def test_two_concurrent_pushes_from_two_processes_both_land(hub_server, hub_repo_id, tmp_path):
     skill_dir = write_skill(tmp_path / "skills")
     push([skill_dir], hub_repo_id)
-    runs = [write_run(tmp_path / "runs", f"run-p{i}", skill_dir, timestamp=f"2026-11-2{i}T00:00:00Z") for i in (1, 2)]
+    runs = [
+        write_run(tmp_path / "runs", f"run-p{i}", skill_dir, timestamp=f"2026-11-2{i}T00:00:00Z")
+        for i in (1, 2)
+    ]
     procs = [
         subprocess.Popen(
             [*CLI, "push", str(skill_dir), "--repo", hub_repo_id, "--results", str(run)],
@@ -106,14 +119,36 @@ def test_two_concurrent_pushes_from_two_processes_both_land(hub_server, hub_repo
         for run in runs
     ]
     outs = [p.communicate(timeout=180) for p in procs]
-    for p, (out, err) in zip(procs, outs, strict=True):
+    for p, (_out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
     results = _load(hub_repo_id, "results", tmp_path)
     assert {r["run_id"] for r in results} == {"run-p1", "run-p2"}
     assert len(results) == sum(len(read_results(r)) for r in runs)
     assert sorted(r["run_id"] for r in _load(hub_repo_id, "runs", tmp_path)) == ["run-p1", "run-p2"]
-    readme = open(HfApi().hf_hub_download(hub_repo_id, "README.md", repo_type="dataset"), encoding="utf-8").read()
-    assert "run `run-p2`" in readme  # the card was re-rendered with both runs known
+    assert "run `run-p2`" in _readme(hub_repo_id)  # the card was re-rendered with both runs known
+
+
+def test_a_push_that_lost_the_race_replans_and_lands(hub_server, hub_repo_id, tmp_path):
+    """Deterministic version of the race: another push lands between our plan and our commit."""
+    skill_dir = write_skill(tmp_path / "skills")
+    push([skill_dir], hub_repo_id)
+    ours = write_run(tmp_path / "runs", "run-ours", skill_dir, timestamp="2026-11-21T01:00:00Z")
+    theirs = write_run(tmp_path / "runs", "run-theirs", skill_dir, timestamp="2026-11-21T02:00:00Z")
+    sneaked = []
+
+    def other_push_lands_first(msg):
+        if msg.startswith("Committing") and not sneaked:
+            sneaked.append(push([skill_dir], hub_repo_id, results=[theirs]))
+
+    n = len(_commits(hub_repo_id))
+    result = push([skill_dir], hub_repo_id, results=[ours], on_status=other_push_lands_first)
+    assert sneaked and sneaked[0].committed
+    assert result.committed and result.attempts == 2
+    assert any(r.status == 412 and "/commit/" in r.path for r in hub_server.requests)
+    assert len(_commits(hub_repo_id)) == n + 2
+    assert {r["run_id"] for r in _load(hub_repo_id, "results", tmp_path)} == {"run-ours", "run-theirs"}
+    card = _readme(hub_repo_id)
+    assert "run `run-theirs`" in card  # newest run of the skill, kept by the replanned card
 
 
 @pytest.mark.parametrize(
@@ -125,14 +160,20 @@ def test_two_concurrent_pushes_from_two_processes_both_land(hub_server, hub_repo
         ("POST", r"info/lfs/objects/batch", 429),
     ],
 )
-def test_transient_faults_are_retried_and_land_once(hub_server, hub_repo_id, tmp_path, method, path_regex, status):
+def test_transient_faults_are_retried_and_land_once(
+    hub_server, hub_repo_id, tmp_path, method, path_regex, status
+):
     skill_dir = write_skill(tmp_path / "skills")
     push([skill_dir], hub_repo_id)
     n = len(_commits(hub_repo_id))
-    run = write_run(tmp_path / "runs", "run-fault", skill_dir)
-    hub_server.inject_faults(method=method, path_regex=path_regex, status=status, count=2, retry_after=0.1)
+    # Unique content: the server stores LFS objects once, and a known object is not re-sent.
+    run = write_run(tmp_path / "runs", "run-fault", skill_dir, output=hub_repo_id)
+    rule = hub_server.inject_faults(
+        method=method, path_regex=path_regex, status=status, count=2, retry_after=0.1
+    )
     result = push([skill_dir], hub_repo_id, results=[run])
     assert result.committed
+    assert rule.hits == 2  # the faults were really met, and survived
     assert len(_commits(hub_repo_id)) == n + 1
     results = _load(hub_repo_id, "results", tmp_path)
     assert len(results) == len(read_results(run))
@@ -148,9 +189,10 @@ def test_push_interrupted_before_commit_changes_nothing(hub_server, hub_repo_id,
     local_before = folder_bytes(run)
 
     # The Hub keeps failing: the push gives up with one line, nothing lands.
-    hub_server.inject_faults(method="POST", path_regex=r"/commit/", status=500, count=2)
+    rule = hub_server.inject_faults(method="POST", path_regex=r"/commit/", status=500, count=2)
     with pytest.raises(UpskillError, match="cannot push"):
         push([skill_dir], hub_repo_id, results=[run], max_attempts=2)
+    assert rule.hits == 2
 
     # The process is interrupted right before committing.
     def interrupt(msg):
@@ -174,9 +216,14 @@ def test_private_push_and_branch(hub_server, hub_repo_id, tmp_path):
     assert result.committed
     api = HfApi()
     assert api.dataset_info(hub_repo_id).private
-    assert "skills/tiny-skill/SKILL.md" in api.list_repo_files(hub_repo_id, repo_type="dataset", revision="experiments")
+    assert "skills/tiny-skill/SKILL.md" in api.list_repo_files(
+        hub_repo_id, repo_type="dataset", revision="experiments"
+    )
     assert "skills/tiny-skill/SKILL.md" not in api.list_repo_files(hub_repo_id, repo_type="dataset")
-    assert api.list_repo_commits(hub_repo_id, repo_type="dataset", revision="experiments")[0].title == "try a branch"
+    assert (
+        api.list_repo_commits(hub_repo_id, repo_type="dataset", revision="experiments")[0].title
+        == "try a branch"
+    )
 
 
 def test_create_pr_opens_a_pull_request(hub_server, hub_repo_id, tmp_path):

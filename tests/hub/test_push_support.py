@@ -25,12 +25,16 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_SKILLS = REPO_ROOT / "skills"
 
 
-def write_skill(root: Path, name: str = "tiny-skill", *, body: str = "Say hello politely.\n", extra=None) -> Path:
+def write_skill(
+    root: Path, name: str = "tiny-skill", *, body: str = "Say hello politely.\n", extra=None
+) -> Path:
     """A valid skill folder ``root/name`` with a reference file (and ``extra`` files)."""
     folder = root / name
     files = {"references/notes.md": b"# Notes\n\nSome detail.\n"}
     files.update(extra or {})
-    skill = Skill.create(name, f"Use when testing {name}.", body, extra_frontmatter={"license": "Apache-2.0"}, files=files)
+    skill = Skill.create(
+        name, f"Use when testing {name}.", body, extra_frontmatter={"license": "Apache-2.0"}, files=files
+    )
     skill.write(folder, overwrite=True)
     return folder
 
@@ -45,7 +49,9 @@ def shipped_skill() -> Path | None:
     return None
 
 
-def make_rows(run_id: str, skill: Skill, n_cases: int = 3, models=("model-a",), output: str = "ok") -> list[ResultRow]:
+def make_rows(
+    run_id: str, skill: Skill, n_cases: int = 3, models=("model-a",), output: str = "ok"
+) -> list[ResultRow]:
     rows = []
     for model in models:
         for cond in ("baseline", "with_skill"):
@@ -132,7 +138,14 @@ def write_run(
     folder.mkdir(parents=True, exist_ok=True)
     rows = make_rows(run_id, skill, n_cases, models, output)
     (folder / RUN_FILE).write_text(
-        json.dumps({"run_id": run_id, "skill_name": skill.name, "skill_version": skill.version, "models": list(models)}),
+        json.dumps(
+            {
+                "run_id": run_id,
+                "skill_name": skill.name,
+                "skill_version": skill.version,
+                "models": list(models),
+            }
+        ),
         encoding="utf-8",
     )
     with (folder / RESULTS_FILE).open("w", encoding="utf-8") as fh:
@@ -146,4 +159,6 @@ def write_run(
 
 def folder_bytes(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder`` by relative POSIX path."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }

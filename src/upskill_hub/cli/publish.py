@@ -22,7 +22,9 @@ def push_cmd(
     repo: str = typer.Option(..., "--repo", "-r", help="Hub dataset repo OWNER/NAME (created when missing)."),
     results: list[Path] = typer.Option([], "--results", help="Eval run folder to publish (repeatable)."),
     private: bool = typer.Option(False, "--private", help="Create the repo as private."),
-    revision: str | None = typer.Option(None, "--revision", help="Branch to push to (created from main if new)."),
+    revision: str | None = typer.Option(
+        None, "--revision", help="Branch to push to (created from main if new)."
+    ),
     create_pr: bool = typer.Option(False, "--create-pr", help="Open a pull request instead of committing."),
     message: str | None = typer.Option(None, "--message", "-m", help="Commit message."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List unchanged files too."),
@@ -65,18 +67,26 @@ def push_cmd(
     if result.pr_url:
         console.print(f"[green]✓[/] Opened a pull request: {result.pr_url} ({summary})")
     elif result.committed:
-        console.print(f"[green]✓[/] Pushed to {result.url} ({summary}; {result.bytes_uploaded:,} bytes uploaded)")
+        console.print(
+            f"[green]✓[/] Pushed to {result.url} ({summary}; {result.bytes_uploaded:,} bytes uploaded)"
+        )
         if result.commit_url:
             console.print(f"  commit: {result.commit_url}")
     else:
-        console.print(f"[green]✓[/] Nothing changed: {result.url} is up to date ({summary}; 0 bytes uploaded)")
+        console.print(
+            f"[green]✓[/] Nothing changed: {result.url} is up to date ({summary}; 0 bytes uploaded)"
+        )
 
 
 def pull_cmd(
     repo: str = typer.Argument(..., help="Hub dataset repo OWNER/NAME."),
-    skill_names: list[str] = typer.Option([], "--skill", "-s", help="Skill to pull (repeatable; default: all)."),
+    skill_names: list[str] = typer.Option(
+        [], "--skill", "-s", help="Skill to pull (repeatable; default: all)."
+    ),
     revision: str | None = typer.Option(None, "--revision", help="Branch, tag or commit to pull from."),
-    output: Path = typer.Option(Path("skills"), "--output", "-o", help="Folder to write skills/<name>/ into."),
+    output: Path = typer.Option(
+        Path("skills"), "--output", "-o", help="Folder to write skills/<name>/ into."
+    ),
     force: bool = typer.Option(False, "--force", help="Replace local skill folders that differ."),
 ) -> None:
     """Download skills from a Hub dataset repo, byte-identical, after checking every file's hash.

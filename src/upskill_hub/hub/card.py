@@ -124,7 +124,7 @@ def render_card(
     body = [
         f"# {name}",
         "",
-        "Agent skills published with [upskill-hub](https://github.com/upskill-hub/upskill-hub), "
+        "Agent skills published with [upskill-hub](https://huggingface.co/upskill-hub), "
         "together with the eval runs that measure them: every skill is tested with and without its "
         "instructions on the same cases, and the lift is reported with its 95% interval.",
         "",
@@ -136,7 +136,9 @@ def render_card(
         f'skills = load_dataset("{repo_id}", "skills", split="train")',
     ]
     if have["results"]:
-        body.append(f'results = load_dataset("{repo_id}", "results", split="train")  # one row per model call')
+        body.append(
+            f'results = load_dataset("{repo_id}", "results", split="train")  # one row per model call'
+        )
     if have["runs"]:
         body.append(f'runs = load_dataset("{repo_id}", "runs", split="train")  # one row per eval run')
     body += [

@@ -78,12 +78,15 @@ def hub_errors(repo_id: str, *, action: str) -> Iterator[None]:
         raise UpskillError(f"cannot {action}: {repo_id} is gated and your token has no access") from None
     except RepositoryNotFoundError:
         raise UpskillError(
-            f"cannot {action}: dataset repo {repo_id} not found (or it is private and your token cannot see it)"
+            f"cannot {action}: dataset repo {repo_id} not found "
+            "(or it is private and your token cannot see it)"
         ) from None
     except RevisionNotFoundError:
         raise UpskillError(f"cannot {action}: revision not found in {repo_id}") from None
     except RemoteEntryNotFoundError as exc:
-        raise UpskillError(f"cannot {action}: a file is missing in {repo_id} ({redact(_first_line(exc))})") from None
+        raise UpskillError(
+            f"cannot {action}: a file is missing in {repo_id} ({redact(_first_line(exc))})"
+        ) from None
     except HfHubHTTPError as exc:
         status = http_status(exc)
         if status in (401, 403):
@@ -98,5 +101,7 @@ def hub_errors(repo_id: str, *, action: str) -> Iterator[None]:
         raise UpskillError(f"cannot {action}: cannot reach the Hub ({redact(_first_line(exc))})") from None
     except Exception as exc:
         if type(exc).__module__.split(".")[0] in ("httpx2", "httpx", "httpcore"):
-            raise UpskillError(f"cannot {action}: cannot reach the Hub ({redact(_first_line(exc))})") from None
+            raise UpskillError(
+                f"cannot {action}: cannot reach the Hub ({redact(_first_line(exc))})"
+            ) from None
         raise

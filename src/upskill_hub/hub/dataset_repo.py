@@ -355,7 +355,9 @@ def load_run_dir(path: str | Path) -> RunBundle:
         raise UpskillError(f"run folder {root} does not exist")
     has_any = any((root / f).is_file() for f in (RUN_FILE, RESULTS_FILE, SUMMARY_FILE))
     if not has_any:
-        raise UpskillError(f"{root} is not an eval run folder (no {RUN_FILE}, {RESULTS_FILE} or {SUMMARY_FILE})")
+        raise UpskillError(
+            f"{root} is not an eval run folder (no {RUN_FILE}, {RESULTS_FILE} or {SUMMARY_FILE})"
+        )
     plan: dict[str, Any] = {}
     if (root / RUN_FILE).is_file():
         try:
@@ -370,7 +372,9 @@ def load_run_dir(path: str | Path) -> RunBundle:
         raise UpskillError(f"{root / SUMMARY_FILE}: not a valid run summary ({exc})") from None
     table = _read_results_table(root)
     if table.num_rows == 0 and summary is None:
-        raise UpskillError(f"{root}: the run has no results yet ({RESULTS_FILE} is empty and no {SUMMARY_FILE})")
+        raise UpskillError(
+            f"{root}: the run has no results yet ({RESULTS_FILE} is empty and no {SUMMARY_FILE})"
+        )
 
     ids = {v for v in pc.unique(table.column("run_id")).to_pylist()}
     if summary is not None:
@@ -433,4 +437,3 @@ def summary_from_record(row: dict[str, Any]) -> dict[str, Any]:
     out["conditions"] = [dict(c) for c in row.get("conditions") or []]
     out["lifts"] = [dict(x) for x in row.get("lifts") or []]
     return out
-

@@ -66,7 +66,9 @@ def _read_table(api, repo_id: str, head: str, paths: list[str]) -> dict[str, dic
     return rows
 
 
-def _check_entries(repo_id: str, name: str, row: dict[str, Any], tree: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _check_entries(
+    repo_id: str, name: str, row: dict[str, Any], tree: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
     """The recorded files of one skill, after checking them against the repo tree."""
     recorded: dict[str, dict[str, Any]] = {}
     for f in row.get("files") or []:
@@ -143,7 +145,9 @@ def _load(
             p for p in tree if p.startswith(dr.SKILLS_TABLE_DIR + "/") and p.endswith(".parquet")
         )
         if not table_paths:
-            raise UpskillError(f"{repo_id} has no skills table ({dr.SKILLS_TABLE_DIR}/*.parquet): not an upskill-hub repo")
+            raise UpskillError(
+                f"{repo_id} has no skills table ({dr.SKILLS_TABLE_DIR}/*.parquet): not an upskill-hub repo"
+            )
         rows = _read_table(api, repo_id, head, table_paths)
         available = sorted(rows)
         wanted = list(dict.fromkeys(names)) if names else available
@@ -178,7 +182,9 @@ def _validated_skill(repo_id: str, name: str, files: dict[str, bytes], row: dict
             target.write_bytes(data)
         res = load_skill(folder)
         if not res.ok or res.skill is None:
-            raise _refuse(repo_id, f"skill {name!r} is not valid ({res.errors[0] if res.errors else 'unreadable'})")
+            raise _refuse(
+                repo_id, f"skill {name!r} is not valid ({res.errors[0] if res.errors else 'unreadable'})"
+            )
         skill = res.skill
     if row.get("content_hash") and skill.full_hash != row["content_hash"]:
         raise _refuse(repo_id, f"skill {name!r} does not match its recorded content hash")
@@ -225,6 +231,7 @@ def pull(
             raise UpskillError(f"{target} exists and differs from the Hub copy (use --force to replace it)")
         todo.append(skill)
     for skill in todo:
+
         def fill(tmp: Path, skill: Skill = skill) -> None:
             for rel, data in skill.files.items():
                 check_relpath(rel)

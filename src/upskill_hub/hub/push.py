@@ -98,7 +98,9 @@ class RemoteState:
 
 
 # --------------------------------------------------------------------------- local input
-def load_local(skill_dirs: Sequence[str | Path], run_dirs: Sequence[str | Path]) -> tuple[list[Skill], list[dr.RunBundle]]:
+def load_local(
+    skill_dirs: Sequence[str | Path], run_dirs: Sequence[str | Path]
+) -> tuple[list[Skill], list[dr.RunBundle]]:
     """Validate every skill and run folder; raise on the first problem (nothing is pushed)."""
     if not skill_dirs and not run_dirs:
         raise UpskillError("nothing to push: give at least one SKILL_DIR or --results RUN_DIR")
@@ -236,7 +238,9 @@ def default_message(skills: list[Skill], runs: list[dr.RunBundle]) -> str:
     if runs:
         parts.append("run" + ("s " if len(runs) > 1 else " ") + ", ".join(r.run_id for r in runs))
     text = "Push " + " and ".join(parts) + " with upskill-hub"
-    return text if len(text) <= 200 else f"Push {len(skills)} skill(s) and {len(runs)} run(s) with upskill-hub"
+    return (
+        text if len(text) <= 200 else f"Push {len(skills)} skill(s) and {len(runs)} run(s) with upskill-hub"
+    )
 
 
 def _retry_delay(attempt: int, exc: BaseException | None) -> float:
@@ -324,7 +328,9 @@ def push(
                 # The earlier "failed" commit had in fact landed: report it, do not commit twice.
                 result.commit_oid = remote.head
             return result
-        operations: list[Any] = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=d) for p, d in plan.adds.items()]
+        operations: list[Any] = [
+            CommitOperationAdd(path_in_repo=p, path_or_fileobj=d) for p, d in plan.adds.items()
+        ]
         operations += [CommitOperationDelete(path_in_repo=p) for p in plan.deletes]
         status(f"Committing {len(plan.adds)} file(s), deleting {len(plan.deletes)}")
         try:
@@ -346,7 +352,8 @@ def push(
                 continue
             if code in (409, 412):
                 raise UpskillError(
-                    f"cannot push to {repo_id}: the repo kept changing under us ({max_attempts} attempts); try again"
+                    f"cannot push to {repo_id}: the repo kept changing under us "
+                    f"({max_attempts} attempts); try again"
                 ) from None
             with hub_errors(repo_id, action="push to"):
                 raise
