@@ -7,7 +7,7 @@ that is what makes a measured lift mean something.
 """
 
 GOOD: dict[str, str] = {
-    "build-toml-h100": '''```toml
+    "build-toml-h100": """```toml
 [general]
 name = "fused_rmsnorm"
 version = 1
@@ -22,8 +22,9 @@ backend = "cuda"
 depends = ["torch"]
 src = ["kernel_src/rmsnorm.cu"]
 cuda-capabilities = ["9.0"]
-```''',
-    "capabilities-mixed-fleet": '''A100 is compute capability 8.0, L4 (Ada) is 8.9 and T4 is 7.5, so in the kernel section:
+```""",
+    "capabilities-mixed-fleet": """A100 is compute capability 8.0, L4 (Ada) is 8.9 and T4 is 7.5,
+so in the kernel section:
 
 ```toml
 [kernel.my_kernel]
@@ -32,8 +33,8 @@ depends = ["torch"]
 src = ["my_kernel_cuda/kernel.cu"]
 cuda-capabilities = ["7.5", "8.0", "8.9"]
 ```
-Remember bf16 intrinsics need >= 8.0: on the T4 convert to float.''',
-    "torch-binding-cpp": '''```cpp
+Remember bf16 intrinsics need >= 8.0: on the T4 convert to float.""",
+    "torch-binding-cpp": """```cpp
 #include <torch/library.h>
 #include "registration.h"
 #include "torch_binding.h"
@@ -44,8 +45,8 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
 }
 
 REGISTER_EXTENSION(TORCH_EXTENSION_NAME)
-```''',
-    "python-package-init": '''```python
+```""",
+    "python-package-init": """```python
 import torch
 from ._ops import ops
 
@@ -55,8 +56,8 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.
     out = torch.empty_like(x)
     ops.rms_norm(out, x, weight, eps)
     return out
-```''',
-    "vectorized-bf16-loads": '''```cpp
+```""",
+    "vectorized-bf16-loads": """```cpp
 const uint4* x4 = reinterpret_cast<const uint4*>(x + (size_t)row * hidden);
 float acc = 0.f;
 for (int i = threadIdx.x; i < hidden / 8; i += blockDim.x) {
@@ -68,8 +69,8 @@ for (int i = threadIdx.x; i < hidden / 8; i += blockDim.x) {
     acc += f.x * f.x + f.y * f.y;
   }
 }
-```''',
-    "warp-shuffle-reduction": '''```cpp
+```""",
+    "warp-shuffle-reduction": """```cpp
 __device__ float block_sum(float v) {
   __shared__ float partial[32];
   int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -84,8 +85,9 @@ __device__ float block_sum(float v) {
 }
 // in the kernel:
 const float inv = rsqrtf(block_sum(acc) / hidden + eps);
-```''',
-    "benchmark-method": '''Time with CUDA events after a warmup, and compare with eager PyTorch and torch.compile:
+```""",
+    "benchmark-method": """Time with CUDA events after a warmup, and compare with eager PyTorch
+and torch.compile:
 
 ```python
 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -99,8 +101,8 @@ ms = start.elapsed_time(end) / 100
 gbps = (2 * x.numel() * x.element_size()) / (ms * 1e-3) / 1e9
 print(f"{gbps:.0f} GB/s = {gbps / 3350:.0%} of the H100's 3.35 TB/s")
 ```
-Report speedup vs eager and vs torch.compile at several sizes.''',
-    "variant-layout": '''```
+Report speedup vs eager and vs torch.compile at several sizes.""",
+    "variant-layout": """```
 build/
 └── torch213-cxx11-cu130-x86_64-linux/
     ├── __init__.py
@@ -109,16 +111,16 @@ build/
     └── metadata.json
 ```
 Each variant folder needs the package `__init__.py`, the generated `_ops.py`, the compiled
-module and `metadata.json` (name, id, version, license, python-depends, backend).''',
-    "nix-build-all-variants": '''```nix
+module and `metadata.json` (name, id, version, license, python-depends, backend).""",
+    "nix-build-all-variants": """```nix
 {
   inputs.kernel-builder.url = "github:huggingface/kernels";
   outputs = { self, kernel-builder }:
     kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; };
 }
 ```
-Then `nix flake update` and `nix run .#build-and-copy -L`; it writes every variant to build/.''',
-    "load-from-hub": '''```python
+Then `nix flake update` and `nix run .#build-and-copy -L`; it writes every variant to build/.""",
+    "load-from-hub": """```python
 import torch
 from kernels import get_kernel
 
@@ -126,22 +128,22 @@ rmsnorm = get_kernel("my-org/rmsnorm", version=1)
 x = torch.randn(8, 4096, dtype=torch.bfloat16, device="cuda")
 w = torch.ones(4096, dtype=torch.bfloat16, device="cuda")
 y = rmsnorm.rms_norm(x, w, eps=1e-6)
-```''',
-    "upskill-hub-workflow": '''```bash
+```""",
+    "upskill-hub-workflow": """```bash
 upskill-hub kernels init fused_gelu --backends cuda,cpu
 upskill-hub kernels build fused_gelu --builder local
 upskill-hub kernels check fused_gelu
 upskill-hub kernels push fused_gelu --repo my-org/fused-gelu
 upskill-hub kernels verify my-org/fused-gelu
-```''',
-    "publish-branch": '''Builds for major version N go to branch `v<N>` of the kernel repo, so with
+```""",
+    "publish-branch": """Builds for major version N go to branch `v<N>` of the kernel repo, so with
 `version = 2` in build.toml they are pushed to branch v2 (`upskill-hub kernels push . --repo
 my-org/rmsnorm --version 2`). Users pinned with `get_kernel("my-org/rmsnorm", version=1)` keep
-getting the v1 branch; new users ask for version=2.''',
+getting the v1 branch; new users ask for version=2.""",
 }
 
 GENERIC: dict[str, str] = {
-    "build-toml-h100": '''```toml
+    "build-toml-h100": """```toml
 [general]
 name = "fused_rmsnorm"
 backends = ["cuda"]
@@ -151,11 +153,11 @@ capabilities = ["9.0"]
 
 [torch]
 src = ["kernel_src/rmsnorm.cu"]
-```''',
-    "capabilities-mixed-fleet": '''Compile for each architecture with nvcc flags:
+```""",
+    "capabilities-mixed-fleet": """Compile for each architecture with nvcc flags:
 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_89,code=sm_89
--gencode arch=compute_75,code=sm_75''',
-    "torch-binding-cpp": '''```cpp
+-gencode arch=compute_75,code=sm_75""",
+    "torch-binding-cpp": """```cpp
 #include <torch/extension.h>
 
 torch::Tensor rms_norm(torch::Tensor out, torch::Tensor input, torch::Tensor weight, double eps);
@@ -163,8 +165,8 @@ torch::Tensor rms_norm(torch::Tensor out, torch::Tensor input, torch::Tensor wei
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("rms_norm", &rms_norm, "RMSNorm (CUDA)");
 }
-```''',
-    "python-package-init": '''```python
+```""",
+    "python-package-init": """```python
 import torch
 from torch.utils.cpp_extension import load_inline  # noqa: F401
 
@@ -172,15 +174,15 @@ def rms_norm(x, weight, eps=1e-6):
     out = torch.empty_like(x)
     torch.ops.fused_rmsnorm.rms_norm(out, x, weight, eps)
     return out
-```''',
-    "vectorized-bf16-loads": '''```cpp
+```""",
+    "vectorized-bf16-loads": """```cpp
 float acc = 0.f;
 for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
   float v = __bfloat162float(x[row * hidden + i]);
   acc += v * v;
 }
-```''',
-    "warp-shuffle-reduction": '''```cpp
+```""",
+    "warp-shuffle-reduction": """```cpp
 __shared__ float s[256];
 s[threadIdx.x] = acc;
 __syncthreads();
@@ -189,30 +191,32 @@ for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
   __syncthreads();
 }
 float inv = 1.0f / sqrtf(s[0] / hidden + eps);
-```''',
-    "benchmark-method": '''```python
+```""",
+    "benchmark-method": """```python
 import time
 t0 = time.time()
 for _ in range(100):
     out = my_rmsnorm(x, w)
 print((time.time() - t0) / 100)
 ```
-Compare the time with the PyTorch implementation.''',
-    "variant-layout": '''The build folder contains the compiled extension, e.g. build/lib.linux-x86_64-cpython-311/rmsnorm.so,
-and you can install it with pip install -e .''',
-    "nix-build-all-variants": '''Write a flake.nix with a devShell containing cudatoolkit and python with torch,
-then run `nix build` to produce the package.''',
-    "load-from-hub": '''```python
+Compare the time with the PyTorch implementation.""",
+    "variant-layout": """The build folder contains the compiled extension, e.g.
+build/lib.linux-x86_64-cpython-311/rmsnorm.so,
+and you can install it with pip install -e .""",
+    "nix-build-all-variants": """Write a flake.nix with a devShell containing cudatoolkit and python
+with torch,
+then run `nix build` to produce the package.""",
+    "load-from-hub": """```python
 import torch
 rmsnorm = torch.hub.load("my-org/rmsnorm", "rms_norm")
 y = rmsnorm(torch.randn(8, 4096, dtype=torch.bfloat16, device="cuda"))
-```''',
-    "upskill-hub-workflow": '''```bash
+```""",
+    "upskill-hub-workflow": """```bash
 pip install upskill-hub
 upskill-hub init fused_gelu
 python setup.py build_ext --inplace
 huggingface-cli upload my-org/fused-gelu .
-```''',
-    "publish-branch": '''Create a new repository such as my-org/rmsnorm-2 and upload the new files there;
-keep the old repo for existing users.''',
+```""",
+    "publish-branch": """Create a new repository such as my-org/rmsnorm-2 and upload the new files there;
+keep the old repo for existing users.""",
 }

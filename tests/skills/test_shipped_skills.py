@@ -90,12 +90,32 @@ def test_kernel_skill_teaches_what_its_cases_check() -> None:
     skill = _skill("kernel-builder-cuda-kernels")
     text = "\n".join(data.decode() for rel, data in skill.files.items() if rel.endswith(".md"))
     for needle in [
-        'cuda-capabilities = ["9.0"]', "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME", "REGISTER_EXTENSION",
-        "from ._ops import ops", "__nv_bfloat162", "uint4", "__shfl_xor_sync(0xffffffff", "rsqrtf",
-        "torch.cuda.Event", "elapsed_time", "warmup", "3.35 TB/s", "torch213-cxx11-cu130-x86_64-linux",
-        "metadata.json", "genKernelFlakeOutputs", "nix run .#build-and-copy", "github:huggingface/kernels",
-        'get_kernel("my-org/rmsnorm", version=1)', "upskill-hub kernels init", "--backends cuda,cpu",
-        "--builder local", "kernels push", "branch `v<N>`", '"7.5"', '"8.0"', '"8.9"',
+        'cuda-capabilities = ["9.0"]',
+        "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME",
+        "REGISTER_EXTENSION",
+        "from ._ops import ops",
+        "__nv_bfloat162",
+        "uint4",
+        "__shfl_xor_sync(0xffffffff",
+        "rsqrtf",
+        "torch.cuda.Event",
+        "elapsed_time",
+        "warmup",
+        "3.35 TB/s",
+        "torch213-cxx11-cu130-x86_64-linux",
+        "metadata.json",
+        "genKernelFlakeOutputs",
+        "nix run .#build-and-copy",
+        "github:huggingface/kernels",
+        'get_kernel("my-org/rmsnorm", version=1)',
+        "upskill-hub kernels init",
+        "--backends cuda,cpu",
+        "--builder local",
+        "kernels push",
+        "branch `v<N>`",
+        '"7.5"',
+        '"8.0"',
+        '"8.9"',
     ]:
         assert needle in text, needle
 

@@ -63,14 +63,18 @@ def main() -> None:
 
     from kernels import get_kernel, get_local_kernel
 
-    kernel = get_local_kernel(args.local, args.name) if args.local else get_kernel(args.repo, version=args.version)
+    kernel = (
+        get_local_kernel(args.local, args.name) if args.local else get_kernel(args.repo, version=args.version)
+    )
     device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = getattr(torch, args.dtype)
     compiled = torch.compile(reference)
     peak = peak_gbps()
 
-    print(f"{'rows x hidden':>16} {'eager ms':>9} {'compile ms':>10} {'kernel ms':>9} "
-          f"{'vs eager':>8} {'vs compile':>10} {'GB/s':>8} {'% peak':>7}")
+    print(
+        f"{'rows x hidden':>16} {'eager ms':>9} {'compile ms':>10} {'kernel ms':>9} "
+        f"{'vs eager':>8} {'vs compile':>10} {'GB/s':>8} {'% peak':>7}"
+    )
     for rows, hidden in [(128, 4096), (1024, 4096), (8192, 4096), (4096, 8192), (16384, 8192)]:
         x = torch.randn(rows, hidden, dtype=dtype, device=device)
         w = torch.randn(hidden, dtype=dtype, device=device)
@@ -81,8 +85,10 @@ def main() -> None:
         bytes_moved = 2 * x.numel() * x.element_size() + w.numel() * w.element_size()
         gbps = bytes_moved / (kern * 1e-3) / 1e9
         pct = f"{100 * gbps / peak:6.1f}%" if peak else "    n/a"
-        print(f"{rows:>7} x {hidden:<6} {eager:9.4f} {comp:10.4f} {kern:9.4f} "
-              f"{eager / kern:7.2f}x {comp / kern:9.2f}x {gbps:8.1f} {pct}")
+        print(
+            f"{rows:>7} x {hidden:<6} {eager:9.4f} {comp:10.4f} {kern:9.4f} "
+            f"{eager / kern:7.2f}x {comp / kern:9.2f}x {gbps:8.1f} {pct}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,9 +1,149 @@
-"""CLI commands: generate (being built)."""
+"""``upskill-hub generate``: a teacher model writes a skill, its tests, and refines it.
+
+Thin: :mod:`upskill_hub.generate` does the work and reports progress as lines, which go
+to stderr; the final report (bars like upskill's) goes to stderr too, so ``--json`` can
+put the machine-readable result alone on stdout.
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import typer
+from rich.console import Console
+
+err_console = Console(stderr=True, highlight=False)
+
+_BAR = 24
+
+
+def _bar(x: float | None) -> str:
+    if x is None:
+        return "░" * _BAR
+    n = round(x * _BAR)
+    return "█" * n + "░" * (_BAR - n)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{round(x * 100)}%"
+
+
+def _render(result) -> None:  # noqa: ANN001 - GenerateResult
+    """upskill-style summary: name, description, size, baseline vs with-skill bars, holdout."""
+    skill = result.skill
+    best = result.attempts[result.best_attempt - 1]
+    err_console.print()
+    err_console.print(f"  [bold]{skill.name}[/]")
+    err_console.print(f"  {skill.description}", markup=False)
+    err_console.print()
+    n_refs = len(skill.resources()["references"])
+    refs = f", {n_refs} reference file(s)" if n_refs else ""
+    err_console.print(f"  SKILL.md  ~{skill.token_estimate} tokens{refs}")
+    for s in best.scores:
+        err_console.print()
+        err_console.print(f"  [bold]{s.model}[/] — train cases ({result.n_train}), attempt {best.number}")
+        err_console.print(f"  baseline   {_bar(s.baseline)}  {_pct(s.baseline)}")
+        lift = f"  ({'+' if (s.lift or 0) >= 0 else ''}{round(s.lift * 100)}%)" if s.lift is not None else ""
+        err_console.print(f"  with skill {_bar(s.with_skill)}  {_pct(s.with_skill)}{lift}")
+    if result.holdout is not None:
+        for s in result.holdout:
+            lift = (
+                f" ({'+' if (s.lift or 0) >= 0 else ''}{round(s.lift * 100)}%)" if s.lift is not None else ""
+            )
+            err_console.print(
+                f"  held-out ({result.n_holdout} case(s), never shown to the teacher): "
+                f"{_pct(s.baseline)} -> {_pct(s.with_skill)}{lift}"
+            )
+    else:
+        err_console.print("  held-out: none (too few test cases to hold any out)")
+    for note in result.notes:
+        err_console.print(f"  note: {note}", markup=False)
+    err_console.print()
+    err_console.print(f"Saved to {result.path}", markup=False)
+    if result.report_path is not None:
+        err_console.print(f"Report: {result.report_path}", markup=False, style="dim")
+
+
+def generate_command(
+    task: str = typer.Argument(
+        ..., help="What the skill should teach, e.g. 'build CUDA kernels with kernel-builder'."
+    ),
+    source: Path | None = typer.Option(
+        None,
+        "--from",
+        "-f",
+        help="An exported agent trace (JSON, Claude Code JSONL, Markdown) to learn from, "
+        "or an existing skill folder to improve.",
+    ),
+    model: str = typer.Option(
+        "sonnet",
+        "--model",
+        "-m",
+        help="Teacher model spec that writes and refines the skill (e.g. sonnet, opus).",
+    ),
+    test_model: str | None = typer.Option(
+        None, "--test-model", help="Model that writes the test cases (default: the teacher)."
+    ),
+    eval_model: list[str] = typer.Option(
+        None, "--eval-model", "-e", help="Model to evaluate the skill on, repeatable (default: the teacher)."
+    ),
+    attempts: int = typer.Option(3, "--attempts", "-a", help="Evaluate/refine rounds at most."),
+    num_cases: int = typer.Option(8, "--num-cases", help="Test cases to generate (~25% are held out)."),
+    output: Path = typer.Option(Path("skills"), "--output", "-o", help="Folder that receives <name>/."),
+    name: str | None = typer.Option(None, "--name", help="Skill name (default: the teacher's choice)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing skill folder of the same name."),
+    runs: int = typer.Option(1, "--runs", "-n", help="Repeats of each case per model and condition."),
+    runs_dir: Path = typer.Option(
+        Path("upskill-runs"), "--runs-dir", help="Folder that receives the eval runs."
+    ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="OpenAI-compatible endpoint for the teacher and test models."
+    ),
+    eval_base_url: str | None = typer.Option(
+        None, "--eval-base-url", help="OpenAI-compatible endpoint for the eval models (llama.cpp, vLLM, ...)."
+    ),
+    concurrency: int | None = typer.Option(
+        None, "--concurrency", "-c", help="Concurrent eval calls per model."
+    ),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Call the eval models even if answers are cached."
+    ),
+    trace_budget: int | None = typer.Option(
+        None, "--trace-budget", help="Tokens of the trace sent to the teacher (long traces are condensed)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print only the result as JSON on stdout."),
+) -> None:
+    """Generate a skill with a teacher model, write test cases, evaluate and refine it.
+
+    Example: [bold]upskill-hub generate "parse YAML safely in Python" --model sonnet --eval-model haiku[/]
+    """
+    from upskill_hub.generate import GenerateOptions, generate_skill
+
+    opts = GenerateOptions(
+        source=source,
+        teacher=model,
+        test_model=test_model,
+        eval_models=list(eval_model or []),
+        attempts=attempts,
+        num_cases=num_cases,
+        output_dir=output,
+        name=name,
+        force=force,
+        runs=runs,
+        runs_dir=runs_dir,
+        base_url=base_url,
+        eval_base_url=eval_base_url,
+        use_cache=not no_cache,
+        concurrency=concurrency,
+        trace_budget_tokens=trace_budget,
+    )
+    result = generate_skill(task, opts, progress=lambda line: err_console.print(line, markup=False))
+    _render(result)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
+    """Add ``generate`` to the root app."""
+    app.command("generate", no_args_is_help=True)(generate_command)
