@@ -9,15 +9,16 @@ that is what makes a measured lift mean something.
 GOOD: dict[str, str] = {
     "build-toml-h100": """```toml
 [general]
-name = "fused_rmsnorm"
+name = "fused-rmsnorm"
 version = 1
+edition = 5
 license = "Apache-2.0"
 backends = ["cuda"]
 
 [torch]
 src = ["torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h"]
 
-[kernel.fused_rmsnorm]
+[kernel.fused_rmsnorm_cuda]
 backend = "cuda"
 depends = ["torch"]
 src = ["kernel_src/rmsnorm.cu"]
@@ -130,10 +131,10 @@ w = torch.ones(4096, dtype=torch.bfloat16, device="cuda")
 y = rmsnorm.rms_norm(x, w, eps=1e-6)
 ```""",
     "upskill-hub-workflow": """```bash
-upskill-hub kernels init fused_gelu --backends cuda,cpu
-upskill-hub kernels build fused_gelu --builder local
-upskill-hub kernels check fused_gelu
-upskill-hub kernels push fused_gelu --repo my-org/fused-gelu
+upskill-hub kernels init fused-gelu --backends cuda,cpu
+upskill-hub kernels build fused-gelu --builder local
+upskill-hub kernels check fused-gelu
+upskill-hub kernels push fused-gelu --repo my-org/fused-gelu
 upskill-hub kernels verify my-org/fused-gelu
 ```""",
     "publish-branch": """Builds for major version N go to branch `v<N>` of the kernel repo, so with
@@ -213,7 +214,7 @@ y = rmsnorm(torch.randn(8, 4096, dtype=torch.bfloat16, device="cuda"))
 ```""",
     "upskill-hub-workflow": """```bash
 pip install upskill-hub
-upskill-hub init fused_gelu
+upskill-hub init fused-gelu
 python setup.py build_ext --inplace
 huggingface-cli upload my-org/fused-gelu .
 ```""",

@@ -124,3 +124,80 @@ def test_cli_validates_all_shipped_skills_strictly() -> None:
     paths = [str(p) for p in sorted(SKILLS_DIR.iterdir()) if p.is_dir()]
     result = CliRunner().invoke(app, ["skills", "validate", *paths, "--strict"])
     assert result.exit_code == 0, result.output
+
+
+# ----------------------------------------------------------------------------- wired to `kernels`
+def _toml_blocks(text: str) -> list[str]:
+    return [b for b in re.findall(r"```toml\n(.*?)```", text, re.DOTALL) if "[general]" in b]
+
+
+def _project_from_build_toml(root: Path, toml_text: str) -> Path:
+    """A project holding ``toml_text`` and every file it lists, plus the skill's binding."""
+    import tomlkit
+
+    data = tomlkit.parse(toml_text).unwrap()
+    root.mkdir(parents=True)
+    (root / "build.toml").write_text(toml_text)
+    files = list(data.get("torch", {}).get("src", []))
+    for k in data.get("kernel", {}).values():
+        files += k.get("src", [])
+    for rel in files:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("// placeholder\n")
+    skill_text = (SKILLS_DIR / "kernel-builder-cuda-kernels" / "SKILL.md").read_text()
+    binding = re.search(r"```cpp\n(.*?)```", skill_text, re.DOTALL).group(1)
+    (root / "torch-ext").mkdir(exist_ok=True)
+    (root / "torch-ext" / "torch_binding.cpp").write_text(binding)
+    pkg = root / "torch-ext" / data["general"]["name"].replace("-", "_")
+    pkg.mkdir(parents=True, exist_ok=True)
+    (pkg / "__init__.py").write_text("from ._ops import ops\n")
+    (root / "flake.nix").write_text("{}\n")
+    (root / "tests").mkdir()
+    return root
+
+
+def test_build_toml_the_skill_teaches_passes_kernels_check(tmp_path: Path) -> None:
+    """Every complete build.toml in the skill, and the good answer's, pass `kernels check`'s
+    edition-5 schema: the skill teaches what this project's kernel tooling accepts."""
+    from upskill_hub.kernels.check import check_project
+
+    skill = _skill("kernel-builder-cuda-kernels")
+    blocks = []
+    for rel, data in skill.files.items():
+        if rel.endswith(".md"):
+            blocks += _toml_blocks(data.decode())
+    blocks += _toml_blocks(answers_kernel_builder.GOOD["build-toml-h100"])
+    assert len(blocks) >= 3
+    for i, block in enumerate(blocks):
+        root = _project_from_build_toml(tmp_path / f"p{i}", block)
+        errors = [str(p) for p in check_project(root) if p.severity == "error"]
+        assert errors == [], (block, errors)
+    # And the generic answer's old-style build.toml is rejected by the same check.
+    root = _project_from_build_toml(
+        tmp_path / "generic",
+        answers_kernel_builder.GENERIC["build-toml-h100"].split("```toml\n")[1].split("```")[0],
+    )
+    assert any(p.severity == "error" for p in check_project(root))
+
+
+def test_layout_the_skill_teaches_matches_kernels_init(tmp_path: Path) -> None:
+    """`upskill-hub kernels init` creates the files the skill's layout section names."""
+    project = tmp_path / "rmsnorm"
+    result = CliRunner().invoke(
+        app, ["kernels", "init", "rmsnorm", "--backends", "cuda,cpu", "-o", str(project)]
+    )
+    assert result.exit_code == 0, result.output
+    body = _skill("kernel-builder-cuda-kernels").body
+    for rel in [
+        "build.toml",
+        "flake.nix",
+        "torch-ext/torch_binding.cpp",
+        "torch-ext/torch_binding.h",
+        "torch-ext/rmsnorm/__init__.py",
+        "rmsnorm_cuda",
+        "rmsnorm_cpu",
+        "tests",
+        "benchmarks",
+    ]:
+        assert (project / rel).exists(), rel
+        assert rel.split("/")[-1] in body, rel
