@@ -78,7 +78,8 @@ def load_kernel(args: argparse.Namespace) -> ModuleType:
 
         return kernels.get_local_kernel(Path(args.local))
     # The project's test fixtures know how to build the CPU variant from source.
-    spec = importlib.util.spec_from_file_location("_rmsnorm_project_conftest", PROJECT / "tests" / "conftest.py")
+    conftest_path = PROJECT / "tests" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("_rmsnorm_project_conftest", conftest_path)
     assert spec is not None and spec.loader is not None
     conftest = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(conftest)
@@ -165,7 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--local", help="local kernel path (kernels.get_local_kernel)")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
-    p.add_argument("--sizes", nargs="*", type=parse_size, help="TOKENSxHIDDEN ... (default: 1x4096 ... 4096x8192)")
+    p.add_argument(
+        "--sizes", nargs="*", type=parse_size, help="TOKENSxHIDDEN ... (default: 1x4096 ... 4096x8192)"
+    )
     p.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     p.add_argument("--budget", type=float, default=0.3, help="seconds of timing per case and impl")
     p.add_argument("--peak-gbps", type=float, help="peak memory bandwidth to compare against")
@@ -179,7 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     compiled = None if args.no_compile else torch.compile(eager_rms_norm, dynamic=True)
     eps = 1e-6
 
-    dev_name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU x{torch.get_num_threads()} threads"
+    if device.type == "cuda":
+        dev_name = torch.cuda.get_device_name(device)
+    else:
+        dev_name = f"CPU x{torch.get_num_threads()} threads"
     print(f"device: {dev_name}; dtype: {args.dtype}; torch {torch.__version__}")
     print(f"peak bandwidth: {peak:.1f} GB/s ({peak_src}); kernel: {getattr(kernel, '__name__', kernel)}")
     header = (
@@ -199,14 +205,19 @@ def main(argv: list[str] | None = None) -> int:
         err = (got.float() - expected.float()).abs().max().item()
 
         t_eager = time_ms(lambda x=x, w=w: eager_rms_norm(x, w, eps), device, args.budget)
-        t_comp = time_ms(lambda x=x, w=w: compiled(x, w, eps), device, args.budget) if compiled else float("nan")
-        t_kern = time_ms(lambda x=x, w=w, out=out: kernel.rms_norm(x, w, eps, out=out), device, args.budget)
+        t_comp = float("nan")
+        if compiled is not None:
+            t_comp = time_ms(lambda x=x, w=w: compiled(x, w, eps), device, args.budget)
+        t_kern = time_ms(
+            lambda x=x, w=w, out=out: kernel.rms_norm(x, w, eps, out=out), device, args.budget
+        )
 
         moved = (2 * x.numel() + w.numel()) * x.element_size()
         gbps = moved / (t_kern * 1e-3) / 1e9
         print(
             f"{f'{tokens} x {hidden}':>16} {t_eager:>10.4f} {t_comp:>11.4f} {t_kern:>10.4f} "
-            f"{t_eager / t_kern:>8.2f}x {t_comp / t_kern:>10.2f}x {gbps:>12.1f} {gbps / peak:>6.0%} {err:>9.2e}"
+            f"{t_eager / t_kern:>8.2f}x {t_comp / t_kern:>10.2f}x {gbps:>12.1f} {gbps / peak:>6.0%} "
+            f"{err:>9.2e}"
         )
     return 0
 

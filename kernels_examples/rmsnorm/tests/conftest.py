@@ -46,11 +46,9 @@ def _truthy(value: str | None) -> bool:
 
 
 def _source_digest() -> str:
+    """Hash of what gets compiled (Python files are re-copied on every load)."""
     h = hashlib.sha256()
-    files = CPU_SOURCES + HEADERS + sorted(
-        str(p.relative_to(PROJECT)) for p in (PROJECT / "torch-ext" / PACKAGE).rglob("*.py")
-    )
-    for rel in files:
+    for rel in CPU_SOURCES + HEADERS:
         h.update(rel.encode())
         h.update((PROJECT / rel).read_bytes())
     h.update(torch.__version__.encode())

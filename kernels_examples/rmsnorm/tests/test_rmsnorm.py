@@ -94,14 +94,34 @@ def test_zero_row_with_positive_eps_is_zero(kernel, device):
     assert torch.equal(kernel.rms_norm(x, w, 1e-6), torch.zeros_like(x))
 
 
+def _int_input(d):
+    return torch.ones(2, 4, dtype=torch.int32, device=d), torch.ones(4, device=d)
+
+
+def _weight_dtype(d):
+    return torch.ones(2, 4, device=d), torch.ones(4, dtype=torch.bfloat16, device=d)
+
+
+def _weight_size(d):
+    return torch.ones(2, 4, device=d), torch.ones(5, device=d)
+
+
+def _weight_2d(d):
+    return torch.ones(2, 4, device=d), torch.ones(2, 4, device=d)
+
+
+def _empty_hidden(d):
+    return torch.ones(2, 0, device=d), torch.ones(0, device=d)
+
+
 @pytest.mark.parametrize(
     "build, error, match",
     [
-        (lambda d: (torch.ones(2, 4, dtype=torch.int32, device=d), torch.ones(4, device=d)), TypeError, "float32"),
-        (lambda d: (torch.ones(2, 4, device=d), torch.ones(4, dtype=torch.bfloat16, device=d)), TypeError, "dtype"),
-        (lambda d: (torch.ones(2, 4, device=d), torch.ones(5, device=d)), ValueError, r"shape \(4,\)"),
-        (lambda d: (torch.ones(2, 4, device=d), torch.ones(2, 4, device=d)), ValueError, "weight must have shape"),
-        (lambda d: (torch.ones(2, 0, device=d), torch.ones(0, device=d)), ValueError, "non-empty last dimension"),
+        (_int_input, TypeError, "float32"),
+        (_weight_dtype, TypeError, "dtype"),
+        (_weight_size, ValueError, r"shape \(4,\)"),
+        (_weight_2d, ValueError, "weight must have shape"),
+        (_empty_hidden, ValueError, "non-empty last dimension"),
     ],
     ids=["int-input", "weight-dtype", "weight-size", "weight-2d", "empty-hidden"],
 )

@@ -9,8 +9,6 @@ fails with one clear message instead of a C++ stack trace.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import torch
 
 from . import layers
@@ -46,7 +44,7 @@ def _check_args(x: torch.Tensor, weight: torch.Tensor, eps: float) -> None:
 
 
 def rms_norm(
-    x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, *, out: Optional[torch.Tensor] = None
+    x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, *, out: torch.Tensor | None = None
 ) -> torch.Tensor:
     """RMS-normalise ``x`` over its last dimension and scale by ``weight``.
 

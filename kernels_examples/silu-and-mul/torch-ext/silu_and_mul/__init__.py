@@ -9,8 +9,6 @@ inputs and rounded once.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import torch
 import torch.nn.functional as F
 
@@ -37,7 +35,7 @@ def _silu_and_mul_fake(out: torch.Tensor, x: torch.Tensor) -> None:
     return None
 
 
-def silu_and_mul(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
+def silu_and_mul(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """Return ``silu(x[..., :d]) * x[..., d:]`` where ``x.shape[-1] == 2 * d``.
 
     ``out``, if given, must have shape ``x.shape[:-1] + (d,)`` and ``x``'s dtype
