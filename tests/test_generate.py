@@ -227,6 +227,28 @@ def test_teacher_that_never_complies_is_a_one_line_error_and_writes_nothing(tmp_
     assert not (tmp_path / "skills").exists()
 
 
+def test_teacher_call_failure_is_one_line_error(tmp_path: Path) -> None:
+    from upskill_hub.testing.llm_server import Fault
+
+    with (
+        running_llm_server(
+            Teacher(), faults=[Fault.server_error(400, match="You write test cases")]
+        ) as server,
+        pytest.raises(UpskillError) as exc,
+    ):
+        generate_skill("configure widgets", options(server, tmp_path))
+    msg = str(exc.value)
+    assert "failed while writing test cases" in msg and "\n" not in msg
+    assert not (tmp_path / "skills").exists()
+
+
+def test_default_teacher_without_key_names_the_variable(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(UpskillError, match="ANTHROPIC_API_KEY"):
+        generate_skill("t", GenerateOptions(output_dir=tmp_path / "skills", runs_dir=tmp_path / "runs"))
+    assert not (tmp_path / "skills").exists()
+
+
 def test_from_trace_sends_condensed_redacted_trace(tmp_path: Path) -> None:
     secret = "hf_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3"
     trace = [

@@ -460,7 +460,7 @@ async def _ask(
         try:
             completion = await client.complete(system, messages, params)
         except ModelCallError as exc:
-            raise UpskillError(f"teacher model {label} failed while {what}: {exc}") from None
+            raise UpskillError(f"teacher model {label} failed while writing {what}: {exc}") from None
         result, problems = parse(completion.text)
         if result is not None:
             return result

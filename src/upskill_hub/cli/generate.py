@@ -138,7 +138,9 @@ def generate_command(
         concurrency=concurrency,
         trace_budget_tokens=trace_budget,
     )
-    result = generate_skill(task, opts, progress=lambda line: err_console.print(line, markup=False))
+    result = generate_skill(
+        task, opts, progress=lambda line: err_console.print(line, markup=False, soft_wrap=True)
+    )
     _render(result)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
