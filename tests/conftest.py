@@ -7,7 +7,10 @@ collected:
 * ``HF_ENDPOINT=http://127.0.0.1:<port>`` — a free port picked now; the server starts on it
   lazily, the first time a test asks for ``hub_server``.
 * ``HF_HUB_DISABLE_XET=1`` (LFS files go through the Git LFS batch API of the local server),
-  ``HF_HUB_DISABLE_TELEMETRY=1``, ``HF_HUB_OFFLINE`` unset.
+  ``HF_HUB_OFFLINE`` unset.
+* ``HF_HUB_DISABLE_TELEMETRY`` is deliberately UNSET: with it, kernels 0.17.2 sends the user
+  agent ``"kernels/…; python/3.11.7; "`` (trailing space) and httpx2 refuses the header, so
+  every ``kernels`` Hub call fails. Telemetry only goes to ``HF_ENDPOINT``, i.e. the local Hub.
 * ``HF_HOME``, ``HF_HUB_CACHE``, ``HF_DATASETS_CACHE`` in a fresh temporary folder.
 * ``HF_TOKEN`` = ``TEST_WRITE_TOKEN`` (a token the server accepts for writes).
 
@@ -50,13 +53,18 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.update(
         HF_ENDPOINT=f"http://127.0.0.1:{port}",
         HF_HUB_DISABLE_XET="1",
-        HF_HUB_DISABLE_TELEMETRY="1",
         HF_HOME=os.path.join(tmp, "hf_home"),
         HF_HUB_CACHE=os.path.join(tmp, "hf_home", "hub"),
         HF_DATASETS_CACHE=os.path.join(tmp, "hf_home", "datasets"),
         HF_TOKEN=TEST_WRITE_TOKEN,
     )
-    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HUGGING_FACE_HUB_TOKEN"):
+    for name in (
+        "HF_HUB_OFFLINE",
+        "HF_HUB_DISABLE_TELEMETRY",
+        "HF_DATASETS_OFFLINE",
+        "TRANSFORMERS_OFFLINE",
+        "HUGGING_FACE_HUB_TOKEN",
+    ):
         os.environ.pop(name, None)
     if "huggingface_hub.constants" in sys.modules:  # imported early by a plugin: point it here too
         from huggingface_hub import constants

@@ -1,0 +1,92 @@
+"""`upskill-hub hub serve`: help text, a real server process, no tokens in its output."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from typer.testing import CliRunner
+
+from upskill_hub.hub.server.testing import free_port
+
+
+def test_serve_help_says_what_it_is_for():
+    from upskill_hub.cli.app import app
+
+    result = CliRunner().invoke(app, ["hub", "serve", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    for needle in (
+        "offline work, air-gapped teams and tests",
+        "HF_ENDPOINT",
+        "HF_HUB_DISABLE_XET=1",
+        "--read-token",
+    ):
+        assert needle in text
+
+
+def test_serve_process_serves_and_never_prints_tokens(tmp_path):
+    import httpx2
+
+    port = free_port()
+    write, read = "hf_cliWriteTokenForServeTest0001", "hf_cliReadTokenForServeTest00002"
+    cmd = [sys.executable, "-m", "upskill_hub.cli.app", "hub", "serve", "--root", str(tmp_path / "root")]
+    cmd += ["--port", str(port), "--token", write, "--read-token", read, "--trusted-publisher", "acme"]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"}
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx2.get(f"{url}/api/models", timeout=1)
+                break
+            except httpx2.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+        auth = {"authorization": f"Bearer {write}"}
+        created = httpx2.post(f"{url}/api/repos/create", json={"name": "r", "type": "dataset"}, headers=auth)
+        assert created.status_code == 200
+        assert created.json()["url"] == f"{url}/datasets/user/r"
+        refused = httpx2.post(
+            f"{url}/api/repos/create", json={"name": "r2"}, headers={"authorization": f"Bearer {read}"}
+        )
+        assert refused.status_code == 403
+        assert httpx2.get(f"{url}/api/organizations/acme/overview").json()["trustedKernelPublisher"] is True
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=20)
+    text = out.decode()
+    assert f"export HF_ENDPOINT={url}" in text
+    assert "POST /api/repos/create 200" in text and "POST /api/repos/create 403" in text
+    assert write not in text and read not in text
+    assert "any bearer token may write" not in text  # tokens were given
+
+
+def test_serve_warns_when_any_token_may_write(tmp_path, monkeypatch):
+    import uvicorn
+
+    from upskill_hub.cli.app import app
+
+    calls = {}
+    # Do not block in uvicorn.run: this test only checks the startup lines and the options.
+    monkeypatch.setattr(uvicorn, "run", lambda asgi_app, **kw: calls.update(kw))
+    port = free_port()
+    result = CliRunner().invoke(app, ["hub", "serve", "--root", str(tmp_path / "r"), "--port", str(port)])
+    assert result.exit_code == 0, result.output
+    assert "any bearer token may write" in " ".join(result.output.split())
+    assert calls["port"] == port and calls["access_log"] is False
+
+
+def test_serve_bad_root_is_one_line_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    cmd = [sys.executable, "-m", "upskill_hub.cli.app", "hub", "serve", "--root", str(blocker / "sub")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().startswith("Error: cannot use --root")
+    assert "Traceback" not in proc.stderr
