@@ -190,6 +190,18 @@ def test_generate_refines_on_train_failures_and_reports_holdout(tmp_path: Path) 
     assert report["holdout"][0]["with_skill"] == 1.0 and report["best_attempt"] == 2
 
 
+@pytest.mark.slow  # importing the anthropic SDK alone takes seconds on a loaded machine
+def test_anthropic_teacher_through_the_anthropic_sdk(tmp_path: Path, monkeypatch) -> None:
+    """A hosted teacher behind --base-url is also the default eval model, at the same URL."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-" + "k" * 24)
+    with running_llm_server(Teacher()) as server:
+        opts = options(server, tmp_path, teacher="sonnet", base_url=server.url)
+        result = generate_skill("configure widgets", opts)
+        paths = {r.path for r in server.completion_requests}
+    assert paths == {"/v1/messages"}
+    assert result.holdout[0].with_skill == 1.0 and result.attempts[-1].scores[0].model == "claude-sonnet-4-5"
+
+
 def test_stops_early_when_all_train_cases_pass(tmp_path: Path) -> None:
     with running_llm_server(Teacher(skill_replies=(SKILL_V2,))) as server:
         result = generate_skill("configure widgets", options(server, tmp_path, attempts=3))
@@ -275,11 +287,13 @@ def test_improve_existing_skill_keeps_its_cases_and_hides_holdout(tmp_path: Path
     )
     from upskill_hub.cases import SkillMeta
 
+    png = b"\x89PNG\r\n\x1a\n\x00\xff binary"
     existing = Skill.create(
         "widget-config",
         "Configure widgets. Use when asked about widgets.",
         "# Widgets\n\n- Use `beta`.\n",
         meta=SkillMeta(cases=cases),
+        files={"assets/logo.png": png},
     )
     src = tmp_path / "skills" / "widget-config"
     existing.write(src)
@@ -296,6 +310,7 @@ def test_improve_existing_skill_keeps_its_cases_and_hides_holdout(tmp_path: Path
     for r in reqs:
         assert HOLDOUT_INPUT not in json.dumps(r.messages)
     assert load_skill(src, strict=True).ok and "`alpha`" in src.joinpath("SKILL.md").read_text()
+    assert (src / "assets" / "logo.png").read_bytes() == png  # binary asset carried over, never sent
     assert result.n_holdout == 1
 
 

@@ -257,20 +257,26 @@ def _slug(name: str) -> str:
 
 
 def build_skill(
-    files: dict[str, str], *, name: str | None = None, meta: SkillMeta | None = None
+    files: dict[str, str],
+    *,
+    name: str | None = None,
+    meta: SkillMeta | None = None,
+    keep: dict[str, bytes] | None = None,
 ) -> tuple[Skill | None, list[str]]:
     """Turn teacher files into a validated :class:`Skill`, or return the problems found.
 
     ``name`` (from ``--name`` or the skill being improved) wins over the teacher's. A
     name that is only badly formatted is slugified; frontmatter keys outside the spec are
-    dropped so the result passes ``skills validate --strict``.
+    dropped so the result passes ``skills validate --strict``. ``keep`` holds files the
+    teacher never saw (binary assets of a skill being improved): they are carried over.
+    A ``skill_meta.json`` in the answer is ignored: test cases come from the test step.
     """
     if SKILL_FILE not in files:
         return None, ['no SKILL.md found: wrap each file in <file path="...">...</file>']
     problems: list[str] = []
-    extra_files: dict[str, bytes] = {}
+    extra_files: dict[str, bytes] = dict(keep or {})
     for rel, text in files.items():
-        if rel == SKILL_FILE:
+        if rel in (SKILL_FILE, META_FILE):
             continue
         parts = rel.split("/")
         if (
@@ -365,6 +371,19 @@ def assign_holdout(cases: Sequence[Case], fraction: float = HOLDOUT_FRACTION) ->
 
 
 # ----------------------------------------------------------------------------- prompts
+def hidden_files(skill: Skill) -> dict[str, bytes]:
+    """Files :func:`render_skill_files` cannot show the teacher (not UTF-8 text)."""
+    out = {}
+    for rel, data in skill.files.items():
+        if rel in (SKILL_FILE, META_FILE):
+            continue
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            out[rel] = data
+    return out
+
+
 def render_skill_files(skill: Skill) -> str:
     """The skill's text files in the ``<file>`` format. ``skill_meta.json`` is never included:
     it holds the test cases, and the holdout inputs must never reach the teacher."""
@@ -621,6 +640,9 @@ async def generate_skill_async(
     test_spec = opts.test_model if opts.test_model is not None else opts.teacher
     test_label = _spec_label(test_spec)
     eval_specs = list(opts.eval_models) or [opts.teacher]
+    if not opts.eval_models and opts.eval_base_url is None:
+        # Evaluating on the teacher itself: reach it where the teacher is reached.
+        opts = replace(opts, eval_base_url=opts.base_url)
     # Fail fast on every model spec (unknown spec, missing key, unreachable URL).
     if any(isinstance(s, str) for s in eval_specs):
         from upskill_hub import models
@@ -680,13 +702,14 @@ async def _run(
     verb = "Improving" if base is not None else "Generating"
     say(f"{verb} skill with {teacher_label}...")
     request = skill_request(task, trace_text=trace_text, trace_note=trace_note, base=base)
+    keep = hidden_files(base) if base is not None else {}
     draft: Skill = await _ask(
         teacher,
         teacher_label,
         SKILL_SYSTEM_PROMPT,
         request,
         TEACHER_SKILL_PARAMS,
-        lambda text: build_skill(extract_skill_files(text), name=name),
+        lambda text: build_skill(extract_skill_files(text), name=name, keep=keep),
         "a skill",
         say,
     )
@@ -782,7 +805,9 @@ async def _run(
             SKILL_SYSTEM_PROMPT,
             refine_request(task, skill, failures),
             TEACHER_SKILL_PARAMS,
-            lambda text: build_skill(extract_skill_files(text), name=name),
+            lambda text, keep=hidden_files(skill): build_skill(
+                extract_skill_files(text), name=name, keep=keep
+            ),
             "a refined skill",
             say,
         )
