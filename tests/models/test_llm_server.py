@@ -164,3 +164,18 @@ def test_cli_entry_serves_until_interrupted() -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_child_process_server_counts_calls() -> None:
+    """The out-of-process handle (used by benchmarks) serves and reports its call count."""
+    from upskill_hub.testing.llm_server import llm_server_process
+
+    with llm_server_process(latency_s=0.05) as child:
+        client = openai.OpenAI(api_key=KEY, base_url=child.openai_base_url, max_retries=0)
+        for i in range(3):
+            resp = client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"c{i}"}])
+            assert resp.choices[0].message.content == f"You said: c{i}"
+        client.close()
+        assert child.calls == 3 and child.max_in_flight == 1
+        proc = child.proc
+    assert proc.poll() is not None  # stopped on exit

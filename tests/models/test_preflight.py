@@ -109,3 +109,15 @@ def test_local_default_is_installed() -> None:
     assert spec.provider == "local"
     path = default_gguf_path()
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and path.stat().st_size > 50_000_000
+
+
+def test_local_threads_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from upskill_hub.models.local import local_threads
+
+    monkeypatch.setenv("UPSKILL_LOCAL_THREADS", "3")
+    assert local_threads() == 3
+    monkeypatch.setenv("UPSKILL_LOCAL_THREADS", "many")
+    with pytest.raises(UpskillError, match="UPSKILL_LOCAL_THREADS must be a whole number"):
+        local_threads()
+    monkeypatch.delenv("UPSKILL_LOCAL_THREADS")
+    assert 1 <= local_threads() <= 4
