@@ -79,7 +79,7 @@ def model_specs(server) -> list[str]:
 @pytest.fixture
 def space_repo(hub_server, hub_repo_id, llm_server, tmp_path, monkeypatch) -> str:
     """A dataset repo on the local Hub with 3 skills and one eval run of 'greeting'."""
-    from upskill_hub.evals import run_eval
+    from upskill_hub.evals.api import run_eval
     from upskill_hub.hub.push import push
 
     monkeypatch.setenv("UPSKILL_HUB_CACHE", str(tmp_path / "cache"))

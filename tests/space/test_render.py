@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
+from html.parser import HTMLParser
+
 from upskill_hub.space.render import render_markdown, render_skill_md
+
+
+class _Collect(HTMLParser):
+    """Every start tag with its attributes, as a browser would see them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+
+
+def _tags(html: str):
+    p = _Collect()
+    p.feed(html)
+    return p.tags
 
 HOSTILE = """---
 name: evil
@@ -13,7 +32,8 @@ description: tries things
 <script>alert(1)</script>
 <img src="x" onerror="alert(2)">
 <a href="javascript:alert(3)">js link</a>
-[md link](javascript:alert(4))
+
+[md link](javascript:alert(4)) and <a href=" JaVaScRiPt:alert(7)">spaced</a>
 <iframe src="https://example.com"></iframe>
 <div onclick="alert(5)" style="color:red">styled</div>
 <svg><script>alert(6)</script></svg>
@@ -29,12 +49,15 @@ print("<script>")
 
 
 def test_scripts_handlers_and_js_urls_are_removed():
-    html = render_skill_md(HOSTILE).lower()
-    assert "<script" not in html
+    html = render_skill_md(HOSTILE)
+    tags = _tags(html)
+    names = {t for t, _ in tags}
+    assert not names & {"script", "iframe", "svg", "style", "object", "embed"}
     assert "alert(1)" not in html and "alert(6)" not in html  # script bodies dropped with their tag
-    assert "onerror" not in html and "onclick" not in html
-    assert "javascript:" not in html
-    assert "<iframe" not in html and "style=" not in html and "<svg" not in html
+    for _, attrs in tags:
+        assert not [k for k in attrs if k.startswith("on") or k in ("style", "srcdoc")]
+        assert not [v for v in attrs.values() if "javascript:" in v.lower().replace(" ", "")]
+    assert "md link" in html and "spaced" in html  # the text of neutralised links stays
 
 
 def test_ordinary_markdown_survives():

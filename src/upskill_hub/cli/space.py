@@ -54,12 +54,13 @@ def run_cmd(
 
 @app.command("deploy")
 def deploy_cmd(
-    repo: str = typer.Option(..., "--repo", "-r", help="Space repo to create or update, OWNER/SPACE."),
+    repo: str | None = typer.Option(None, "--repo", "-r", help="Space repo to create or update, OWNER/SPACE."),
     skills_repo: str | None = typer.Option(
         None, "--skills-repo", help="Dataset the Space shows by default, OWNER/NAME (else set SKILLS_REPO there)."
     ),
     private: bool = typer.Option(False, "--private", help="Create the Space as private."),
     out: Path | None = typer.Option(None, "--out", help="Only write the Space's files into this folder; upload nothing."),
+    vendor: bool = typer.Option(True, "--vendor/--no-vendor", help="With --out: include the upskill_hub source."),
 ) -> None:
     """Push the app as a Gradio Space that runs from the uploaded files (one commit).
 
@@ -71,11 +72,11 @@ def deploy_cmd(
     from upskill_hub.space.deploy import deploy, write_space_files
 
     if out is not None:
-        if out.exists() and any(out.iterdir()):
-            raise UpskillError(f"{out} exists and is not empty")
-        write_space_files(out, skills_repo=skills_repo)
+        write_space_files(out, skills_repo=skills_repo, vendor=vendor)
         console.print(f"[green]✓[/] Wrote the Space files to {out}")
         return
+    if not repo:
+        raise UpskillError("pass --repo OWNER/SPACE (or --out FOLDER to only write the files)")
     with err_console.status(f"Deploying {repo}..."):
         url = deploy(repo, skills_repo=skills_repo, private=private)
     console.print(f"[green]✓[/] Deployed {repo}: {url}")

@@ -223,6 +223,22 @@ def _check_repo_id(repo: str) -> str:
     return repo
 
 
+def _folder_signature(root: Path) -> str:
+    """Cheap change detector for a local dataset folder: names, sizes and mtimes of data/."""
+    import hashlib
+    import os
+
+    h = hashlib.sha1()
+    for sub in ("skills", "results", "runs"):
+        folder = root / "data" / sub
+        if not folder.is_dir():
+            continue
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            st = entry.stat()
+            h.update(f"{sub}/{entry.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
 def load_library(source: str, *, token: str | bool | None = False, refresh: bool = True) -> Library:
     """The library at ``source``: a local folder, or a Hub dataset repo ``OWNER/NAME``.
 
@@ -236,12 +252,14 @@ def load_library(source: str, *, token: str | bool | None = False, refresh: bool
         raise UpskillError("no skills repo given: set SKILLS_REPO or pass --repo OWNER/NAME")
     path = Path(source).expanduser()
     if path.is_dir():
-        key = (str(path.resolve()), None)
+        key = (str(path.resolve()), _folder_signature(path))
         with _LOCK:
-            if key in _CACHE and not refresh:
+            if key in _CACHE:
                 return _CACHE[key]
         lib = load_library_dir(path)
         with _LOCK:
+            for k in [k for k in _CACHE if k[0] == key[0]]:
+                del _CACHE[k]
             _CACHE[key] = lib
         return lib
 
@@ -310,6 +328,28 @@ def read_skill_file(lib: Library, name: str, rel: str, *, limit: int = 200_000) 
     except UnicodeDecodeError:
         return f"(binary file, {path.stat().st_size} bytes)"
     return text + ("\n… (truncated)" if len(data) > limit else "")
+
+
+def load_library_skill(lib: Library, name: str, workdir: Path):
+    """The skill ``name`` as a :class:`~upskill_hub.skill.Skill`, validated.
+
+    The HF cache holds files as symlinks into its blob store, which the skill loader
+    rightly refuses (links out of the folder), so the files are copied (links followed)
+    into ``workdir/<name>`` first.
+    """
+    import shutil
+
+    from upskill_hub.skill import load_skill
+
+    src = lib.skill_dir(name)
+    if not src.is_dir():
+        raise UpskillError(f"the files of skill {name!r} are missing from {lib.source}")
+    dest = Path(workdir) / name
+    shutil.copytree(src, dest, symlinks=False)
+    res = load_skill(dest)
+    if not res.ok:
+        raise UpskillError(f"skill {name!r} in {lib.source} is invalid: {res.errors[0]}")
+    return res.skill
 
 
 def skill_md_text(lib: Library, name: str) -> str:

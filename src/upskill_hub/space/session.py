@@ -33,6 +33,8 @@ MAX_MODELS = int(os.environ.get("UPSKILL_SPACE_MAX_MODELS", "4"))
 MAX_RUNS = int(os.environ.get("UPSKILL_SPACE_MAX_RUNS", "5"))
 MAX_CASES = int(os.environ.get("UPSKILL_SPACE_MAX_CASES", "50"))
 MAX_SKILL_BYTES = 200_000
+#: Calls in flight per visitor evaluation: polite to providers and to a shared Space.
+CONCURRENCY = int(os.environ.get("UPSKILL_SPACE_CONCURRENCY", "4"))
 
 
 @dataclass(repr=False)
@@ -175,7 +177,7 @@ class EvalSession:
         self._queue.put(("start", len(cases) * self.runs * len(self.clients) * (2 if self.include_baseline else 1)))
 
         def work() -> None:
-            from upskill_hub.evals import run_eval
+            from upskill_hub.evals.api import run_eval
 
             try:
                 result = run_eval(
@@ -184,6 +186,7 @@ class EvalSession:
                     runs=self.runs,
                     cases=cases,
                     include_baseline=self.include_baseline,
+                    concurrency=CONCURRENCY,
                     output_dir=self.workdir / "runs",
                     use_cache=False,  # never share answers (or cache files) between visitors
                     on_row=lambda row: self._queue.put(("row", row)),

@@ -5,8 +5,8 @@ Event handlers carry ``api_name`` s so the app can be driven with ``gradio_clien
 ``/push_results``), which is how the tests exercise it end to end.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: Gradio reads the handlers' annotations
+# (gr.SelectData, gr.OAuthToken) at runtime to decide what to inject.
 import json
 import os
 from pathlib import Path
@@ -175,8 +175,6 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
     def _eval_skill(source, mode, name, pasted, meta, workdir):
         import tempfile
 
-        from upskill_hub.skill import load_skill
-
         if mode == "paste":
             if not (pasted or "").strip():
                 raise UpskillError("paste a SKILL.md (or upload one) first")
@@ -191,17 +189,22 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         if not name:
             raise UpskillError("pick a skill from the library first")
         lib = get_lib(source)
-        res = load_skill(lib.skill_dir(name))
-        if not res.ok:
-            raise UpskillError(f"skill {name!r} in {lib.source} is invalid: {res.errors[0]}")
+        wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="upskill-lib-"))
+        try:
+            skill = data.load_library_skill(lib, name, wd / "library")
+        finally:
+            if workdir is None:
+                import shutil
+
+                shutil.rmtree(wd, ignore_errors=True)
         if (meta or "").strip():
             from upskill_hub.cases import CasesError, load_meta_text
 
             try:
-                res.skill.meta = load_meta_text(meta)
+                skill.meta = load_meta_text(meta)
             except CasesError as exc:
                 raise UpskillError(f"test cases: {exc}") from None
-        return res.skill
+        return skill
 
     def on_upload(file):
         if file is None:
@@ -289,7 +292,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                 skills_table = gr.Dataframe(
                     headers=views.BROWSE_HEADERS, interactive=False, wrap=True, elem_id="skills-table", max_height=420
                 )
-                skill_pick = gr.Dropdown([], label="Open skill", elem_id="skill-pick", allow_custom_value=False)
+                # Custom values allowed: the library checks names, and API callers need not /load first.
+                skill_pick = gr.Dropdown([], label="Open skill", elem_id="skill-pick", allow_custom_value=True)
                 skill_header = gr.Markdown("Pick a skill to see its page.", elem_id="skill-header")
                 with gr.Tabs():
                     with gr.Tab("SKILL.md"):
@@ -312,7 +316,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                         [("Skill from the library", "library"), ("Paste / upload a SKILL.md", "paste")],
                         value="library", label="Skill",
                     )  # fmt: skip
-                    eval_skill = gr.Dropdown([], label="Library skill", elem_id="eval-skill")
+                    eval_skill = gr.Dropdown([], label="Library skill", elem_id="eval-skill", allow_custom_value=True)
                 with gr.Accordion("Paste or upload a skill", open=False):
                     pasted = gr.Code(label="SKILL.md", language="markdown", interactive=True)
                     upload = gr.File(label="Upload SKILL.md", file_types=[".md"], type="filepath")

@@ -219,8 +219,11 @@ def leaderboard(agg: Aggregates, *, sort_by: str = "best", query: str = "", limi
     low = lifts.pivot_table(index="skill_name", columns="model", values="ci_low")
     high = lifts.pivot_table(index="skill_name", columns="model", values="ci_high")
     if not len(value):
-        return ["skill", *models], []
+        return ["skill", "best lift", *models], []
     value = value.reindex(columns=models)
+    # Intervals may be missing for whole rows/columns (one paired case): align them to the values.
+    low = low.reindex(index=value.index, columns=models)
+    high = high.reindex(index=value.index, columns=models)
     best = value.max(axis=1)
     order = pd.DataFrame({"best": best, "name": value.index}, index=value.index)
     if sort_by == "name":
@@ -230,10 +233,7 @@ def leaderboard(agg: Aggregates, *, sort_by: str = "best", query: str = "", limi
         keys = col.sort_values(ascending=False, na_position="last", kind="stable").index
     rows = []
     for skill in list(keys)[:limit]:
-        cells = [
-            fmt_lift(value.at[skill, m], low.at[skill, m] if m in low.columns else None, high.at[skill, m] if m in high.columns else None)
-            for m in models
-        ]
+        cells = [fmt_lift(value.at[skill, m], low.at[skill, m], high.at[skill, m]) for m in models]
         rows.append([skill, fmt_lift(best[skill]), *cells])
     return ["skill", "best lift", *models], rows
 

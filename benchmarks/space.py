@@ -1,0 +1,151 @@
+"""Is the Space's browse page usable with 1,000 skills and 100,000 result rows?
+
+Builds a dataset folder in the exact layout ``upskill-hub push`` writes (skills table
+shards made by :mod:`upskill_hub.hub.dataset_repo`, results shards with the real arrow
+schema), then measures, against the goals in the issue:
+
+* load: reading the tables and computing every aggregate (once per dataset commit);
+* first render: the app's ``/load`` endpoint called through ``gradio_client`` on a
+  launched app with the data cached (what a page load waits for), and the page HTML;
+* search: the ``/search`` endpoint through ``gradio_client`` (what one keystroke costs),
+  and the library search alone.
+
+Usage: python benchmarks/space.py [--skills 1000] [--rows 100000] [--repeat 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import random
+import socket
+import statistics
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+
+def build_dataset(root: Path, n_skills: int, n_rows: int, seed: int = 7) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from upskill_hub.evals.schema import result_arrow_schema
+    from upskill_hub.hub import dataset_repo as dr
+    from upskill_hub.skill import Skill
+
+    rng = random.Random(seed)
+    words = "json csv parse api test docs review sql rust python plot kernel cuda data chart lint".split()
+    (root / "data" / "skills").mkdir(parents=True)
+    (root / "data" / "results").mkdir(parents=True)
+    versions = {}
+    for i in range(n_skills):
+        name = f"skill-{i:04d}-{rng.choice(words)}"
+        desc = f"Helps with {' '.join(rng.sample(words, 4))} tasks. Use when the user asks about {rng.choice(words)}."
+        body = "# " + name + "\n\n" + "\n".join(f"- step {j}: {' '.join(rng.sample(words, 6))}" for j in range(30))
+        sk = Skill.create(name, desc, body)
+        versions[name] = sk.version
+        (root / dr.skill_table_path(name)).write_bytes(dr.skill_table_bytes(sk))
+    names = list(versions)
+    models = ["m-small", "m-medium", "m-large", "m-xl"]
+    schema = result_arrow_schema()
+    shard = 1000
+    for s in range(0, n_rows, shard):
+        run_id = f"run-{s // shard:04d}"
+        rows = []
+        skills = rng.sample(names, 10)
+        for k in range(min(shard, n_rows - s)):
+            name = skills[k % 10]
+            rows.append(
+                {
+                    "run_id": run_id, "timestamp": "2026-11-21T00:00:00Z", "tool_version": "0.1.0",
+                    "skill_name": name, "skill_version": versions[name], "model": models[(k // 10) % 4],
+                    "provider": "openai-compatible", "params": "{}",
+                    "condition": "with_skill" if k % 2 else "baseline", "case_id": f"case-{(k // 40) % 5}",
+                    "repeat": (k // 200) % 5, "passed": rng.random() < (0.7 if k % 2 else 0.5),
+                    "assertions_passed": 1, "assertions_total": 1, "assertion_details": "[]",
+                    "output": "answer " * 40, "input_tokens": 300 + k % 50, "output_tokens": 80 + k % 30,
+                    "cached_tokens": 0, "latency_s": 0.5, "cost_usd": None, "error": None, "cached": False,
+                    "split": "train", "finish_reason": "stop",
+                }  # fmt: skip
+            )
+        buf = io.BytesIO()
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), buf)
+        (root / dr.results_path(run_id)).write_bytes(buf.getvalue())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def timed(fn, repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def fmt(xs: list[float]) -> str:
+    return f"median {statistics.median(xs) * 1000:7.1f} ms  max {max(xs) * 1000:7.1f} ms"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--skills", type=int, default=1000)
+    ap.add_argument("--rows", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=20)
+    args = ap.parse_args()
+
+    from gradio_client import Client
+
+    from upskill_hub.space import data, views
+    from upskill_hub.space.ui import build_app
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "dataset"
+        t = time.perf_counter()
+        build_dataset(root, args.skills, args.rows)
+        print(f"dataset: {args.skills} skills, {args.rows} result rows written in {time.perf_counter() - t:.1f}s")
+
+        t = time.perf_counter()
+        lib = data.load_library(str(root))
+        load_s = time.perf_counter() - t
+        print(f"load + aggregate (once per dataset commit): {load_s * 1000:8.1f} ms")
+        lib_search = timed(lambda: views.browse_table(views.search_skills(lib.aggregates, "json api").head(300)), args.repeat)
+        print(f"library search + format:                    {fmt(lib_search)}")
+
+        demo = build_app(str(root))
+        port = free_port()
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+        try:
+            url = f"http://127.0.0.1:{port}/"
+            page = timed(lambda: urllib.request.urlopen(url, timeout=30).read(), 5)
+            client = Client(url, verbose=False)
+            first = timed(lambda: client.predict(str(root), api_name="/load"), 5)
+            queries = ["json", "skill-05", "parse csv", "kernel", "zzz-no-match", ""]
+            search = []
+            for i in range(args.repeat):
+                q = queries[i % len(queries)]
+                search += timed(lambda q=q: client.predict(str(root), q, 0, False, "best lift", api_name="/search"), 1)
+            open_skill = timed(lambda: client.predict(str(root), lib.skill_names[3], api_name="/open_skill"), 5)
+            lb = timed(lambda: client.predict(str(root), "m-large", "", api_name="/leaderboard"), 5)
+        finally:
+            demo.close()
+
+    print(f"page HTML:                                  {fmt(page)}")
+    print(f"first render (/load, data cached):          {fmt(first)}   goal < 2000 ms  "
+          f"{'OK' if statistics.median(first) < 2 else 'SLOW'}")  # fmt: skip
+    print(f"search (/search, one keystroke):            {fmt(search)}   goal <  200 ms  "
+          f"{'OK' if statistics.median(search) < 0.2 else 'SLOW'}")  # fmt: skip
+    print(f"open a skill page (/open_skill):            {fmt(open_skill)}")
+    print(f"leaderboard sorted by a model:              {fmt(lb)}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""The Space end to end: launched on 127.0.0.1 against the local Hub, driven with gradio_client."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import model_specs
+from gradio_client import Client
+
+
+def _data(table) -> tuple[list[str], list[list]]:
+    """gradio_client returns a Dataframe as {"headers": [...], "data": [[...]]}."""
+    return table["headers"], table["data"]
+
+
+def test_browse_search_open_and_leaderboard(running_app, space_repo):
+    client = Client(running_app, verbose=False)
+    status, table, *_ = client.predict(space_repo, api_name="/load")
+    assert "3 skills" in status and space_repo in status
+    headers, rows = _data(table)
+    assert headers[:5] == ["name", "description", "tokens", "tests", "best lift"]
+    by_name = {r[0]: r for r in rows}
+    assert set(by_name) == {"greeting", "xss-demo", "json-helper"}
+    assert rows[0][0] == "greeting"  # sorted by best lift: the only skill with results first
+    assert by_name["greeting"][3] == 3 and by_name["greeting"][4].startswith("+67 pp")
+    assert by_name["json-helper"][4] == "–"
+
+    found, note = client.predict(space_repo, "JSON", 0, False, "best lift", api_name="/search")
+    assert [r[0] for r in _data(found)[1]] == ["json-helper"] and "1 of 3" in note
+    none, note = client.predict(space_repo, "nothing-like-this", 0, False, "name", api_name="/search")
+    assert _data(none)[1] == [] and "0 of 3" in note
+
+    header, html, files, cases, results, plot1, plot2 = client.predict(space_repo, "greeting", api_name="/open_skill")
+    assert "greeting" in header and "3 test cases" in header
+    assert "<h1>Greeting</h1>" in html and "BANANA" in html
+    assert {r[0] for r in _data(files)[1]} == {"SKILL.md", "skill_meta.json"}
+    assert [r[0] for r in _data(cases)[1]] == ["greet", "wave", "plain"]
+    rheaders, rrows = _data(results)
+    assert rheaders[:4] == ["model", "baseline pass rate", "with skill pass rate", "lift"]
+    per_model = {r[0]: r for r in rrows}
+    # scripted-a says BANANA with the skill (3/3) and never without (1/3: only 'plain' passes).
+    assert per_model["scripted-a"][1].startswith("33% [") and per_model["scripted-a"][2].startswith("100% [")
+    assert per_model["scripted-a"][3].startswith("+67 pp")
+    assert per_model["scripted-b"][3].startswith("+0 pp")
+    assert plot1 is not None and plot2 is not None
+
+    header, html, *_ = client.predict(space_repo, "xss-demo", api_name="/open_skill")
+    low = html.lower()
+    assert "<script" not in low and "onerror" not in low and 'href="javascript:' not in low
+    assert "Hostile skill" in html
+
+    lb = client.predict(space_repo, "scripted-b", "", api_name="/leaderboard")
+    lh, lrows = _data(lb)
+    assert lh == ["skill", "best lift", "scripted-a", "scripted-b"]
+    assert lrows[0][0] == "greeting" and lrows[0][2].startswith("+67 pp")
+
+
+def test_run_an_evaluation_and_get_the_table_with_lift(running_app, space_repo, llm_server):
+    client = Client(running_app, verbose=False)
+    client.predict(space_repo, api_name="/load")
+    job = client.submit(
+        space_repo, "library", "greeting", "", "", "\n".join(model_specs(llm_server)), "", "", "", "", "", 2,
+        api_name="/run_eval",
+    )  # fmt: skip
+    outputs = list(job)  # every streamed update
+    final = job.result()
+    assert len(outputs) >= 2  # progress came before the end
+    status, live, summary, plot1, plot2, run_dir = final
+    assert status.startswith("Finished **greeting**: 24 calls")
+    assert len(_data(live)[1]) == 24  # 3 cases x 2 conditions x 2 models x 2 runs
+    sh, srows = _data(summary)
+    assert sh[:4] == ["model", "baseline pass rate", "with skill pass rate", "lift"]
+    per_model = {r[0]: r for r in srows}
+    assert per_model["scripted-a"][3].startswith("+67 pp") and per_model["scripted-b"][3].startswith("+0 pp")
+    assert plot1 is not None and run_dir
+
+    # Without signing in, nothing is pushed.
+    assert "sign in" in client.predict(space_repo, run_dir, api_name="/push_results").lower()
+
+
+def test_bad_input_is_one_clear_line(running_app, space_repo, monkeypatch):
+    from upskill_hub.space.safety import ALLOW_PRIVATE_ENV
+
+    client = Client(running_app, verbose=False)
+    status, *_ = client.predict("not a repo id!", api_name="/load")
+    assert status.startswith("**Error:**") and "\n" not in status
+    status, *_ = client.predict("someone/missing", api_name="/load")
+    assert "not found" in status
+    out = client.predict(space_repo, "library", "greeting", "", "", "openai:gpt-4.1-mini", "", "", "", "", "", 1,
+                         api_name="/run_eval")  # fmt: skip
+    assert out[0].startswith("**Error:**") and "OpenAI key" in out[0]
+    monkeypatch.delenv(ALLOW_PRIVATE_ENV)  # as on a public Space
+    out = client.predict(space_repo, "library", "greeting", "", "", "my-model", "http://169.254.169.254/v1", "", "",
+                         "", "", 1, api_name="/run_eval")  # fmt: skip
+    assert "**Error:**" in out[0] and "internal address" in out[0]
+
+
+@pytest.mark.parametrize("skill", ["json-helper"])
+def test_skill_without_cases_cannot_be_evaluated(running_app, space_repo, llm_server, skill):
+    client = Client(running_app, verbose=False)
+    out = client.predict(space_repo, "library", skill, "", "", model_specs(llm_server)[0], "", "", "", "", "", 1,
+                         api_name="/run_eval")  # fmt: skip
+    assert "no test cases" in out[0]
