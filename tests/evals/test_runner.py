@@ -6,14 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from _evalkit import InProcessClient
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals.api import run_eval
 from upskill_hub.evals.runner import BASE_SYSTEM_PROMPT, compact_results
 from upskill_hub.evals.schema import RESULTS_FILE, RUN_FILE, SUMMARY_FILE, read_results, read_summary
 from upskill_hub.skill import require_skill
-
-from .conftest import InProcessClient
 
 
 def test_one_row_per_planned_call_and_fair_prompts(skill_dir: Path, tmp_path: Path):

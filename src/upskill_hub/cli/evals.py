@@ -116,7 +116,8 @@ def eval_command(
             max_retries=retries,
         )
     finally:
-        progress.stop()
+        if task is not None:
+            progress.stop()
     if as_json:
         typer.echo(json.dumps(result.summary.to_dict(), indent=2))
         return

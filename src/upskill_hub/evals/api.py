@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -224,10 +225,8 @@ async def run_eval_async(
         rows = await runner.execute(done)
     finally:
         for c in opened:
-            try:
+            with contextlib.suppress(Exception):  # closing must not hide the run's outcome
                 await c.aclose()
-            except Exception:
-                pass
 
     summary = build_summary(plan, rows)
     write_json_atomic(run_dir / SUMMARY_FILE, summary.to_dict())

@@ -21,16 +21,16 @@ def _pct(x: float | None) -> str:
 def _rate_cell(c: ConditionStats | None) -> str:
     if c is None or c.pass_rate is None:
         return "–"
-    return f"{_pct(c.pass_rate)} [{_pct(c.ci_low)}–{_pct(c.ci_high)}] ({c.passed}/{c.n})"
+    return f"{_pct(c.pass_rate)} ({c.passed}/{c.n})\n[{_pct(c.ci_low)}–{_pct(c.ci_high)}]"
 
 
 def _lift_cell(x: LiftStats | None) -> Text:
     if x is None or x.lift is None:
         return Text("–")
     style = "green" if x.conclusive and x.lift > 0 else "red" if x.conclusive and x.lift < 0 else "yellow"
-    txt = f"{x.lift * 100:+.0f} pts [{(x.ci_low or 0) * 100:+.0f}, {(x.ci_high or 0) * 100:+.0f}]"
+    txt = f"{x.lift * 100:+.0f} pts\n[{(x.ci_low or 0) * 100:+.0f},{(x.ci_high or 0) * 100:+.0f}]"
     if x.p_value is not None:
-        txt += f" p={x.p_value:.2g}"
+        txt += f"\np={x.p_value:.2g}"
     return Text(txt, style=style)
 
 
@@ -42,15 +42,17 @@ def summary_table(summary: RunSummary) -> Table:
     t = Table(
         title=f"{summary.skill_name} v{summary.skill_version} — {summary.n_cases} cases × {summary.runs_per_case} run(s)",
         title_style="bold",
+        caption="pass rate [95% Wilson CI]; assertions and tokens: mean per call, baseline → with skill; "
+        "lift: with skill − baseline, paired over cases [95% bootstrap CI]",
     )
     t.add_column("model")
     if has_base:
-        t.add_column("baseline pass rate [95% CI]", justify="right")
-    t.add_column("with skill pass rate [95% CI]", justify="right")
-    t.add_column("avg assertions", justify="right")
-    t.add_column("avg tokens", justify="right")
+        t.add_column("baseline", justify="right")
+    t.add_column("with skill", justify="right")
+    t.add_column("assertions", justify="right")
+    t.add_column("tokens", justify="right")
     if has_base:
-        t.add_column("lift [95% CI]", justify="right")
+        t.add_column("lift", justify="right", no_wrap=True)
     t.add_column("errors", justify="right")
     for m in summary.models:
         b, s = by.get((m, "baseline")), by.get((m, "with_skill"))
