@@ -569,6 +569,9 @@ class GenerateOptions:
     cache_dir: str | Path | None = None
     concurrency: int | None = None
     trace_budget_tokens: int | None = None
+    #: Eval progress hooks, passed to :func:`run_eval_async` (``on_start(total, done)``, ``on_row(row)``).
+    on_eval_start: Callable[[int, int], None] | None = None
+    on_eval_row: Callable[[Any], None] | None = None
 
 
 def _spec_label(spec: str | ModelClient) -> str:
@@ -767,6 +770,8 @@ async def _run(
         concurrency=opts.concurrency,
         base_url=opts.eval_base_url,
         plots=False,
+        on_start=opts.on_eval_start,
+        on_row=opts.on_eval_row,
     )
     eval_labels = ", ".join(_spec_label(s) for s in eval_specs)
     train_ids = {c.id for c in train}

@@ -29,6 +29,40 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{round(x * 100)}%"
 
 
+class _EvalBar:
+    """A transient progress bar for each eval inside ``generate`` (closed before any line prints)."""
+
+    def __init__(self) -> None:
+        self.progress = None
+        self.task = None
+
+    def start(self, total: int, done: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.stop()
+        if not err_console.is_terminal:  # logs and pipes get the progress lines only
+            return
+        self.progress = Progress(
+            TextColumn("  [bold]eval[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+        )
+        self.progress.start()
+        self.task = self.progress.add_task("eval", total=total, completed=done)
+
+    def row(self, _row) -> None:  # noqa: ANN001 - ResultRow
+        if self.progress is not None:
+            self.progress.advance(self.task)
+
+    def stop(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+
 def _render(result) -> None:  # noqa: ANN001 - GenerateResult
     """upskill-style summary: name, description, size, baseline vs with-skill bars, holdout."""
     skill = result.skill
@@ -120,6 +154,7 @@ def generate_command(
     """
     from upskill_hub.generate import GenerateOptions, generate_skill
 
+    bar = _EvalBar()
     opts = GenerateOptions(
         source=source,
         teacher=model,
@@ -137,10 +172,18 @@ def generate_command(
         use_cache=not no_cache,
         concurrency=concurrency,
         trace_budget_tokens=trace_budget,
+        on_eval_start=bar.start,
+        on_eval_row=bar.row,
     )
-    result = generate_skill(
-        task, opts, progress=lambda line: err_console.print(line, markup=False, soft_wrap=True)
-    )
+
+    def say(line: str) -> None:
+        bar.stop()
+        err_console.print(line, markup=False, soft_wrap=True)
+
+    try:
+        result = generate_skill(task, opts, progress=say)
+    finally:
+        bar.stop()
     _render(result)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
