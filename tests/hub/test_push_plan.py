@@ -56,9 +56,13 @@ def test_same_content_plans_nothing(tmp_path):
     def rows(prefix, skip):
         return run_rows if prefix == dr.RUNS_TABLE_DIR else skills_rows
 
+    skills, runs = load_local([skill_dir], [tmp_path / "r" / "run-1"])  # a fresh process
     again = build_plan("me/x", _remote_from(first.adds), skills, runs, rows)
     assert again.empty, [c for c in again.changes if c.status != "unchanged"]
-    assert {c.status for c in again.changes} == {"unchanged"}
+    status = {c.path: c.status for c in again.changes}
+    assert status.pop("data/results/run-1.parquet") == status.pop("data/runs/run-1.parquet") == "kept"
+    assert set(status.values()) == {"unchanged"}
+    assert runs[0]._results is None  # a run already in the repo is not even read again
 
 
 def test_changed_and_removed_skill_files(tmp_path):

@@ -45,7 +45,9 @@ class Change:
     """What a push does (or did) to one file of the repo."""
 
     path: str
-    status: str  # added | updated | deleted | unchanged | kept (run already in the repo)
+    #: added | updated | deleted | unchanged | kept (a run's shard already in the repo:
+    #: results are append-only, never rewritten)
+    status: str
     size: int = 0
 
 
@@ -116,7 +118,7 @@ def load_local(
     runs: list[dr.RunBundle] = []
     run_ids: dict[str, Path] = {}
     for d in run_dirs:
-        bundle = dr.load_run_dir(d)
+        bundle = dr.load_run_dir(d, rows=False)
         if bundle.run_id in run_ids:
             raise UpskillError(f"run {bundle.run_id} given twice: {run_ids[bundle.run_id]} and {d}")
         run_ids[bundle.run_id] = Path(d)
@@ -182,15 +184,13 @@ def build_plan(
     """
     plan = Plan(head=remote.head)
 
-    def want(path: str, data: bytes, *, append_only: bool = False) -> None:
+    def want(path: str, data: bytes) -> None:
         current = remote.files.get(path)
         if current is None:
             plan.adds[path] = data
             plan.changes.append(Change(path, "added", len(data)))
         elif remote_matches(current, data):
             plan.changes.append(Change(path, "unchanged", len(data)))
-        elif append_only:
-            plan.changes.append(Change(path, "kept", current.size))
         else:
             plan.adds[path] = data
             plan.changes.append(Change(path, "updated", len(data)))
@@ -210,15 +210,23 @@ def build_plan(
     local_run_rows = []
     has_results = any(p.startswith(dr.RESULTS_TABLE_DIR + "/") for p in remote.files)
     for run in runs:
-        results = dr.results_table_bytes(run)
-        if results is not None:
-            want(dr.results_path(run.run_id), results, append_only=True)
-            has_results = True
-        summary = dr.runs_table_bytes(run)
-        if summary is not None:
-            path = dr.runs_path(run.run_id)
-            want(path, summary, append_only=True)
-            if path not in remote.files:
+        # Both shards of a run are append-only: one already in the repo is kept as it is,
+        # without even reading the local rows (that makes a re-push cheap).
+        path = dr.results_path(run.run_id)
+        if path in remote.files:
+            plan.changes.append(Change(path, "kept", remote.files[path].size))
+        else:
+            results = dr.results_table_bytes(run)
+            if results is not None:
+                want(path, results)
+                has_results = True
+        path = dr.runs_path(run.run_id)
+        if path in remote.files:
+            plan.changes.append(Change(path, "kept", remote.files[path].size))
+        else:
+            summary = dr.runs_table_bytes(run)
+            if summary is not None:
+                want(path, summary)
                 local_run_rows.append(dr.run_record(run.summary))
 
     pushed_tables = {dr.skill_table_path(s.name) for s in skills}
@@ -300,6 +308,16 @@ def push(
         raise UpskillError("--message must not be empty")
 
     with hub_errors(repo_id, action="push to"):
+        status(f"Reading {repo_id}")
+        existing = _existing_paths(api, repo_id, revision)
+    # Read and check the rows of every run the repo does not have yet, before creating or
+    # changing anything remote: a broken run folder pushes nothing.
+    for run in runs:
+        if dr.results_path(run.run_id) not in existing or dr.runs_path(run.run_id) not in existing:
+            status(f"Reading run {run.run_id}")
+            run.load_results()
+
+    with hub_errors(repo_id, action="push to"):
         status(f"Preparing {repo_id}")
         created = api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
         url = str(created.url) if getattr(created, "url", None) else repo_url(api.endpoint, repo_id)
@@ -371,6 +389,16 @@ def push(
         result.bytes_uploaded = sum(len(d) for d in plan.adds.values())
         return result
     raise UpskillError(f"cannot push to {repo_id}: gave up after {max_attempts} attempts")
+
+
+def _existing_paths(api, repo_id: str, revision: str | None) -> set[str]:
+    """Paths in the repo at ``revision`` (empty when the repo or the branch does not exist yet)."""
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    try:
+        return set(read_remote(api, repo_id, revision).files)
+    except (RepositoryNotFoundError, RevisionNotFoundError):
+        return set()
 
 
 def _ensure_branch(api, repo_id: str, branch: str) -> None:
