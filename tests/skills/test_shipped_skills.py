@@ -9,17 +9,30 @@ assertion evaluator the eval engine uses.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
+from types import ModuleType
 
-import answers_hf_dataset_card
-import answers_kernel_builder
 import pytest
 from typer.testing import CliRunner
 
 from upskill_hub.cli.app import app
 from upskill_hub.evals.assertions import check_sync
 from upskill_hub.skill import load_skill
+
+
+def _load_answers(stem: str) -> ModuleType:
+    """Load a sibling answers module by path (works under any pytest import mode)."""
+    spec = importlib.util.spec_from_file_location(stem, Path(__file__).with_name(f"{stem}.py"))
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+answers_kernel_builder = _load_answers("answers_kernel_builder")
+answers_hf_dataset_card = _load_answers("answers_hf_dataset_card")
 
 SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
 ANSWERS = {
