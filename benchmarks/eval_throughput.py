@@ -9,6 +9,8 @@ Printed side by side:
 * efficiency = ideal time (calls x latency / concurrency) / actual time   (goal >= 0.9)
 * the runner's CPU time per call (this process: SDK, assertions, results file, cache)
 * a second, identical eval served from the response cache               (goal: 0 calls, < 2 s)
+* the same 400 calls with an in-process client that only sleeps (no SDK, no HTTP), which
+  separates the runner's own CPU cost from the SDK's
 
 Run: ``.venv/bin/python benchmarks/eval_throughput.py [--calls 400] [--concurrency 32] [--latency 0.1]``
 """
@@ -68,6 +70,30 @@ class ServerProcess:
         self.proc.wait(10)
 
 
+class SleepClient:
+    """No HTTP, no SDK: answers after ``latency`` seconds. Isolates the runner's own cost."""
+
+    provider = "bench"
+    endpoint = "in-process://sleep"
+    default_concurrency = 32
+
+    def __init__(self, latency: float) -> None:
+        self.model = "sleep"
+        self.latency = latency
+
+    async def complete(self, system, messages, params):  # noqa: ANN001
+        import asyncio
+
+        from upskill_hub.models.base import Completion, Usage
+
+        await asyncio.sleep(self.latency)
+        text = "BANANA reply" if "BANANA" in system else "plain reply"
+        return Completion(text, Usage(len(system.split()), 2, 0), self.latency, "stop", self.model)
+
+    async def aclose(self) -> None:
+        pass
+
+
 def make_skill(root: Path, n_cases: int) -> Path:
     from upskill_hub.cases import parse_meta
     from upskill_hub.skill import Skill
@@ -117,6 +143,10 @@ def main() -> None:
         second = run_eval(skill, [spec], output_dir=work / "runs", **common)
         wall2, cpu2 = time.perf_counter() - t1, time.process_time() - cpu1
         made2 = server.calls() - start_calls - made
+
+        cpu3, t3 = time.process_time(), time.perf_counter()
+        run_eval(skill, [SleepClient(args.latency)], output_dir=work / "runs", use_cache=False, **common)
+        wall3, cpu3 = time.perf_counter() - t3, time.process_time() - cpu3
     finally:
         server.close()
 
@@ -135,6 +165,11 @@ def main() -> None:
             "efficiency": round(eff, 3),
             "runner_cpu_ms_per_call": round(cpu / calls * 1000, 3),
         },
+        "runner_only_no_http": {
+            "actual_s": round(wall3, 3),
+            "efficiency": round(calls * args.latency / args.concurrency / wall3, 3),
+            "runner_cpu_ms_per_call": round(cpu3 / calls * 1000, 3),
+        },
         "cached_run": {
             "calls_to_server": made2,
             "cached_rows": sum(1 for r in second.rows if r.cached),
@@ -143,12 +178,15 @@ def main() -> None:
         },
     }
     print(f"eval throughput: {calls} calls, concurrency {args.concurrency}, server latency {args.latency * 1000:.0f} ms")
-    print(f"{'':26}{'fresh':>12}{'cached':>12}{'goal':>16}")
-    print(f"{'calls to the server':26}{made:>12}{made2:>12}{'0 when cached':>16}")
-    print(f"{'wall time (s)':26}{wall:>12.3f}{wall2:>12.3f}{'< 2 s cached':>16}")
-    print(f"{'ideal time (s)':26}{ideal:>12.3f}{'':>12}")
-    print(f"{'efficiency ideal/actual':26}{eff:>12.3f}{'':>12}{'>= 0.9':>16}")
-    print(f"{'runner CPU ms per call':26}{cpu / calls * 1000:>12.3f}{cpu2 / calls * 1000:>12.3f}")
+    eff3 = ideal / wall3
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"(machine: {os.cpu_count()} CPUs, load average {load:.1f}; the figures need an idle CPU)")
+    print(f"{'':26}{'fresh (SDK)':>12}{'cached':>12}{'no HTTP':>12}{'goal':>16}")
+    print(f"{'calls to the server':26}{made:>12}{made2:>12}{'–':>12}{'0 when cached':>16}")
+    print(f"{'wall time (s)':26}{wall:>12.3f}{wall2:>12.3f}{wall3:>12.3f}{'< 2 s cached':>16}")
+    print(f"{'ideal time (s)':26}{ideal:>12.3f}{'':>12}{ideal:>12.3f}")
+    print(f"{'efficiency ideal/actual':26}{eff:>12.3f}{'':>12}{eff3:>12.3f}{'>= 0.9':>16}")
+    print(f"{'CPU ms per call':26}{cpu / calls * 1000:>12.3f}{cpu2 / calls * 1000:>12.3f}{cpu3 / calls * 1000:>12.3f}")
     print(f"{'error rows':26}{errors:>12}{sum(1 for r in second.rows if r.error):>12}")
     print(json.dumps(figures))
 

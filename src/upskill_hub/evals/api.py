@@ -114,10 +114,38 @@ def _clients_for(
     return clients
 
 
-def _cost(provider: str, model: str, usage: Any) -> float | None:
-    from upskill_hub.models.pricing import cost_usd
+class _RunPrices:
+    """Per-token rates of each model, read once per run through ``models.pricing.cost_usd``.
 
-    return cost_usd(model, usage, provider=provider)
+    ``cost_usd`` re-reads the user's price file on every call (so edits apply at once);
+    at hundreds of calls per second that file check dominated the runner's CPU time. A
+    run instead takes one snapshot: ``cost_usd`` is linear in each token count, so its
+    value for one million tokens of each kind *is* the rate. A broken price file thus
+    fails before the first call, as a one-line error.
+    """
+
+    def __init__(self) -> None:
+        self._rates: dict[tuple[str, str], tuple[float, float, float] | None] = {}
+
+    def rates(self, provider: str, model: str) -> tuple[float, float, float] | None:
+        key = (provider, model)
+        if key not in self._rates:
+            from upskill_hub.models.base import Usage
+            from upskill_hub.models.pricing import cost_usd
+
+            m = 1_000_000
+            inp = cost_usd(model, Usage(m, 0, 0), provider=provider)
+            out = cost_usd(model, Usage(0, m, 0), provider=provider)
+            cached = cost_usd(model, Usage(m, 0, m), provider=provider)
+            self._rates[key] = None if None in (inp, out, cached) else (inp / m, out / m, cached / m)
+        return self._rates[key]
+
+    def __call__(self, provider: str, model: str, usage: Any) -> float | None:
+        r = self.rates(provider, model)
+        if r is None or (usage.input_tokens is None and usage.output_tokens is None):
+            return None
+        cached = min(usage.cached_tokens or 0, usage.input_tokens or 0)
+        return ((usage.input_tokens or 0) - cached) * r[0] + cached * r[2] + (usage.output_tokens or 0) * r[1]
 
 
 def _label(c: ModelClient) -> str:
@@ -216,9 +244,12 @@ async def run_eval_async(
                 raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
             write_json_atomic(run_dir / RUN_FILE, plan.to_json())
 
+        prices = _RunPrices()
+        for c in clients:
+            prices.rates(c.provider, c.model)
         cache = ResponseCache(cache_dir or default_cache_dir()) if use_cache else None
         runner = Runner(
-            plan, run_dir, concurrency=concurrency, cache=cache, judges=judges, cost_fn=_cost, on_row=on_row
+            plan, run_dir, concurrency=concurrency, cache=cache, judges=judges, cost_fn=prices, on_row=on_row
         )
         if on_start is not None:
             on_start(len(plan.calls()), len(done))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from upskill_hub.cases import Assertion, Case
@@ -43,9 +43,8 @@ class AssertionResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        extra = d.pop("extra")
-        d.update(extra)
+        d = {"type": self.type, "passed": self.passed, "evidence": self.evidence, "value": self.value}
+        d.update(self.extra)
         return d
 
 

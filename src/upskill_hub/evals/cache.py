@@ -44,10 +44,14 @@ def cache_key(
     model: str,
     system: str,
     messages: list[Message],
-    params: GenerationParams,
+    params: GenerationParams | dict,
     repeat: int,
 ) -> str:
-    """SHA-256 over a canonical JSON of everything that determines the response."""
+    """SHA-256 over a canonical JSON of everything that determines the response.
+
+    ``params`` may be given already as ``GenerationParams.to_dict()`` (the runner computes
+    it once per run instead of once per call).
+    """
     payload = {
         "format": CACHE_FORMAT,
         "provider": provider,
@@ -55,7 +59,7 @@ def cache_key(
         "model": model,
         "system": system,
         "messages": [[m.role, m.content] for m in messages],
-        "params": params.to_dict(),
+        "params": params if isinstance(params, dict) else params.to_dict(),
         "repeat": repeat,
     }
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -67,13 +71,15 @@ class ResponseCache:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
+        self._root = str(self.root)
 
     def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
+        return Path(os.path.join(self._root, key[:2], key + ".json"))
 
     def get(self, key: str) -> Completion | None:
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            with open(os.path.join(self._root, key[:2], key + ".json"), encoding="utf-8") as fh:
+                data = json.load(fh)
             if data.get("format") != CACHE_FORMAT:
                 return None
             return Completion(
