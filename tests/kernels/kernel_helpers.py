@@ -16,7 +16,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO_ROOT / "kernels_examples"
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: int = 1800) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, timeout: int = 1800
+) -> subprocess.CompletedProcess:
     """Run ``upskill-hub`` in a fresh interpreter (its main() turns errors into one line)."""
     return subprocess.run(
         [sys.executable, "-m", "upskill_hub.cli.app", *args],
@@ -41,7 +43,9 @@ def write_noarch_project(root: Path, name: str = "tiny-noarch", version: int = 1
     return root
 
 
-def fake_variant(project: Path, variant: str, meta: dict | None = None, files: dict[str, str] | None = None) -> Path:
+def fake_variant(
+    project: Path, variant: str, meta: dict | None = None, files: dict[str, str] | None = None
+) -> Path:
     """A hand-made build/<variant>/ folder (for bad-input tests; no compiler needed)."""
     vdir = project / "build" / variant
     vdir.mkdir(parents=True, exist_ok=True)

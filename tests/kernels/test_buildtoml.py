@@ -6,12 +6,11 @@ from pathlib import Path
 
 import pytest
 import tomlkit
+from kernel_helpers import EXAMPLES, error_lines, run_cli
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.kernels.buildtoml import load_build, render_build_toml, validate_build_toml
 from upskill_hub.kernels.scaffold import init_project
-
-from kernel_helpers import EXAMPLES, error_lines, run_cli
 
 
 @pytest.fixture
@@ -52,7 +51,9 @@ def test_unknown_key(project: Path) -> None:
     edit(project, lambda d: d["kernel"]["my_op_cpu"].add("cuda-capabilities", ["9.0"]))
     msgs = messages(project)
     assert any(m.startswith("build.toml: general.colour: unknown key") for m in msgs), msgs
-    assert any(m.startswith("build.toml: kernel.my_op_cpu.cuda-capabilities: unknown key") for m in msgs), msgs
+    assert any(m.startswith("build.toml: kernel.my_op_cpu.cuda-capabilities: unknown key") for m in msgs), (
+        msgs
+    )
 
 
 @pytest.mark.parametrize("name", ["My_Kernel", "1relu", "relu-", "x", "rélu"])
@@ -64,7 +65,9 @@ def test_bad_name(project: Path, name: str) -> None:
 
 def test_missing_source_file(project: Path) -> None:
     (project / "my_op_cpu" / "my_op.cpp").unlink()
-    assert messages(project) == ["build.toml: kernel.my_op_cpu.src[0]: source file 'my_op_cpu/my_op.cpp' does not exist"]
+    assert messages(project) == [
+        "build.toml: kernel.my_op_cpu.src[0]: source file 'my_op_cpu/my_op.cpp' does not exist"
+    ]
 
 
 @pytest.mark.parametrize("cap", ["9.9", "99999.0", "sm_90", "9"])
@@ -116,7 +119,10 @@ def test_load_build_raises_first_problem_as_one_line(project: Path) -> None:
     ("breakage", "expected"),
     [
         (lambda p: edit(p, lambda d: d["general"].add("colour", "blue")), "general.colour: unknown key"),
-        (lambda p: edit(p, lambda d: d["general"].__setitem__("name", "Bad_Name")), "general.name: invalid kernel name"),
+        (
+            lambda p: edit(p, lambda d: d["general"].__setitem__("name", "Bad_Name")),
+            "general.name: invalid kernel name",
+        ),
         (lambda p: (p / "my_op_cpu" / "my_op.cpp").unlink(), "kernel.my_op_cpu.src[0]: source file"),
         (
             lambda p: edit(p, lambda d: d["kernel"]["my_op_cuda"].__setitem__("cuda-capabilities", ["9.9"])),

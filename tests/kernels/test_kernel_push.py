@@ -46,7 +46,9 @@ def test_push_one_commit_with_card(hub_server, hub_repo_id: str, built_noarch: P
     assert f'get_kernel("{hub_repo_id}", version=1)' in card
 
 
-def test_repush_removes_stale_files_of_replaced_variants_only(hub_server, hub_repo_id: str, built_noarch: Path):
+def test_repush_removes_stale_files_of_replaced_variants_only(
+    hub_server, hub_repo_id: str, built_noarch: Path
+):
     from huggingface_hub import HfApi
 
     api = HfApi()
@@ -62,7 +64,9 @@ def test_repush_removes_stale_files_of_replaced_variants_only(hub_server, hub_re
     assert "build/torch-cuda/metadata.json" in files  # a variant not being pushed is kept
 
 
-def test_version_branch_from_build_toml_and_mismatch(hub_server, hub_repo_id: str, built_noarch: Path) -> None:
+def test_version_branch_from_build_toml_and_mismatch(
+    hub_server, hub_repo_id: str, built_noarch: Path
+) -> None:
     with pytest.raises(UpskillError, match="version 1 but the push targets v2"):
         push_kernel(built_noarch, hub_repo_id, version=2)
 
@@ -84,7 +88,9 @@ def test_version_branch_from_build_toml_and_mismatch(hub_server, hub_repo_id: st
     ],
     ids=["no-build-dir", "empty-build", "wrong-variant-name", "no-metadata", "incomplete-metadata"],
 )
-def test_bad_input_uploads_nothing(hub_server, hub_repo_id: str, noarch_project: Path, setup, expected) -> None:
+def test_bad_input_uploads_nothing(
+    hub_server, hub_repo_id: str, noarch_project: Path, setup, expected
+) -> None:
     from huggingface_hub import HfApi
 
     setup(noarch_project)
@@ -97,7 +103,9 @@ def test_bad_input_uploads_nothing(hub_server, hub_repo_id: str, noarch_project:
     assert not HfApi().repo_exists(hub_repo_id, repo_type="kernel")
 
 
-def test_bad_variant_next_to_good_ones_uploads_nothing(hub_server, hub_repo_id: str, built_noarch: Path) -> None:
+def test_bad_variant_next_to_good_ones_uploads_nothing(
+    hub_server, hub_repo_id: str, built_noarch: Path
+) -> None:
     from huggingface_hub import HfApi
 
     meta = json.loads((built_noarch / "build" / "torch-cpu" / "metadata.json").read_text())

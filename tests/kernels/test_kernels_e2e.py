@@ -75,7 +75,9 @@ def copy_example(name: str, dest_root: Path) -> Path:
     if not (src / "build.toml").is_file():
         pytest.skip(f"kernels_examples/{name} is not there")
     dest = dest_root / name
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("build", "__pycache__", ".pytest_cache", "result"))
+    shutil.copytree(
+        src, dest, ignore=shutil.ignore_patterns("build", "__pycache__", ".pytest_cache", "result")
+    )
     return dest
 
 
@@ -149,8 +151,22 @@ def test_init_build_test_roundtrip(tmp_path: Path) -> None:
     # the scaffold's own tests, against build/ through kernels.get_local_kernel
     env = {k: v for k, v in os.environ.items() if not k.startswith("KERNEL_")}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(project / "tests"), "-q", "-p", "no:cacheprovider", "--rootdir", str(project)],
-        capture_output=True, text=True, timeout=900, env=env, cwd=project,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(project / "tests"),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(project),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        cwd=project,
     )
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "7 passed" in proc.stdout

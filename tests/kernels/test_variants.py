@@ -48,9 +48,8 @@ def test_prefix_and_cuda_token() -> None:
 
 
 def test_local_cpu_variant_is_what_kernels_selects() -> None:
-    from kernels.variants import parse_variant, resolve_variant
-
     import torch
+    from kernels.variants import parse_variant, resolve_variant
 
     name = local_arch_variant("cpu")
     major, minor = torch.__version__.split(".")[:2]

@@ -36,7 +36,9 @@ def init(
     ),
     output: Path | None = typer.Option(None, "--output", "-o", help="Project folder (default: ./NAME)."),
     license: str = typer.Option("Apache-2.0", "--license", help="SPDX license id written to build.toml."),
-    repo_id: str | None = typer.Option(None, "--repo-id", help="Hub repo (OWNER/NAME) to record in build.toml."),
+    repo_id: str | None = typer.Option(
+        None, "--repo-id", help="Hub repo (OWNER/NAME) to record in build.toml."
+    ),
 ) -> None:
     """Create a kernel project (build.toml, torch binding, kernel sources, tests, flake.nix)."""
     from upskill_hub.kernels.scaffold import init_project
@@ -46,14 +48,18 @@ def init(
     console.print(f"[green]✓[/] created {dest} ({len(files)} files)")
     for rel in files:
         console.print(f"  {rel}", markup=False)
-    console.print(f"next: upskill-hub kernels build {dest} --builder local && pytest {dest}/tests", markup=False)
+    console.print(
+        f"next: upskill-hub kernels build {dest} --builder local && pytest {dest}/tests", markup=False
+    )
 
 
 @app.command("check")
 def check(
     path: Path = typer.Argument(Path("."), help="Kernel project folder (with build.toml)."),
     manylinux: str | None = typer.Option(
-        None, "--manylinux", help="ABI policy for .so files (default: manylinux_2_28; local builds: their glibc)."
+        None,
+        "--manylinux",
+        help="ABI policy for .so files (default: manylinux_2_28; local builds: their glibc).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
 ) -> None:
@@ -71,7 +77,11 @@ def check(
                 err_console.print(f"warning: {p}", markup=False, soft_wrap=True, style="yellow")
         if not has_errors(problems):
             built = path / "build"
-            count = len([d for d in built.iterdir() if d.is_dir() and not d.name.startswith(".")]) if built.is_dir() else 0
+            count = (
+                len([d for d in built.iterdir() if d.is_dir() and not d.name.startswith(".")])
+                if built.is_dir()
+                else 0
+            )
             console.print(f"[green]✓[/] {path}: build.toml and {count} built variant(s) OK")
     raise typer.Exit(1 if has_errors(problems) else 0)
 
@@ -80,7 +90,9 @@ def check(
 def build(
     path: Path = typer.Argument(Path("."), help="Kernel project folder (with build.toml)."),
     builder: str = typer.Option(
-        "local", "--builder", help="local: this machine's variant(s) with torch's compiler flags; nix: all variants."
+        "local",
+        "--builder",
+        help="local: this machine's variant(s) with torch's compiler flags; nix: all variants.",
     ),
     variant: str | None = typer.Option(None, "--variant", help="Build only this variant."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", help="Parallel compile jobs (local builder)."),
@@ -123,7 +135,9 @@ def build(
 def push(
     path: Path = typer.Argument(Path("."), help="Kernel project folder with a built build/."),
     repo: str = typer.Option(..., "--repo", help="Hub kernel repo OWNER/NAME (created if missing)."),
-    version: int | None = typer.Option(None, "--version", help="Branch v<N> (default: build.toml general.version)."),
+    version: int | None = typer.Option(
+        None, "--version", help="Branch v<N> (default: build.toml general.version)."
+    ),
     private: bool = typer.Option(False, "--private", help="Create the repo as private."),
     create_pr: bool = typer.Option(False, "--create-pr", help="Open a pull request instead of committing."),
 ) -> None:
@@ -150,7 +164,9 @@ def push(
 def verify(
     repo_id: str = typer.Argument(..., help="Hub kernel repo OWNER/NAME."),
     version: int | None = typer.Option(None, "--version", help="Kernel version (branch v<N>); default 1."),
-    revision: str | None = typer.Option(None, "--revision", help="A branch, tag or commit instead of --version."),
+    revision: str | None = typer.Option(
+        None, "--revision", help="A branch, tag or commit instead of --version."
+    ),
     trust_remote_code: bool = typer.Option(
         False, "--trust-remote-code", help="Load even if the publisher is not a trusted kernel publisher."
     ),
@@ -171,7 +187,9 @@ def verify(
             project=project,
             tests=not no_tests,
         )
-    console.print(f"[green]✓[/] loaded {repo_id}: variant {res.variant} ({res.backend}), ops in {res.op_namespace}")
+    console.print(
+        f"[green]✓[/] loaded {repo_id}: variant {res.variant} ({res.backend}), ops in {res.op_namespace}"
+    )
     console.print(f"  functions: {', '.join(res.functions) or '-'}", markup=False)
     console.print(f"  ops: {', '.join(res.ops) or '-'}", markup=False)
     if no_tests:

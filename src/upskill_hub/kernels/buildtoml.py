@@ -370,7 +370,9 @@ def validate_build_toml(root: Path) -> tuple[list[Problem], dict[str, Any] | Non
             chk.add(f"{where}.src", "must list at least one source file")
         for i, src in enumerate(srcs):
             chk.path_exists(src, f"{where}.src[{i}]")
-        for i, inc in enumerate(section.get("include", []) if isinstance(section.get("include"), list) else []):
+        for i, inc in enumerate(
+            section.get("include", []) if isinstance(section.get("include"), list) else []
+        ):
             chk.path_exists(inc, f"{where}.include[{i}]", want_dir=True)
         for cap in section.get("cuda-capabilities", []) or []:
             if isinstance(cap, str) and not valid_capability(cap):
@@ -406,7 +408,11 @@ def load_build(root: Path) -> BuildConfig:
     problems, data = validate_build_toml(root)
     errors = [p for p in problems if p.severity == "error"]
     if errors or data is None:
-        more = f" (and {len(errors) - 1} more problem(s); run `upskill-hub kernels check`)" if len(errors) > 1 else ""
+        more = (
+            f" (and {len(errors) - 1} more problem(s); run `upskill-hub kernels check`)"
+            if len(errors) > 1
+            else ""
+        )
         raise UpskillError(f"{root / errors[0].path}: {errors[0].field}: {errors[0].message}{more}")
     return config_from_table(root, data)
 

@@ -38,12 +38,12 @@ def exported_functions(package_init: Path) -> list[ExportedFunction]:
         tree = ast.parse(package_init.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
         return []
-    defs = {
-        node.name: node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-    }
+    defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
     names: list[str] | None = None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
             try:
                 value = ast.literal_eval(node.value)
             except ValueError:
@@ -64,7 +64,16 @@ def exported_functions(package_init: Path) -> list[ExportedFunction]:
 
 def hub_license(spdx: str) -> dict[str, str]:
     """Hub card ``license`` fields for an SPDX id (the Hub uses lower-case ids)."""
-    known = {"apache-2.0", "mit", "bsd-3-clause", "bsd-2-clause", "gpl-3.0", "lgpl-3.0", "mpl-2.0", "cc-by-4.0"}
+    known = {
+        "apache-2.0",
+        "mit",
+        "bsd-3-clause",
+        "bsd-2-clause",
+        "gpl-3.0",
+        "lgpl-3.0",
+        "mpl-2.0",
+        "cc-by-4.0",
+    }
     lowered = spdx.lower()
     if lowered in known:
         return {"license": lowered}
@@ -83,7 +92,11 @@ def render_card(
     header = {
         "library_name": "kernels",
         **hub_license(cfg.license),
-        "tags": ["kernels", "kernel-builder", *sorted({m.get("backend", {}).get("type", "") for m in variants.values()} - {""})],
+        "tags": [
+            "kernels",
+            "kernel-builder",
+            *sorted({m.get("backend", {}).get("type", "") for m in variants.values()} - {""}),
+        ],
     }
     functions = exported_functions(cfg.package_dir / "__init__.py")
     lines = ["---", yaml.safe_dump(header, sort_keys=False).strip(), "---", "", f"# {cfg.name}", ""]
@@ -101,7 +114,12 @@ def render_card(
     ]
     if functions:
         lines.append(f"# e.g. kernel.{functions[0].signature}")
-    lines += ["```", "", "`get_kernel` picks the variant built for your torch version, backend, CPU and OS.", ""]
+    lines += [
+        "```",
+        "",
+        "`get_kernel` picks the variant built for your torch version, backend, CPU and OS.",
+        "",
+    ]
     lines += ["## Functions", ""]
     if functions:
         for fn in functions:

@@ -38,12 +38,18 @@ def check_layout(root: Path, cfg: BuildConfig | None) -> list[Problem]:
     """Files a kernel-builder project needs beside build.toml."""
     problems = []
     if not (root / "flake.nix").is_file():
-        problems.append(Problem("flake.nix", "file", "missing: the Nix builder needs it (see `kernels init`)", "warning"))
+        problems.append(
+            Problem("flake.nix", "file", "missing: the Nix builder needs it (see `kernels init`)", "warning")
+        )
     if not (root / "tests").is_dir():
-        problems.append(Problem("tests", "folder", "missing: `kernels verify` runs the project's tests", "warning"))
+        problems.append(
+            Problem("tests", "folder", "missing: `kernels verify` runs the project's tests", "warning")
+        )
     if cfg is not None and cfg.framework == "torch":
         binding = root / "torch-ext" / "torch_binding.cpp"
-        if binding.is_file() and "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME" not in binding.read_text(errors="replace"):
+        if binding.is_file() and "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME" not in binding.read_text(
+            errors="replace"
+        ):
             problems.append(
                 Problem(
                     "torch-ext/torch_binding.cpp",
@@ -70,28 +76,40 @@ def check_metadata(rel: str, meta: Any, variant: str, cfg: BuildConfig | None) -
     if isinstance(name, str) and not NAME_RE.match(name):
         problems.append(Problem(rel, "name", f"invalid kernel name {name!r}"))
     if isinstance(meta.get("id"), str) and not _ID_RE.match(meta["id"]):
-        problems.append(Problem(rel, "id", f"{meta['id']!r} is not a valid Python module / op namespace name"))
+        problems.append(
+            Problem(rel, "id", f"{meta['id']!r} is not a valid Python module / op namespace name")
+        )
     backend = meta.get("backend")
     info = parse_variant_name(variant)
     if isinstance(backend, dict):
         btype = backend.get("type")
         if not isinstance(btype, str):
-            problems.append(Problem(rel, "backend.type", "missing (e.g. \"cpu\" or \"cuda\")"))
+            problems.append(Problem(rel, "backend.type", 'missing (e.g. "cpu" or "cuda")'))
         elif info is not None and info.backend != "universal" and btype != info.backend:
-            problems.append(Problem(rel, "backend.type", f"{btype!r} does not match variant {variant} ({info.backend})"))
+            problems.append(
+                Problem(rel, "backend.type", f"{btype!r} does not match variant {variant} ({info.backend})")
+            )
         if "archs" in backend and not (
             isinstance(backend["archs"], list) and all(isinstance(a, str) for a in backend["archs"])
         ):
             problems.append(Problem(rel, "backend.archs", "must be a list of strings"))
-    if isinstance(meta.get("python-depends"), list) and not all(isinstance(d, str) for d in meta["python-depends"]):
+    if isinstance(meta.get("python-depends"), list) and not all(
+        isinstance(d, str) for d in meta["python-depends"]
+    ):
         problems.append(Problem(rel, "python-depends", "must be a list of strings"))
     if cfg is not None:
         if isinstance(name, str) and name != cfg.name:
-            problems.append(Problem(rel, "name", f"{name!r} differs from build.toml general.name {cfg.name!r}"))
+            problems.append(
+                Problem(rel, "name", f"{name!r} differs from build.toml general.name {cfg.name!r}")
+            )
         version = meta.get("version")
         if isinstance(version, int) and version != cfg.version:
             problems.append(
-                Problem(rel, "version", f"{version} differs from build.toml general.version {cfg.version}: rebuild")
+                Problem(
+                    rel,
+                    "version",
+                    f"{version} differs from build.toml general.version {cfg.version}: rebuild",
+                )
             )
     if not problems:
         try:
@@ -111,7 +129,12 @@ def check_abi(rel_dir: str, so_path: Path, manylinux: str) -> list[Problem]:
         import kernel_abi_check
     except ImportError:
         return [
-            Problem(rel_dir, "abi", "kernel-abi-check is not installed: pip install 'upskill-hub[kernels]'", "warning")
+            Problem(
+                rel_dir,
+                "abi",
+                "kernel-abi-check is not installed: pip install 'upskill-hub[kernels]'",
+                "warning",
+            )
         ]
     rel = f"{rel_dir}/{so_path.name}"
     try:
@@ -123,17 +146,25 @@ def check_abi(rel_dir: str, so_path: Path, manylinux: str) -> list[Problem]:
     if str(fmt).endswith("ELF"):
         bad = obj.check_manylinux(manylinux)
         for v in bad[:_MAX_ABI_LINES]:
-            problems.append(Problem(rel, "abi", f"symbol {v.name} needs {v.dep} {v.version}, newer than {manylinux}"))
+            problems.append(
+                Problem(rel, "abi", f"symbol {v.name} needs {v.dep} {v.version}, newer than {manylinux}")
+            )
         if len(bad) > _MAX_ABI_LINES:
-            problems.append(Problem(rel, "abi", f"{len(bad) - _MAX_ABI_LINES} more symbols newer than {manylinux}"))
+            problems.append(
+                Problem(rel, "abi", f"{len(bad) - _MAX_ABI_LINES} more symbols newer than {manylinux}")
+            )
     for v in obj.check_python_abi(PYTHON_ABI)[:_MAX_ABI_LINES]:
         added = getattr(v, "version_added", None)
         detail = f"was added in Python {added}" if added else "is not part of the stable ABI (abi3)"
-        problems.append(Problem(rel, "abi", f"Python symbol {v.name} {detail}; variants must be abi3 for {PYTHON_ABI}"))
+        problems.append(
+            Problem(rel, "abi", f"Python symbol {v.name} {detail}; variants must be abi3 for {PYTHON_ABI}")
+        )
     return problems
 
 
-def check_variant(build_dir: Path, vdir: Path, cfg: BuildConfig | None, manylinux: str | None) -> list[Problem]:
+def check_variant(
+    build_dir: Path, vdir: Path, cfg: BuildConfig | None, manylinux: str | None
+) -> list[Problem]:
     """Name, metadata, files and ABI of one ``build/<variant>/`` folder."""
     variant = vdir.name
     rel = f"build/{variant}"
@@ -142,7 +173,11 @@ def check_variant(build_dir: Path, vdir: Path, cfg: BuildConfig | None, manylinu
         return [Problem(rel, "variant", explain_bad_variant(variant))]
     meta_path = vdir / layout.METADATA
     if not meta_path.is_file():
-        return [Problem(rel, "metadata.json", "missing: every variant needs metadata.json (kernels cannot load it)")]
+        return [
+            Problem(
+                rel, "metadata.json", "missing: every variant needs metadata.json (kernels cannot load it)"
+            )
+        ]
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -178,7 +213,9 @@ def check_variant(build_dir: Path, vdir: Path, cfg: BuildConfig | None, manylinu
         except OSError:
             current = None
         if current and not meta["id"].endswith(current):
-            problems.append(Problem(rel, "id", "built from older sources than the project's: rebuild", "warning"))
+            problems.append(
+                Problem(rel, "id", "built from older sources than the project's: rebuild", "warning")
+            )
     return problems
 
 

@@ -184,7 +184,9 @@ def build_metadata(
         meta["upstream"] = cfg.upstream
     if cfg.source:
         meta["source"] = cfg.source
-    provenance: dict[str, Any] = {"kernel-builder": {"version": f"upskill-hub-{builder}-builder {__version__}"}}
+    provenance: dict[str, Any] = {
+        "kernel-builder": {"version": f"upskill-hub-{builder}-builder {__version__}"}
+    }
     git = git_status(cfg.root)
     if git is not None:
         provenance["kernel"] = git

@@ -10,6 +10,7 @@ changes, including deleting stale files of the variants being replaced, go into 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,7 +59,9 @@ def _walk(base: Path) -> list[Path]:
     return sorted(
         p
         for p in base.rglob("*")
-        if p.is_file() and not (_SKIP_PARTS & set(p.relative_to(base).parts)) and p.suffix not in (".pyc", ".pyo")
+        if p.is_file()
+        and not (_SKIP_PARTS & set(p.relative_to(base).parts))
+        and p.suffix not in (".pyc", ".pyo")
     )
 
 
@@ -73,7 +76,9 @@ def plan_push(root: Path, repo_id: str, version: int | None = None) -> PushPlan:
     _check_repo_id(repo_id)
     cfg = load_build(root)
     build_dir = cfg.root / "build"
-    entries = sorted(p for p in build_dir.iterdir() if not p.name.startswith(".")) if build_dir.is_dir() else []
+    entries = (
+        sorted(p for p in build_dir.iterdir() if not p.name.startswith(".")) if build_dir.is_dir() else []
+    )
     dirs = [p for p in entries if p.is_dir()]
     if not dirs:
         raise UpskillError(
@@ -86,7 +91,9 @@ def plan_push(root: Path, repo_id: str, version: int | None = None) -> PushPlan:
         if parse_variant_name(vdir.name) is None:
             raise UpskillError(f"{rel}: {explain_bad_variant(vdir.name)}; nothing was uploaded")
         if not (vdir / layout.METADATA).is_file():
-            raise UpskillError(f"{rel}: metadata.json is missing, so kernels cannot load it; nothing was uploaded")
+            raise UpskillError(
+                f"{rel}: metadata.json is missing, so kernels cannot load it; nothing was uploaded"
+            )
         errors = [p for p in check_variant(build_dir, vdir, cfg, None) if p.severity == "error"]
         if errors:
             more = f" (+{len(errors) - 1} more; run `upskill-hub kernels check`)" if len(errors) > 1 else ""
@@ -158,7 +165,10 @@ def push_kernel(
     prefixes = [f"build/{name}/" for name in plan.variants] + ["benchmarks/", "tests/"]
     deletes = sorted(f for f in existing if any(f.startswith(p) for p in prefixes) and f not in uploads)
     ops: list = [CommitOperationDelete(path_in_repo=f) for f in deletes]
-    ops += [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(path)) for rel, path in sorted(uploads.items())]
+    ops += [
+        CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(path))
+        for rel, path in sorted(uploads.items())
+    ]
     ops.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=plan.card.encode("utf-8")))
     message = f"Upload {plan.cfg.name} v{plan.version}: {', '.join(sorted(plan.variants))}"
     try:
@@ -175,11 +185,11 @@ def push_kernel(
         )
     except HfHubHTTPError as exc:
         if is_new_branch:  # leave no empty v<N> branch behind: get_kernel would find it
-            try:
+            with contextlib.suppress(HfHubHTTPError):
                 api.delete_branch(repo_id, branch=branch, repo_type=REPO_TYPE)
-            except HfHubHTTPError:
-                pass
-        raise UpskillError(f"{repo_id}: upload failed, nothing was committed: {str(exc).splitlines()[0]}") from None
+        raise UpskillError(
+            f"{repo_id}: upload failed, nothing was committed: {str(exc).splitlines()[0]}"
+        ) from None
     return PushResult(
         repo_id=repo_id,
         branch=branch,

@@ -195,7 +195,7 @@ def kernel():
     return get_local_kernel(path)
 '''
 
-TEST_PY = '''\
+TEST_PY = """\
 import pytest
 import torch
 
@@ -210,7 +210,7 @@ def test_{pkg}_matches_reference(kernel, dtype, shape):
 def test_{pkg}_non_contiguous(kernel):
     x = torch.randn(16, 12).t()
     torch.testing.assert_close(kernel.{pkg}(x), x + 1)
-'''
+"""
 
 BENCHMARK_PY = '''\
 """Time the kernel against eager PyTorch; prints one line per size."""

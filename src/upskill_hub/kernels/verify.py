@@ -38,7 +38,7 @@ ns = meta.id
 ops = sorted(n.split("::", 1)[1] for n in torch._C._dispatch_get_all_op_names() if n.startswith(ns + "::"))
 names = getattr(mod, "__all__", None) or [n for n in dir(mod) if not n.startswith("_")]
 functions = sorted(n for n in names if callable(getattr(mod, n, None)) and not isinstance(getattr(mod, n), type(sys)))
-print(""" + repr(_MARK) + r""" + json.dumps({
+print("@@MARK@@" + json.dumps({
     "variant": Path(mod.__file__).parent.name,
     "id": ns,
     "name": str(meta.name),
@@ -48,7 +48,7 @@ print(""" + repr(_MARK) + r""" + json.dumps({
     "functions": functions,
     "ops": ops,
 }))
-"""
+""".replace("@@MARK@@", _MARK)
 _SUMMARY = re.compile(r"(\d+) (passed|failed|error|errors|skipped)")
 
 
@@ -93,7 +93,9 @@ def smoke_check(
     repo_id: str, *, version: int | None, revision: str | None, trust_remote_code: bool, timeout: int = 900
 ) -> dict:
     """Load the kernel with ``kernels.get_kernel`` in a fresh interpreter; return what loaded."""
-    args = json.dumps({"repo_id": repo_id, "version": version, "revision": revision, "trust": trust_remote_code})
+    args = json.dumps(
+        {"repo_id": repo_id, "version": version, "revision": revision, "trust": trust_remote_code}
+    )
     try:
         proc = subprocess.run(
             [sys.executable, "-c", _SMOKE, args],
@@ -114,7 +116,9 @@ def _download_tests(repo_id: str, revision: str, dest: Path) -> Path | None:
     from huggingface_hub import snapshot_download
 
     path = Path(
-        snapshot_download(repo_id, repo_type="kernel", revision=revision, allow_patterns=["tests/**"], local_dir=dest)
+        snapshot_download(
+            repo_id, repo_type="kernel", revision=revision, allow_patterns=["tests/**"], local_dir=dest
+        )
     )
     tests = path / "tests"
     return tests if tests.is_dir() and any(tests.glob("test*.py")) else None
@@ -123,8 +127,20 @@ def _download_tests(repo_id: str, revision: str, dest: Path) -> Path | None:
 def run_tests(tests_dir: Path, env: dict[str, str], timeout: int = 1800) -> tuple[dict[str, int], str]:
     """Run pytest on ``tests_dir`` in a subprocess; return the summary counts and output tail."""
     if importlib.util.find_spec("pytest") is None:
-        raise UpskillError("pytest is not installed: pip install pytest (or use --no-tests for the smoke check only)")
-    cmd = [sys.executable, "-m", "pytest", str(tests_dir), "-q", "-p", "no:cacheprovider", "--rootdir", str(tests_dir)]
+        raise UpskillError(
+            "pytest is not installed: pip install pytest (or use --no-tests for the smoke check only)"
+        )
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(tests_dir),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        str(tests_dir),
+    ]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=tests_dir)
     except subprocess.TimeoutExpired:
@@ -164,7 +180,9 @@ def verify_kernel(
         ops=info["ops"],
     )
     if not info["ops"] and not info["variant"].startswith("torch-"):
-        raise UpskillError(f"{repo_id}: variant {info['variant']} loaded but registered no ops under {info['id']}")
+        raise UpskillError(
+            f"{repo_id}: variant {info['variant']} loaded but registered no ops under {info['id']}"
+        )
     if not tests:
         return result
     env = _kernel_env(repo_id, version, revision, trust_remote_code)

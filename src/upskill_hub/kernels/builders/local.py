@@ -12,13 +12,16 @@ compiled, linked and imported, so a failed build leaves the previous ``build/`` 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +40,9 @@ _CXX_EXT = {".cpp", ".cc", ".cxx", ".c"}
 _CUDA_EXT = {".cu"}
 _HEADER_EXT = {".h", ".hpp", ".cuh", ".hh", ".inl"}
 #: ``file:line:col: error: msg`` (gcc/clang) and ``file(line): error: msg`` (nvcc).
-_ERROR_LINE = re.compile(r"(^.*?(?::\d+(?::\d+)?|\(\d+\)):\s*(?:fatal )?error\b.*$)|(^.*undefined reference.*$)", re.M)
+_ERROR_LINE = re.compile(
+    r"(^.*?(?::\d+(?::\d+)?|\(\d+\)):\s*(?:fatal )?error\b.*$)|(^.*undefined reference.*$)", re.M
+)
 _REGISTRATION_H = """\
 // Written by upskill-hub's local builder: the registration macros kernel-builder provides.
 #pragma once
@@ -158,13 +163,40 @@ def _include_flags(cfg: BuildConfig, srcs: list[str], gen_dir: Path) -> list[str
     return seen
 
 
-def _run(cmd: list[str], what: str) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+def _run(cmd: list[str], what: str, cancel: threading.Event | None = None) -> None:
+    """Run one compiler command; on failure raise ``BuildError`` with its error lines.
+
+    With ``cancel``, a failure elsewhere (set by another compile job) stops this one
+    early, so a broken file reports in seconds instead of after every other file compiled.
+    """
+    # Own session: killing the group also stops the driver's children (cc1plus, cicc).
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    while True:
+        try:
+            out, err = proc.communicate(timeout=0.5)
+            break
+        except subprocess.TimeoutExpired:
+            if cancel is not None and cancel.is_set():
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                raise _Cancelled() from None
+        except BaseException:  # Ctrl-C: do not leave compilers running
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            raise
     if proc.returncode != 0:
-        out = (proc.stderr or "") + (proc.stdout or "")
-        details = compiler_error_lines(out)
+        details = compiler_error_lines((err or "") + (out or ""))
         first = details[0] if details else f"exit status {proc.returncode}"
+        if cancel is not None:
+            cancel.set()
         raise BuildError(f"{what} failed: {first}", details)
+
+
+class _Cancelled(Exception):
+    """A compile job stopped because another one failed."""
 
 
 def _cuda_gencode(caps: list[str]) -> list[str]:
@@ -232,16 +264,27 @@ def compile_sources(
             raise BuildError(f"{rel}: cannot compile files of type {src.suffix or '(none)'!r}")
         commands.append((rel, cmd, obj))
 
-    def one(item: tuple[str, list[str], Path]) -> Path:
+    cancel = threading.Event()
+
+    def one(item: tuple[str, list[str], Path]) -> Path | None:
         rel, cmd, obj = item
+        if cancel.is_set():
+            return None
         progress(f"compiling {rel}")
         start = time.monotonic()
-        _run(cmd, f"compiling {rel}")
+        try:
+            _run(cmd, f"compiling {rel}", cancel)
+        except _Cancelled:
+            return None
         progress(f"compiled {rel} ({time.monotonic() - start:.1f}s)")
         return obj
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(one, commands))
+        futures = [pool.submit(one, c) for c in commands]
+        failures = [f.exception() for f in futures if f.exception() is not None]
+    if failures:
+        raise failures[0]
+    return [f.result() for f in futures]
 
 
 def link(objects: list[Path], out: Path, backend: str, progress: Progress) -> None:
@@ -293,7 +336,9 @@ def plan_variants(cfg: BuildConfig, variant: str | None) -> dict[str, str]:
     if cfg.is_noarch:
         available = {f"torch-{layout.NOARCH_SUFFIX.get(b, b)}": b for b in cfg.backends}
     elif cfg.framework != "torch":
-        raise UpskillError(f"{cfg.root}: the local builder supports [torch] and [torch-noarch] kernels, not [{cfg.framework}]")
+        raise UpskillError(
+            f"{cfg.root}: the local builder supports [torch] and [torch-noarch] kernels, not [{cfg.framework}]"
+        )
     else:
         available = {}
         for backend in local_backends():
@@ -338,14 +383,19 @@ def build_local(
         report(f"building {name}")
         files: list[str] = []
 
-        def fill(tmp: Path, name: str = name, backend: str = backend) -> None:
+        def fill(tmp: Path, name: str = name, backend: str = backend, files: list[str] = files) -> None:
             if cfg.is_noarch:
                 op_id = layout.ops_id(cfg, backend, uid)
                 files.extend(layout.copy_package(cfg, tmp))
                 (tmp / "_ops.py").write_text(layout.NOARCH_OPS_PY.format(name=cfg.python_name, uid=uid))
                 archs = cfg.noarch_cuda_capabilities if backend == "cuda" else None
                 meta = layout.build_metadata(
-                    cfg, op_id=op_id, backend=backend, archs=archs, builder="local", build_info=_build_info("noarch")
+                    cfg,
+                    op_id=op_id,
+                    backend=backend,
+                    archs=archs,
+                    builder="local",
+                    build_info=_build_info("noarch"),
                 )
             else:
                 op_id = layout.ops_id(cfg, backend, uid)
@@ -356,7 +406,12 @@ def build_local(
                 files.extend(layout.copy_package(cfg, tmp))
                 (tmp / "_ops.py").write_text(layout.ARCH_OPS_PY.format(ops=op_id))
                 meta = layout.build_metadata(
-                    cfg, op_id=op_id, backend=backend, archs=caps, builder="local", build_info=_build_info(backend)
+                    cfg,
+                    op_id=op_id,
+                    backend=backend,
+                    archs=caps,
+                    builder="local",
+                    build_info=_build_info(backend),
                 )
             layout.write_metadata(tmp, meta)
             if smoke and (not cfg.is_noarch or backend == "cpu"):
@@ -388,7 +443,12 @@ def compile_cuda_check(root: Path, capabilities: list[str], progress: Progress |
     with tempfile.TemporaryDirectory(prefix="upskill-nvcc-") as work:
         op_id = layout.ops_id(cfg, "cuda", layout.source_hash(cfg))
         objs = compile_sources(
-            cfg, "cuda", op_id, Path(work), progress=report, jobs=min(2, os.cpu_count() or 1),
+            cfg,
+            "cuda",
+            op_id,
+            Path(work),
+            progress=report,
+            jobs=min(2, os.cpu_count() or 1),
             cuda_capabilities=capabilities,
         )
         return [o.name for o in objs]

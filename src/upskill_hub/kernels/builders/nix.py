@@ -52,7 +52,9 @@ def build_nix(root: Path, *, variant: str | None = None, progress: Progress | No
     report = progress or (lambda _msg: None)
     cfg = load_build(root)
     if not (cfg.root / "flake.nix").is_file():
-        raise UpskillError(f"{cfg.root}: no flake.nix (create one with `upskill-hub kernels init` as a template)")
+        raise UpskillError(
+            f"{cfg.root}: no flake.nix (create one with `upskill-hub kernels init` as a template)"
+        )
     nix = nix_executable()
     flags = ["--extra-experimental-features", "nix-command flakes"]
     if variant is None:
@@ -62,12 +64,20 @@ def build_nix(root: Path, *, variant: str | None = None, progress: Progress | No
             raise UpskillError(explain_bad_variant(variant))
         link = cfg.root / f".result-{variant}"
         _stream(
-            [nix, *flags, "build", f".#redistributable.{variant}", "-L", "--out-link", str(link)], cfg.root, report
+            [nix, *flags, "build", f".#redistributable.{variant}", "-L", "--out-link", str(link)],
+            cfg.root,
+            report,
         )
         try:
             source = link.resolve() / variant if (link.resolve() / variant).is_dir() else link.resolve()
-            atomic_replace_dir(cfg.root / "build" / variant, lambda tmp: shutil.copytree(source, tmp, dirs_exist_ok=True))
+            atomic_replace_dir(
+                cfg.root / "build" / variant, lambda tmp: shutil.copytree(source, tmp, dirs_exist_ok=True)
+            )
         finally:
             link.unlink(missing_ok=True)
     build = cfg.root / "build"
-    return sorted(p.name for p in build.iterdir() if p.is_dir() and not p.name.startswith(".")) if build.is_dir() else []
+    return (
+        sorted(p.name for p in build.iterdir() if p.is_dir() and not p.name.startswith("."))
+        if build.is_dir()
+        else []
+    )
