@@ -160,3 +160,48 @@ def test_run_eval_from_inside_a_running_loop(skill_dir: Path, tmp_path: Path):
         return run_eval(skill_dir, [InProcessClient()], output_dir=tmp_path, plots=False)
 
     assert len(asyncio.run(main()).rows) == 6
+
+
+def test_llm_rubric_judge_is_recorded_and_cached(tmp_path: Path):
+    from _evalkit import make_skill
+
+    skill = make_skill(tmp_path / "s", cases=[
+        {"id": "r1", "input": "Greet me.", "assert": [{"type": "llm-rubric", "value": "uses the word BANANA"}]},
+        {"id": "r2", "input": "Greet again.", "assert": [{"type": "llm-rubric", "value": "is friendly"},
+                                                         {"type": "contains", "value": "BANANA"}]},
+    ])
+    judge = InProcessClient("judge-m", answer=lambda s, u, n: (
+        '{"pass": true, "reason": "ok"}' if "<answer>\nBANANA" in u else '{"pass": false, "reason": "no banana"}'))
+    model = InProcessClient(answer=lambda s, u, n: "BANANA hi" if "BANANA" in s else "hi")
+    res = run_eval(skill, [model], judge=judge, output_dir=tmp_path / "o", plots=False)
+    assert res.summary.judge_model == "test:judge-m"
+    by = {(r.condition, r.case_id): r for r in res.rows}
+    assert by[("with_skill", "r1")].passed and not by[("baseline", "r1")].passed
+    detail = json.loads(by[("baseline", "r2")].assertion_details)[0]
+    assert detail["judge_model"] == "test:judge-m" and "is friendly" in detail["judge_prompt"]
+    assert detail["evidence"].startswith("judge: FAIL")
+    assert len(judge.calls) == 4 and res.stats.judge_calls == 4
+    again = run_eval(skill, [model], judge=judge, output_dir=tmp_path / "o", plots=False)
+    assert len(judge.calls) == 4 and again.stats.judge_calls == 0  # judge answers cached too
+
+
+def test_failing_judge_makes_error_rows(tmp_path: Path):
+    from _evalkit import make_skill
+
+    skill = make_skill(tmp_path / "s", cases=[
+        {"id": "r1", "input": "Greet me.", "assert": [{"type": "llm-rubric", "value": "friendly"}]}])
+    judge = InProcessClient("judge-m", answer=lambda s, u, n: "!error")
+    res = run_eval(skill, [InProcessClient()], judge=judge, output_dir=tmp_path, plots=False)
+    assert all(r.error and "judge" in r.error and r.passed is None for r in res.rows)
+
+
+def test_a_run_folder_is_locked_while_written(skill_dir: Path, tmp_path: Path):
+    import fcntl
+
+    from upskill_hub.evals.runner import LOCK_FILE, run_lock
+
+    res = run_eval(skill_dir, [InProcessClient()], output_dir=tmp_path, plots=False)
+    with run_lock(res.run_dir), pytest.raises(UpskillError, match="another upskill-hub process"):
+        run_eval(skill_dir, [InProcessClient()], output_dir=tmp_path, plots=False, resume=True)
+    with (res.run_dir / LOCK_FILE).open() as fh:  # released afterwards
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -24,6 +24,8 @@ from upskill_hub.evals.api import run_eval
 from upskill_hub.evals.runner import BASE_SYSTEM_PROMPT
 from upskill_hub.evals.schema import RESULTS_FILE, read_results
 from upskill_hub.evals.stats import mcnemar_exact
+from upskill_hub.models.base import Usage
+from upskill_hub.models.pricing import cost_usd
 from upskill_hub.skill import require_skill
 from upskill_hub.testing.llm_server import Fault, count_tokens, running_llm_server
 
@@ -88,7 +90,9 @@ def test_rows_tokens_lift_and_intervals_match_the_server(provider: str, skill8: 
         assert (row.input_tokens, row.output_tokens) == (n_in, count_tokens(answer))
         assert row.error is None and not row.cached and row.finish_reason in ("stop", "end_turn")
         assert row.provider == provider and row.model == spec.split(":", 1)[1]
-        assert row.cost_usd is not None and row.cost_usd > 0  # priced from the built-in table
+        # priced from the providers' table, for exactly the tokens the server counted
+        assert row.cost_usd == pytest.approx(cost_usd(row.model, Usage(n_in, count_tokens(answer), 0), provider=provider))
+        assert row.cost_usd > 0
         assert json.loads(row.params) == {"temperature": 0.0, "max_tokens": 1024}
     s = res.summary
     base_s, skill_s = (next(c for c in s.conditions if c.condition == k) for k in ("baseline", "with_skill"))

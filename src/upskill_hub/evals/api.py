@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from upskill_hub.evals.runner import (
     conditions_for,
     find_resumable,
     new_run_id,
+    run_lock,
     write_json_atomic,
 )
 from upskill_hub.evals.schema import RUN_FILE, SUMMARY_FILE, ResultRow, RunSummary
@@ -173,7 +175,26 @@ async def run_eval_async(
     timeout: float = 60.0,
     max_retries: int = 4,
 ) -> RunResult:
-    """Async form of :func:`run_eval` (for callers that already run an event loop)."""
+    """Run ``skill``'s cases on every model, with and without the skill; see :func:`run_eval`.
+
+    Arguments:
+        skill: a :class:`Skill` or the path of a skill folder.
+        model_specs: model specs (``"local"``, ``"haiku"``, ``"openai:gpt-4.1-mini"``, ...) or
+            ready :class:`ModelClient` objects (not closed here: they belong to the caller).
+        runs: repeats of every case per model and condition.
+        cases: a tests file, a list of :class:`Case`, or ``None`` for the skill's own cases.
+        include_baseline: also run without the skill (needed for the lift).
+        concurrency: concurrent calls per model (default: each client's ``default_concurrency``).
+        output_dir: folder receiving the run folder ``<run_id>/``.
+        resume: finish the latest run in ``output_dir`` with the same plan instead.
+        use_cache / cache_dir: the shared response cache (see :mod:`.cache`).
+        judge: model spec or client grading ``llm-rubric`` (default: the first model).
+        base_url: OpenAI-compatible endpoint for the model specs.
+        params: :class:`GenerationParams` or a dict (temperature, max_tokens, seed, ...).
+        on_start(total, already_done) / on_row(row): progress hooks (called on the loop thread).
+        plots: write PNG/HTML plots into the run folder.
+        timeout / max_retries: per-attempt timeout and retries of each provider call.
+    """
     if isinstance(skill, (str, Path)):
         skill = require_skill(skill)
     if runs < 1:
@@ -190,6 +211,7 @@ async def run_eval_async(
     judges: dict[str | None, ModelClient] = {}
     # Close only the clients built here; clients passed in belong to the caller.
     opened = [c for c in clients if not any(c is s for s in model_specs)]
+    lock = contextlib.ExitStack()  # holds the run folder's lock while it is written
     try:
         wanted = needs_judge(the_cases)
         judge_label = None
@@ -220,6 +242,10 @@ async def run_eval_async(
             params=gen,
             judge_label=judge_label,
         )
+        # Prices are read before anything is written: a broken price file is a clean error.
+        prices = _RunPrices()
+        for c in clients:
+            prices.rates(c.provider, c.model)
         done: list[ResultRow] = []
         if resume:
             found = find_resumable(output, plan.fingerprint())
@@ -229,11 +255,10 @@ async def run_eval_async(
                     "parameters); run without --resume to start one"
                 )
             run_dir = found
-            import json
-
             stored = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
             plan.run_id = stored["run_id"]
             plan.created = stored.get("created", plan.created)
+            lock.enter_context(run_lock(run_dir))
             done = compact_results(run_dir, {c.key for c in plan.calls()})
         else:
             plan.run_id = new_run_id(skill.name)
@@ -242,11 +267,9 @@ async def run_eval_async(
                 run_dir.mkdir(parents=True, exist_ok=False)
             except OSError as exc:
                 raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
+            lock.enter_context(run_lock(run_dir))
             write_json_atomic(run_dir / RUN_FILE, plan.to_json())
 
-        prices = _RunPrices()
-        for c in clients:
-            prices.rates(c.provider, c.model)
         cache = ResponseCache(cache_dir or default_cache_dir()) if use_cache else None
         runner = Runner(
             plan, run_dir, concurrency=concurrency, cache=cache, judges=judges, cost_fn=prices, on_row=on_row
@@ -254,18 +277,19 @@ async def run_eval_async(
         if on_start is not None:
             on_start(len(plan.calls()), len(done))
         rows = await runner.execute(done)
+
+        summary = build_summary(plan, rows)
+        write_json_atomic(run_dir / SUMMARY_FILE, summary.to_dict())
+        written: list[Path] = []
+        if plots:
+            from upskill_hub.evals.plots import write_plots
+
+            written = write_plots(run_dir, summary)
     finally:
+        lock.close()
         for c in opened:
             with contextlib.suppress(Exception):  # closing must not hide the run's outcome
                 await c.aclose()
-
-    summary = build_summary(plan, rows)
-    write_json_atomic(run_dir / SUMMARY_FILE, summary.to_dict())
-    written: list[Path] = []
-    if plots:
-        from upskill_hub.evals.plots import write_plots
-
-        written = write_plots(run_dir, summary)
     return RunResult(run_dir=run_dir, summary=summary, rows=rows, stats=runner.stats, plots=written)
 
 

@@ -28,7 +28,7 @@ import secrets
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +36,7 @@ from typing import Any
 
 from upskill_hub import __version__
 from upskill_hub.cases import Case
+from upskill_hub.errors import UpskillError
 from upskill_hub.evals.assertions import JudgeError, evaluate_case
 from upskill_hub.evals.cache import ResponseCache, cache_key
 from upskill_hub.evals.schema import (
@@ -437,6 +438,32 @@ class Runner:
             self._writer.close()
         order = {c.key: i for i, c in enumerate(calls)}
         return sorted([*done, *new_rows], key=lambda r: order[r.key])
+
+
+LOCK_FILE = ".lock"
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on a run folder, so two processes never append to one run.
+
+    ``flock`` is released by the OS when its process dies, so a killed run never leaves a
+    stale lock behind (on systems without ``fcntl`` no lock is taken).
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    fh = (run_dir / LOCK_FILE).open("w")
+    try:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UpskillError(f"run {run_dir} is being written by another upskill-hub process") from None
+        yield
+    finally:
+        fh.close()
 
 
 def find_resumable(output_dir: Path, fingerprint: str) -> Path | None:
