@@ -61,12 +61,29 @@ def check(
         "--manylinux",
         help="ABI policy for .so files (default: manylinux_2_28; local builds: their glibc).",
     ),
+    nvcc: str | None = typer.Option(
+        None,
+        "--nvcc",
+        help="Also compile the CUDA sources with nvcc for these capabilities (e.g. 9.0 or 8.0,9.0); no GPU needed.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
 ) -> None:
     """Check build.toml (edition 5), the layout and the built variants; exit 1 on problems."""
     from upskill_hub.kernels.check import check_project, has_errors
 
     problems = check_project(path, manylinux=manylinux)
+    if nvcc and not has_errors(problems):
+        from upskill_hub.kernels.builders.local import BuildError, compile_cuda_check
+
+        caps = _split(nvcc)
+        with err_console.status(f"compiling CUDA sources for {', '.join(caps)}…") as status:
+            try:
+                compiled = compile_cuda_check(path, caps, progress=status.update)
+            except BuildError as exc:
+                for line in exc.details:
+                    err_console.print(line, markup=False, soft_wrap=True, style="red")
+                raise
+        console.print(f"[green]✓[/] nvcc compiled {len(compiled)} source(s) for {', '.join(caps)}")
     if as_json:
         typer.echo(json.dumps([p.to_dict() for p in problems], indent=2))
     else:

@@ -31,7 +31,7 @@ from pathlib import Path
 from upskill_hub.errors import UpskillError
 from upskill_hub.fsutil import atomic_replace_dir
 from upskill_hub.kernels import layout
-from upskill_hub.kernels.buildtoml import BuildConfig, load_build
+from upskill_hub.kernels.buildtoml import BuildConfig, load_build, valid_capability
 from upskill_hub.kernels.variants import glibc_policy, local_arch_variant, local_backends, nvcc_version
 
 Progress = Callable[[str], None]
@@ -435,6 +435,9 @@ def compile_cuda_check(root: Path, capabilities: list[str], progress: Progress |
     returns the compiled source paths.
     """
     cfg = load_build(root)
+    bad = [c for c in capabilities if not valid_capability(c)]
+    if bad or not capabilities:
+        raise UpskillError(f"invalid CUDA capability {', '.join(bad) or '(none)'}: use e.g. 9.0 or 8.0,9.0")
     if not cfg.kernels_for("cuda"):
         raise UpskillError(f"{cfg.root}: build.toml has no [kernel.*] section with backend = 'cuda'")
     if shutil.which("nvcc") is None:
