@@ -34,12 +34,17 @@ os.environ["HF_TOKEN"] = "hf_benchmarklocaltoken0000000000"
 
 def write_run_folder(root: Path, run_id: str, skill, rows: int) -> Path:
     """A run folder shaped like the eval runner's, with ``rows`` result rows."""
-    from upskill_hub.evals.schema import RESULTS_FILE, RUN_FILE, ResultRow
+    from upskill_hub.evals.schema import RESULTS_FILE, RUN_FILE, SUMMARY_FILE, ResultRow, RunSummary
 
     folder = root / run_id
     folder.mkdir(parents=True)
-    (folder / RUN_FILE).write_text(json.dumps({"run_id": run_id, "skill_name": skill.name}), encoding="utf-8")
     models = ["model-a", "model-b", "model-c", "model-d"]
+    (folder / RUN_FILE).write_text(json.dumps({"run_id": run_id, "skill_name": skill.name}), encoding="utf-8")
+    summary = RunSummary(
+        run_id=run_id, timestamp="2026-11-21T11:00:00Z", tool_version="0.1.0", skill_name=skill.name,
+        skill_version=skill.version, models=models, runs_per_case=5, n_cases=500, conditions=[], lifts=[],
+    )  # fmt: skip
+    (folder / SUMMARY_FILE).write_text(json.dumps(summary.to_dict()), encoding="utf-8")
     with (folder / RESULTS_FILE).open("w", encoding="utf-8") as fh:
         for i in range(rows):
             cond = "with_skill" if i % 2 else "baseline"
@@ -83,12 +88,12 @@ def uploaded_bytes(requests) -> int:
 
 def clone_run(src: Path, dest_root: Path, run_id: str) -> Path:
     """A copy of run folder ``src`` under a new run id: unique bytes, so no upload is deduplicated."""
-    from upskill_hub.evals.schema import RESULTS_FILE, RUN_FILE
+    from upskill_hub.evals.schema import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
 
     old_id = json.loads((src / RUN_FILE).read_text(encoding="utf-8"))["run_id"]
     folder = dest_root / run_id
     folder.mkdir(parents=True)
-    for name in (RUN_FILE, RESULTS_FILE):
+    for name in (RUN_FILE, RESULTS_FILE, SUMMARY_FILE):
         text = (src / name).read_text(encoding="utf-8")
         (folder / name).write_text(text.replace(f'"{old_id}"', f'"{run_id}"'), encoding="utf-8")
     return folder

@@ -126,3 +126,21 @@ def test_unsafe_run_ids_are_refused(run_id):
 def test_git_blob_sha1_matches_git():
     # `printf 'hello\n' | git hash-object --stdin`
     assert dr.git_blob_sha1(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"
+
+
+def test_secrets_hidden_by_json_escapes_are_masked_too(tmp_path):
+    run = write_run(tmp_path / "runs", "run-esc", write_skill(tmp_path / "s"))
+    text = (run / RESULTS_FILE).read_text()
+    escaped = HF_TOKEN_LIKE.replace("_", "\\u005f")  # valid JSON for the same string
+    (run / RESULTS_FILE).write_text(text.replace('"ok 0"', f'"leak {escaped}"', 1))
+    rows = dr.load_run_dir(run).load_results().to_pylist()
+    assert any(r["output"] == "leak ***" for r in rows)
+    assert HF_TOKEN_LIKE not in json.dumps(rows)
+
+
+def test_bearer_in_any_case_is_masked(tmp_path):
+    run = write_run(
+        tmp_path / "runs", "run-b", write_skill(tmp_path / "s"), output="Authorization: BEARER abcdefgh12345"
+    )
+    rows = dr.load_run_dir(run).load_results().to_pylist()
+    assert all("abcdefgh12345" not in r["output"] for r in rows)

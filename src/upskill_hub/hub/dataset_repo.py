@@ -183,10 +183,9 @@ def parquet_bytes(rows: list[dict[str, Any]], schema) -> bytes:
 
 
 def table_parquet_bytes(table) -> bytes:
-    """Deterministic parquet bytes of an Arrow table (chunk layout does not matter)."""
+    """Deterministic parquet bytes of an Arrow table (same table, same bytes)."""
     import pyarrow.parquet as pq
 
-    table = table.combine_chunks()
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="zstd", row_group_size=ROW_GROUP_SIZE, write_statistics=True)
     return buf.getvalue()
@@ -278,7 +277,7 @@ class RunBundle:
             if ids - {self.run_id}:
                 others = ", ".join(sorted(map(str, ids | {self.run_id})))
                 raise UpskillError(f"{self.path}: rows belong to several runs ({others})")
-            self._results = redact_table(table)
+            self._results = redact_table(table) if _may_hold_secret(self.path) else table
             if self.summary is not None:
                 self.summary["n_results"] = self._results.num_rows
         return self._results
@@ -326,6 +325,33 @@ def _read_results_table(root: Path):  # -> pyarrow.Table
 
 #: Literal text every token-shaped match of :func:`redact` contains (its patterns start so).
 _TOKEN_MARKERS = ("hf_", "sk-")
+#: A JSON escape of an ASCII character (``\\u0068`` for ``h``) could hide a marker from a
+#: scan of the raw file; Python's ``json`` only writes these for control characters.
+_ASCII_ESCAPE = r"\\u00[0-7]"
+
+
+def _may_hold_secret(run_dir: Path) -> bool:
+    """False only when ``results.jsonl`` certainly holds nothing :func:`redact` would mask.
+
+    One RE2 pass over the raw bytes (Arrow's regex kernel, no Python loop) lets the common
+    case, a run with no token-shaped text at all, skip the per-cell scan entirely.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from upskill_hub.evals.schema import RESULTS_FILE
+    from upskill_hub.redact import secret_values
+
+    path = run_dir / RESULTS_FILE
+    if not path.is_file():
+        return False
+    raw = pa.py_buffer(path.read_bytes())
+    offsets = pa.array([0, raw.size], type=pa.int64()).buffers()[1]
+    whole = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, raw])
+    needles = [re.escape(m) for m in _TOKEN_MARKERS] + ["(?i:bearer)", _ASCII_ESCAPE]
+    for value in secret_values():
+        needles += [re.escape(value), re.escape(json.dumps(value)[1:-1])]
+    return bool(pc.match_substring_regex(whole, "|".join(needles))[0].as_py())
 
 
 def redact_table(table):  # -> pyarrow.Table

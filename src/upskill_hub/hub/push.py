@@ -309,20 +309,23 @@ def push(
 
     with hub_errors(repo_id, action="push to"):
         status(f"Reading {repo_id}")
-        existing = _existing_paths(api, repo_id, revision)
+        known = _try_read_remote(api, repo_id, revision)
+    existing = set(known.files) if known else set()
     # Read and check the rows of every run the repo does not have yet, before creating or
     # changing anything remote: a broken run folder pushes nothing.
     for run in runs:
-        if dr.results_path(run.run_id) not in existing or dr.runs_path(run.run_id) not in existing:
+        needs_summary_shard = run.summary is not None and dr.runs_path(run.run_id) not in existing
+        if dr.results_path(run.run_id) not in existing or needs_summary_shard:
             status(f"Reading run {run.run_id}")
             run.load_results()
 
-    with hub_errors(repo_id, action="push to"):
-        status(f"Preparing {repo_id}")
-        created = api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
-        url = str(created.url) if getattr(created, "url", None) else repo_url(api.endpoint, repo_id)
-        if revision and not create_pr:
-            _ensure_branch(api, repo_id, revision)
+    url = repo_url(api.endpoint, repo_id)
+    if known is None:  # a new repo, or a new branch of an existing one
+        with hub_errors(repo_id, action="push to"):
+            status(f"Creating {repo_id}")
+            api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
+            if revision and not create_pr:
+                _ensure_branch(api, repo_id, revision)
 
     result = PushResult(
         repo_id=repo_id, url=url, changes=[], skills=[s.name for s in skills], runs=[r.run_id for r in runs]
@@ -332,7 +335,9 @@ def push(
         result.attempts = attempt
         with hub_errors(repo_id, action="push to"):
             status("Comparing with the repo")
-            remote = read_remote(api, repo_id, revision)
+            # The first plan can use the state read above: parent_commit protects the commit
+            # if the repo moved in between.
+            remote = known if attempt == 1 and known is not None else read_remote(api, repo_id, revision)
             plan = build_plan(
                 repo_id,
                 remote,
@@ -391,14 +396,14 @@ def push(
     raise UpskillError(f"cannot push to {repo_id}: gave up after {max_attempts} attempts")
 
 
-def _existing_paths(api, repo_id: str, revision: str | None) -> set[str]:
-    """Paths in the repo at ``revision`` (empty when the repo or the branch does not exist yet)."""
+def _try_read_remote(api, repo_id: str, revision: str | None) -> RemoteState | None:
+    """The repo at ``revision``, or ``None`` when the repo or the branch does not exist yet."""
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
     try:
-        return set(read_remote(api, repo_id, revision).files)
+        return read_remote(api, repo_id, revision)
     except (RepositoryNotFoundError, RevisionNotFoundError):
-        return set()
+        return None
 
 
 def _ensure_branch(api, repo_id: str, branch: str) -> None:
