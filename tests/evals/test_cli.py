@@ -101,7 +101,7 @@ def test_json_prints_only_the_summary_and_runs_lists_it(skill: Path, tmp_path: P
         assert srv.calls == 6
 
     code, out, err = run_main(["runs", str(out_dir)], capsys, monkeypatch)
-    assert code == 0 and out.count("complete") >= 2 and "toy" in out
+    assert code == 0 and out.count("done") >= 2 and "toy" in out
     code, out, err = run_main(["runs", str(out_dir), "--csv"], capsys, monkeypatch)
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 4 and {r["condition"] for r in rows} == {"baseline", "with_skill"}

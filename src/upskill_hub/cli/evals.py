@@ -148,30 +148,35 @@ def runs_command(
     def pct(x: float | None) -> str:
         return "–" if x is None else f"{x * 100:.0f}%"
 
-    t = Table(title=f"Eval runs in {directory}")
-    for col in ("run", "skill", "model", "baseline", "with skill", "lift [95% CI]", "p", "status"):
-        t.add_column(col, justify="right" if col in ("baseline", "with skill", "p") else "left")
+    t = Table(title=f"Eval runs in {directory}", caption="pass rates; lift in points [95% CI]; status: done or calls done/planned (--resume)")
+    t.add_column("run (time-skill-id)", overflow="fold", min_width=17)
+    t.add_column("model", overflow="fold")
+    t.add_column("base", justify="right", no_wrap=True)
+    t.add_column("skill", justify="right", no_wrap=True)
+    t.add_column("lift", justify="right", no_wrap=True)
+    t.add_column("p", justify="right", no_wrap=True)
+    t.add_column("status")
     for info in infos:
         s = info.summary
         by = {(c.model, c.condition): c for c in s.conditions}
         lifts = {x.model: x for x in s.lifts}
-        for m in s.models:
+        for i, m in enumerate(s.models):
             b, w, x = by.get((m, "baseline")), by.get((m, "with_skill")), lifts.get(m)
             lift = (
                 "–"
                 if x is None or x.lift is None
-                else f"{x.lift * 100:+.0f} [{(x.ci_low or 0) * 100:+.0f}, {(x.ci_high or 0) * 100:+.0f}]"
+                else f"{x.lift * 100:+.0f} [{(x.ci_low or 0) * 100:+.0f},{(x.ci_high or 0) * 100:+.0f}]"
             )
             t.add_row(
-                s.run_id,
-                f"{s.skill_name} {s.skill_version}",
+                s.run_id if i == 0 else "",
                 m,
                 pct(b.pass_rate) if b else "–",
                 pct(w.pass_rate) if w else "–",
                 lift,
                 "–" if x is None or x.p_value is None else f"{x.p_value:.2g}",
-                info.status,
+                ("done" if info.complete else f"{info.done}/{info.planned}") if i == 0 else "",
             )
+        t.add_section()
     Console().print(t)
 
 

@@ -66,7 +66,10 @@ def resolve_cases(skill: Skill, cases: str | Path | Sequence[Case] | None) -> li
         try:
             return list(load_cases_file(cases).cases)
         except CasesError as exc:
-            raise UpskillError(f"tests file {exc}") from None
+            if "tests file" in exc.message:
+                raise UpskillError(str(exc)) from None
+            where = "" if exc.field.startswith(str(cases)) else f"{cases}: "
+            raise UpskillError(f"tests file {where}{exc}") from None
     found = list(cases)
     if not found:
         raise UpskillError("no test cases given")
