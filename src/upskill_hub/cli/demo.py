@@ -1,9 +1,45 @@
-"""CLI commands: demo (being built)."""
+"""``upskill-hub demo``: the offline walk-through (see ``upskill_hub.demo``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
+    """Add ``demo`` to the root app."""
+
+    @app.command("demo")
+    def demo(
+        model: str = typer.Option("local", "--model", help="Model to evaluate on (default: the offline local model)."),
+        cases: int = typer.Option(2, "--cases", min=1, help="How many of the skill's test cases to run."),
+        max_tokens: int = typer.Option(256, "--max-tokens", min=16, help="Answer length cap per call."),
+        workdir: Path = typer.Option(Path(".upskill-demo"), "--workdir", help="Scratch folder (recreated)."),
+        kernels: bool = typer.Option(True, "--kernels/--no-kernels", help="Also build, publish and load a kernel."),
+        space: bool = typer.Option(True, "--space/--no-space", help="Also launch the Space once."),
+    ) -> None:
+        """Run the whole loop offline: validate, evaluate on the local model, push to a local Hub,
+        load back with `datasets`, pull, build + publish + load a kernel, launch the Space.
+
+        Run it from the repository root; every step prints the command it runs.
+        """
+        from upskill_hub.demo import Demo
+
+        d = Demo(Path.cwd(), workdir.resolve(), model=model, cases=cases, max_tokens=max_tokens, kernels=kernels, space=space, echo=console.print)
+        try:
+            report = d.go()
+        finally:
+            table = Table(title="upskill-hub demo")
+            table.add_column("step")
+            table.add_column("result")
+            table.add_column("seconds", justify="right")
+            for s in d.report.steps:
+                table.add_row(s.title, "[green]ok[/]" if s.ok else "[red]failed[/]", f"{s.seconds:.1f}")
+            console.print(table)
+        if report.ok:
+            console.print(f"[bold green]All done.[/] Scratch files are in {workdir}.")

@@ -1,0 +1,244 @@
+"""The offline walk-through behind ``upskill-hub demo`` (the README's first command).
+
+It runs, one after the other, the very commands a newcomer would type, and prints each
+before running it: validate the shipped skills, start a local Hub, evaluate a shipped skill
+on the local model (with and without the skill), push skill + results to the local Hub,
+read them back with ``datasets.load_dataset``, pull them byte-identical, build a kernel,
+publish it and load it with ``kernels.get_kernel``, and launch the Space against the pushed
+library. Running real commands (not library shortcuts) keeps the demo honest: if it works,
+the documented commands work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from upskill_hub.errors import UpskillError
+
+DEMO_SKILL = "kernel-builder-cuda-kernels"
+DEMO_KERNEL = "rmsnorm"
+
+
+@dataclass
+class Step:
+    title: str
+    seconds: float
+    ok: bool
+    detail: str = ""
+
+
+@dataclass
+class DemoReport:
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(s.ok for s in self.steps)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise UpskillError(f"server for {url} exited early (code {proc.returncode})")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 - loopback only
+                if resp.status < 500:
+                    return
+        except Exception:
+            time.sleep(0.3)
+    raise UpskillError(f"{url} did not answer within {timeout:.0f} s")
+
+
+class Demo:
+    """Runs the walk-through in ``workdir`` from the repository root ``repo``."""
+
+    def __init__(
+        self,
+        repo: Path,
+        workdir: Path,
+        *,
+        model: str = "local",
+        cases: int = 2,
+        max_tokens: int = 256,
+        kernels: bool = True,
+        space: bool = True,
+        echo: Callable[[str], None] = print,
+    ) -> None:
+        self.repo = repo
+        self.workdir = workdir
+        self.model = model
+        self.cases = cases
+        self.max_tokens = max_tokens
+        self.kernels = kernels
+        self.space = space
+        self.echo = echo
+        self.report = DemoReport()
+        # A throwaway write token for the local Hub; never a real credential.
+        self.token = "demo-" + secrets.token_hex(8)
+        self.port = _free_port()
+        self.env = {
+            **os.environ,
+            "HF_ENDPOINT": f"http://127.0.0.1:{self.port}",
+            "HF_HUB_DISABLE_XET": "1",
+            "HF_TOKEN": self.token,
+            "HF_HOME": str(workdir / "hf-home"),
+            "PYTHONUNBUFFERED": "1",
+        }
+        self.env.pop("HF_HUB_OFFLINE", None)
+        self.cli = [sys.executable, "-m", "upskill_hub.cli.app"]
+
+    # ------------------------------------------------------------------ helpers
+    def _show(self, args: list[str]) -> str:
+        shown = ["upskill-hub" if a == "upskill_hub.cli.app" else a for a in args]
+        if shown[:3] == [sys.executable, "-m", "upskill-hub"]:
+            shown = shown[2:]
+        return " ".join(shown)
+
+    def run(self, args: list[str], *, capture: bool = False, timeout: float = 1800) -> str:
+        self.echo(f"\n$ {self._show(args)}")
+        proc = subprocess.run(
+            args,
+            cwd=self.repo,
+            env=self.env,
+            text=True,
+            stdout=subprocess.PIPE if capture else None,
+            timeout=timeout,
+        )
+        if proc.returncode != 0:
+            raise UpskillError(f"demo step failed: {self._show(args)} (exit {proc.returncode})")
+        return proc.stdout or ""
+
+    @contextmanager
+    def background(self, args: list[str], ready_url: str, timeout: float = 60):
+        self.echo(f"\n$ {self._show(args)} &")
+        log = (self.workdir / f"{args[3] if len(args) > 3 else 'server'}-{len(self.report.steps)}.log").open("w")
+        proc = subprocess.Popen(args, cwd=self.repo, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            _wait_http(ready_url, timeout, proc)
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            log.close()
+
+    def step(self, title: str, fn: Callable[[], str]) -> None:
+        self.echo(f"\n── {title} " + "─" * max(0, 60 - len(title)))
+        t0 = time.monotonic()
+        try:
+            detail = fn() or ""
+        except BaseException:
+            self.report.steps.append(Step(title, time.monotonic() - t0, False))
+            raise
+        self.report.steps.append(Step(title, time.monotonic() - t0, True, detail))
+
+    # ------------------------------------------------------------------ the walk-through
+    def go(self) -> DemoReport:
+        skill_dir = self.repo / "skills" / DEMO_SKILL
+        if not skill_dir.is_dir():
+            raise UpskillError(f"{skill_dir} not found: run the demo from the upskill-hub repository root")
+        if self.workdir.exists():
+            shutil.rmtree(self.workdir)
+        self.workdir.mkdir(parents=True)
+        skills = sorted(str(p.relative_to(self.repo)) for p in (self.repo / "skills").iterdir() if p.is_dir())
+
+        self.step("Validate the shipped skills", lambda: self.run([*self.cli, "skills", "validate", *skills]))
+        self.step("List them", lambda: self.run([*self.cli, "skills", "list", "skills"]))
+
+        tests_file = self.workdir / "demo-tests.json"
+        meta = json.loads((skill_dir / "skill_meta.json").read_text(encoding="utf-8"))
+        tests_file.write_text(json.dumps({"cases": meta["cases"][: self.cases]}, indent=2), encoding="utf-8")
+        runs_dir = self.workdir / "runs"
+
+        def evaluate() -> str:
+            self.run(
+                [
+                    *self.cli, "eval", f"skills/{DEMO_SKILL}", "--model", self.model, "--runs", "1",
+                    "--tests", str(tests_file), "--output", str(runs_dir), "--max-tokens", str(self.max_tokens),
+                ]
+            )
+            return ""
+
+        self.step(f"Evaluate {DEMO_SKILL} on '{self.model}' ({self.cases} cases, with and without the skill)", evaluate)
+        run_dirs = sorted(p for p in runs_dir.iterdir() if p.is_dir())
+        if not run_dirs:
+            raise UpskillError(f"the eval wrote no run folder under {runs_dir}")
+        run_dir = run_dirs[-1]
+
+        serve = [*self.cli, "hub", "serve", "--root", str(self.workdir / "hub"), "--port", str(self.port), "--token", self.token]
+        with self.background(serve, f"http://127.0.0.1:{self.port}/api/whoami-v2"):
+            repo_id = "demo/skills"
+            self.step(
+                "Push the skill and its results to the local Hub",
+                lambda: self.run([*self.cli, "push", f"skills/{DEMO_SKILL}", "--repo", repo_id, "--results", str(run_dir)]),
+            )
+            load = (
+                "import datasets\n"
+                f"for config in ('skills', 'results', 'runs'):\n"
+                f"    ds = datasets.load_dataset({repo_id!r}, config, split='train')\n"
+                "    print(f'{config:8s} {ds.num_rows:4d} rows  columns: {\", \".join(ds.column_names[:6])}, ...')\n"
+            )
+            self.step("Read them back with datasets.load_dataset", lambda: self.run([sys.executable, "-c", load]))
+            pulled = self.workdir / "pulled"
+
+            def pull_and_compare() -> str:
+                self.run([*self.cli, "pull", repo_id, "-o", str(pulled)])
+                for src in sorted(p for p in skill_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+                    rel = src.relative_to(skill_dir)
+                    if (pulled / DEMO_SKILL / rel).read_bytes() != src.read_bytes():
+                        raise UpskillError(f"pulled file differs: {rel}")
+                self.echo("pulled files are byte-identical to skills/" + DEMO_SKILL)
+                return ""
+
+            self.step("Pull the skill back", pull_and_compare)
+
+            if self.kernels:
+                kdir = f"kernels_examples/{DEMO_KERNEL}"
+                self.step(
+                    "Build the rmsnorm kernel for this machine",
+                    lambda: self.run([*self.cli, "kernels", "build", kdir, "--builder", "local"]),
+                )
+                self.step("Check it", lambda: self.run([*self.cli, "kernels", "check", kdir]))
+                self.step(
+                    "Publish it as a Hub kernel repo",
+                    lambda: self.run([*self.cli, "kernels", "push", kdir, "--repo", f"demo/{DEMO_KERNEL}"]),
+                )
+                self.step(
+                    "Load it with kernels.get_kernel and run its tests",
+                    lambda: self.run([*self.cli, "kernels", "verify", f"demo/{DEMO_KERNEL}"]),
+                )
+
+            if self.space:
+                sport = _free_port()
+                space = [*self.cli, "space", "run", "--repo", repo_id, "--port", str(sport)]
+
+                def launch_space() -> str:
+                    url = f"http://127.0.0.1:{sport}/"
+                    with self.background(space, url, timeout=120), urllib.request.urlopen(url, timeout=10) as resp:  # noqa: S310
+                        self.echo(f"the Space answered HTTP {resp.status} at {url}")
+                    return ""
+
+                self.step("Launch the Space on the pushed library", launch_space)
+        return self.report
