@@ -35,7 +35,8 @@ def test_space_files_card_and_requirements(tmp_path):
     reqs = (out / "requirements.txt").read_text().splitlines()
     names = {r.split(">")[0].split("=")[0].split("<")[0].strip().lower() for r in reqs if r and not r.startswith("#")}
     assert {"huggingface-hub", "datasets", "openai", "anthropic", "nh3", "pandas"} <= names
-    assert "gradio" not in names and "torch" not in names
+    assert f"gradio[oauth]=={gradio.__version__}" in reqs  # same Gradio as sdk_version, with sign-in support
+    assert "torch" not in names
     assert (out / "upskill_hub" / "space" / "ui.py").is_file()
     assert not list(out.rglob("__pycache__"))
     assert '"me/skills"' in (out / "upskill_space.json").read_text()
@@ -105,9 +106,10 @@ def test_deployed_space_installs_in_a_fresh_venv_and_serves(space_repo, hub_serv
             try:
                 urllib.request.urlopen(url, timeout=2).read()
                 break
-            except OSError:
+            except OSError as exc:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"app did not start:\n{proc.stdout.read() if proc.poll() is not None else ''}")
+                    out = proc.stdout.read() if proc.poll() is not None else ""
+                    raise AssertionError(f"app did not start:\n{out}") from exc
                 time.sleep(0.5)
         # The default repo came from upskill_space.json (SKILLS_REPO is not set here).
         assert space_repo in urllib.request.urlopen(url + "config", timeout=10).read().decode()

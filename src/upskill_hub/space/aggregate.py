@@ -29,6 +29,30 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 Z95 = 1.959963984540054
+DESCRIPTION_CHARS = 160
+
+
+def _isnan(x) -> bool:
+    return x is None or (isinstance(x, float) and x != x)
+
+
+def fmt_rate(p, lo=None, hi=None) -> str:
+    """``62% [41%, 80%]`` (or ``–`` when not measured)."""
+    if _isnan(p):
+        return "–"
+    if _isnan(lo) or _isnan(hi):
+        return f"{p:.0%}"
+    return f"{p:.0%} [{lo:.0%}, {hi:.0%}]"
+
+
+def fmt_lift(lift, lo=None, hi=None) -> str:
+    """Lift in percentage points with its interval: ``+25 pp [+5, +45]``."""
+    if _isnan(lift):
+        return "–"
+    s = f"{lift * 100:+.0f} pp"
+    if not _isnan(lo) and not _isnan(hi):
+        s += f" [{lo * 100:+.0f}, {hi * 100:+.0f}]"
+    return s
 
 
 @dataclass
@@ -143,6 +167,7 @@ def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame) -> Aggregate
     else:
         lifts["token_savings"] = np.nan
     lifts = lifts.drop(columns=["sd"])
+    lifts["text"] = [fmt_lift(a, b, c) for a, b, c in zip(lifts["lift"], lifts["ci_low"], lifts["ci_high"], strict=True)]
 
     # Browse table: one row per skill with its best lift.
     browse = skills[["name", "description", "version", "token_estimate", "n_cases"]].copy()
@@ -168,6 +193,15 @@ def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame) -> Aggregate
     browse["n_results"] = browse["n_results"].fillna(0).astype(int)
     # Precomputed haystack: search is a substring test on one lowercase column.
     browse["haystack"] = (browse["name"] + "\n" + browse["description"]).str.lower()
+    # Display texts, formatted once (a keystroke only filters and slices).
+    browse["short_description"] = [
+        d if len(d) <= DESCRIPTION_CHARS else d[: DESCRIPTION_CHARS - 1] + "…" for d in browse["description"]
+    ]
+    browse["best_lift_text"] = [
+        fmt_lift(a, b, c)
+        for a, b, c in zip(browse["best_lift"], browse["best_lift_low"], browse["best_lift_high"], strict=True)
+    ]
+    browse["best_model_text"] = browse["best_model"].fillna("").astype(str)
     browse = browse.reset_index(drop=True)
     index = {n: i for i, n in enumerate(skills["name"])}
     models = sorted(set(cond["model"])) if len(cond) else []

@@ -8,7 +8,8 @@ A Space installs ``requirements.txt`` and runs ``app.py``. We upload:
   whatever version of the package an index has;
 * ``requirements.txt``: the library's runtime dependencies plus the ``space`` extra,
   read from the installed package metadata (so it never drifts from ``pyproject.toml``);
-  ``gradio`` itself comes from ``sdk_version`` in the card;
+  ``gradio[oauth]`` pinned to the card's ``sdk_version`` (the OAuth extra is what the
+  sign-in button needs);
 * ``README.md``: the Space card (``sdk: gradio``, the installed Gradio version pinned as
   ``sdk_version``, ``app_file``, ``python_version``, ``hf_oauth`` with the scopes that
   pushing results and calling Inference Providers need);
@@ -31,8 +32,8 @@ APP_FILE = "app.py"
 PYTHON_VERSION = "3.11"
 #: Extras of upskill-hub whose requirements a Space needs besides the core ones.
 SPACE_EXTRAS = ("space",)
-#: Requirements that Spaces install themselves (from ``sdk_version``) or that we do not use there.
-SKIP_REQUIREMENTS = {"gradio", "gradio-client", "gradio_client"}
+#: Installed with gradio itself.
+SKIP_REQUIREMENTS = {"gradio-client", "gradio_client"}
 
 APP_SOURCE = '''"""upskill-hub Space: browse skills, compare their lift per model, run evaluations.
 
@@ -64,6 +65,7 @@ def requirements() -> list[str]:
     from importlib.metadata import PackageNotFoundError, requires
 
     from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
 
     try:
         raw = requires("upskill-hub") or []
@@ -78,6 +80,9 @@ def requirements() -> list[str]:
             req.marker = None
         if req.name.lower() in SKIP_REQUIREMENTS:
             continue
+        if req.name.lower() == "gradio":
+            # Pinned to the card's sdk_version, so the Space and a fresh venv get the same Gradio.
+            req.specifier = SpecifierSet(f"=={gradio_version()}")
         text = str(req)
         if text not in out:
             out.append(text)
@@ -127,7 +132,7 @@ def write_space_files(dest: str | Path, *, skills_repo: str | None = None, vendo
     (dest / APP_FILE).write_text(APP_SOURCE, encoding="utf-8")
     (dest / "README.md").write_text(card(skills_repo=skills_repo), encoding="utf-8")
     (dest / "requirements.txt").write_text(
-        "# Runtime requirements of upskill-hub (gradio comes from sdk_version in README.md)\n"
+        "# Runtime requirements of upskill-hub (written by `upskill-hub space deploy`)\n"
         + "\n".join(requirements())
         + "\n",
         encoding="utf-8",

@@ -18,7 +18,7 @@ from upskill_hub.redact import redact
 #: Where the default skills repo comes from: env first, then the file ``space deploy`` writes.
 SKILLS_REPO_ENV = "SKILLS_REPO"
 CONFIG_FILE = "upskill_space.json"
-BROWSE_LIMIT = 300
+BROWSE_LIMIT = 100
 
 INTRO = (
     "# upskill-hub\n"
@@ -49,6 +49,22 @@ def default_repo(app_dir: Path | None = None) -> str:
     return ""
 
 
+def _sign_in_available() -> bool:
+    """Whether Gradio's sign-in can work here.
+
+    On a Space it is real OAuth. Locally Gradio mocks it with the machine's own Hub login
+    and fails to start without one, so the button is only shown when that login works.
+    """
+    if os.environ.get("SPACE_ID"):
+        return True
+    try:
+        from huggingface_hub import get_token, whoami
+
+        return get_token() is not None and whoami().get("type") == "user"
+    except Exception:  # offline, bad token, ...: browsing and evaluating still work
+        return False
+
+
 def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
     """The whole Space as a ``gr.Blocks``; ``repo`` overrides ``SKILLS_REPO``."""
     import gradio as gr
@@ -57,6 +73,10 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
     from upskill_hub.space import data, render, session, views
 
     operator_repo = (repo or default_repo(Path(app_dir) if app_dir else None)).strip()
+    # matplotlib's first import costs seconds on a small CPU: pay it at startup, not on a click.
+    import threading
+
+    threading.Thread(target=views.warm_up_plots, daemon=True).start()
 
     def token_for(source: str) -> str | bool | None:
         # The Space's own token reads only the operator's repo; visitor-typed repos go anonymous.
@@ -79,7 +99,10 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         return pd.DataFrame(shown, columns=views.BROWSE_HEADERS), note
 
     def leaderboard_frame(lib: data.Library, sort_by: str = "best", query: str = ""):
-        headers, rows = views.leaderboard(lib.aggregates, sort_by=sort_by or "best", query=query or "")
+        key = ("leaderboard", sort_by or "best", (query or "").strip().lower())
+        headers, rows = lib.cached(
+            key, lambda: views.leaderboard(lib.aggregates, sort_by=key[1], query=key[2])
+        )
         return pd.DataFrame(rows, columns=headers)
 
     # ------------------------------------------------------------------ handlers
@@ -135,8 +158,16 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             results = pd.DataFrame(views.results_rows(table), columns=views.RESULT_HEADERS)
             cond = lib.aggregates.conditions
             cond = cond[cond["skill_name"] == name]
-            fig1 = views.pass_rate_figure(cond) if len(cond) else None
-            fig2 = views.tokens_figure(cond) if len(cond) else None
+            tag = f"{lib.source}@{lib.revision or lib.root}:{name}"
+            fig1, fig2 = lib.cached(
+                ("figures", name),
+                lambda: (
+                    views.figure_png(views.pass_rate_figure(cond), tag + ":pass"),
+                    views.figure_png(views.tokens_figure(cond), tag + ":tokens"),
+                )
+                if len(cond)
+                else (None, None),
+            )
         except UpskillError as exc:
             return error_md(exc), "", blank, blank, blank, None, None
         if not table:
@@ -301,8 +332,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     with gr.Tab("Results"):
                         results_table = gr.Dataframe(interactive=False, elem_id="skill-results")
                         with gr.Row():
-                            pass_plot = gr.Plot(label="Pass rate")
-                            tokens_plot = gr.Plot(label="Tokens")
+                            pass_plot = gr.Image(label="Pass rate", type="filepath", interactive=False)
+                            tokens_plot = gr.Image(label="Tokens", type="filepath", interactive=False)
                     with gr.Tab("Test cases"):
                         cases_table = gr.Dataframe(interactive=False, wrap=True, elem_id="skill-cases")
                     with gr.Tab("Files"):
@@ -346,10 +377,10 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     run_tokens = gr.Plot(label="Tokens")
                 run_dir = gr.Textbox(visible=False)
                 with gr.Row():
-                    try:
-                        gr.LoginButton()
-                    except Exception:  # OAuth extras missing: push stays unavailable, browsing works
-                        pass
+                    if _sign_in_available():
+                        gr.LoginButton()  # needs gradio[oauth] (the space extra); real sign-in on a Space
+                    else:
+                        gr.Markdown("Sign-in (to push results) works on a Space, or locally after `hf auth login`.")
                     push_btn = gr.Button("Push results to the dataset", elem_id="push-btn")
                 push_status = gr.Markdown("")
             with gr.Tab("Leaderboard", id="leaderboard"):
@@ -368,8 +399,9 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         demo.load(on_load, [repo_box], load_outputs, api_name=False)
 
         search_inputs = [repo_box, query, min_tests, with_results, sort]
+        # Search skips the queue: a keystroke is a filter over precomputed rows (no slow work).
         query.change(on_search, search_inputs, [skills_table, match_note], api_name="search",
-                     trigger_mode="always_last", show_progress="hidden")  # fmt: skip
+                     trigger_mode="always_last", show_progress="hidden", queue=False)  # fmt: skip
         for comp in (min_tests, with_results, sort):
             comp.change(on_search, search_inputs, [skills_table, match_note], api_name=False, show_progress="hidden")
 

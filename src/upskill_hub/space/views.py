@@ -6,10 +6,12 @@ so a search or a sort is a filter over 1,000 rows, never a pass over the results
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.space.aggregate import _isnan, fmt_lift, fmt_rate
+
+__all__ = ["fmt_lift", "fmt_rate", "leaderboard", "search_skills"]
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -25,28 +27,6 @@ SORTS = {
     "tests": ("n_cases", False),
     "results": ("n_results", False),
 }
-DESCRIPTION_CHARS = 160
-
-
-def _isnan(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
-def fmt_rate(p: Any, lo: Any = None, hi: Any = None) -> str:
-    if _isnan(p):
-        return "–"
-    if _isnan(lo) or _isnan(hi):
-        return f"{p:.0%}"
-    return f"{p:.0%} [{lo:.0%}, {hi:.0%}]"
-
-
-def fmt_lift(lift: Any, lo: Any = None, hi: Any = None) -> str:
-    if _isnan(lift):
-        return "–"
-    s = f"{lift * 100:+.0f} pp"
-    if not _isnan(lo) and not _isnan(hi):
-        s += f" [{lo * 100:+.0f}, {hi * 100:+.0f}]"
-    return s
 
 
 def search_skills(
@@ -79,24 +59,9 @@ def search_skills(
 
 
 def browse_table(rows: pd.DataFrame) -> list[list[Any]]:
-    """Display rows for the skills table (formatted strings, short descriptions)."""
-    out = []
-    for name, desc, tok, tests, lift, lo, hi, model, nres in zip(
-        rows["name"],
-        rows["description"],
-        rows["token_estimate"],
-        rows["n_cases"],
-        rows["best_lift"],
-        rows["best_lift_low"],
-        rows["best_lift_high"],
-        rows["best_model"],
-        rows["n_results"],
-        strict=True,
-    ):
-        if len(desc) > DESCRIPTION_CHARS:
-            desc = desc[: DESCRIPTION_CHARS - 1] + "…"
-        out.append([name, desc, int(tok), int(tests), fmt_lift(lift, lo, hi), model or "", int(nres)])
-    return out
+    """Display rows for the skills table (columns preformatted in the aggregates)."""
+    cols = ["name", "short_description", "token_estimate", "n_cases", "best_lift_text", "best_model_text", "n_results"]
+    return rows[cols].to_numpy().tolist()
 
 
 def skill_results_table(agg: Aggregates, name: str) -> list[dict[str, Any]]:
@@ -148,6 +113,39 @@ def results_rows(table: list[dict[str, Any]]) -> list[list[Any]]:
         ]
         for r in table
     ]
+
+
+def warm_up_plots() -> None:
+    """Import matplotlib and draw once, so a visitor's first plot is not the slow one."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.bar([0], [1])
+    fig.canvas.draw()
+    plt.close(fig)
+
+
+def figure_png(fig, key: str) -> str:
+    """Save ``fig`` once as a PNG in the temp folder and return its path.
+
+    Gradio serves a file path as-is, while a figure object is re-encoded on every
+    request (about 0.3 s each on a small CPU).
+    """
+    import hashlib
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(tempfile.gettempdir()) / "upskill-space-plots"
+    folder.mkdir(exist_ok=True)
+    path = folder / (hashlib.sha1(key.encode()).hexdigest()[:20] + ".png")
+    if not path.exists():
+        tmp = path.with_suffix(".tmp.png")
+        fig.savefig(tmp, format="png")
+        tmp.replace(path)
+    return str(path)
 
 
 def pass_rate_figure(cond: pd.DataFrame, title: str = "Pass rate by model (95% interval)"):
@@ -205,36 +203,29 @@ def leaderboard(agg: Aggregates, *, sort_by: str = "best", query: str = "", limi
     """Skills x models matrix of lift with intervals, sorted by a model's lift or the best.
 
     Returns (headers, rows). Sorting is numeric on the lift (not on the formatted text),
-    skills without a measurement for the sort column go last.
+    skills without a measurement for the sort column go last. Cell texts are formatted
+    once per library (``lifts["text"]``), so this is two pivots and a sort.
     """
-    import pandas as pd
-
     lifts = agg.lifts
     if query:
         lifts = lifts[lifts["skill_name"].str.contains(query.strip().lower(), regex=False)]
     models = sorted(set(lifts["model"])) if len(lifts) else []
     if sort_by not in ("best", "name") and sort_by not in models:
         raise UpskillError(f"no results for model {sort_by!r}; pick one of: best, name, {', '.join(models)}")
-    value = lifts.pivot_table(index="skill_name", columns="model", values="lift")
-    low = lifts.pivot_table(index="skill_name", columns="model", values="ci_low")
-    high = lifts.pivot_table(index="skill_name", columns="model", values="ci_high")
-    if not len(value):
+    if not len(lifts):
         return ["skill", "best lift", *models], []
-    value = value.reindex(columns=models)
-    # Intervals may be missing for whole rows/columns (one paired case): align them to the values.
-    low = low.reindex(index=value.index, columns=models)
-    high = high.reindex(index=value.index, columns=models)
+    value = lifts.pivot(index="skill_name", columns="model", values="lift").reindex(columns=models)
+    text = lifts.pivot(index="skill_name", columns="model", values="text").reindex(columns=models).fillna("–")
     best = value.max(axis=1)
-    order = pd.DataFrame({"best": best, "name": value.index}, index=value.index)
     if sort_by == "name":
-        keys = order.sort_values("name").index
+        keys = value.index.sort_values()
     else:
         col = best if sort_by == "best" else value[sort_by]
         keys = col.sort_values(ascending=False, na_position="last", kind="stable").index
-    rows = []
-    for skill in list(keys)[:limit]:
-        cells = [fmt_lift(value.at[skill, m], low.at[skill, m], high.at[skill, m]) for m in models]
-        rows.append([skill, fmt_lift(best[skill]), *cells])
+    keys = keys[:limit]
+    best_text = [fmt_lift(x) for x in best.reindex(keys)]
+    cells = text.reindex(keys).to_numpy().tolist()
+    rows = [[k, b, *c] for k, b, c in zip(keys, best_text, cells, strict=True)]
     return ["skill", "best lift", *models], rows
 
 
@@ -250,6 +241,6 @@ def skill_summary_markdown(lib: Library, name: str) -> str:
         "",
         f"version `{escape(row.get('version') or '')}` · ~{int(row['token_estimate'])} tokens · "
         f"{int(row['n_cases'])} test cases · {int(agg_row['n_results'])} result rows"
-        + (f" · licence {escape(str(row['license']))}" if row.get("license") else ""),
+        + (f" · licence {escape(str(row['license']))}" if isinstance(row.get("license"), str) and row["license"] else ""),
     ]
     return "\n".join(lines)
