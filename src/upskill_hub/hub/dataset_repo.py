@@ -272,12 +272,13 @@ class RunBundle:
         if self._results is None:
             import pyarrow.compute as pc
 
-            table = _read_results_table(self.path)
+            data = _results_buffer(self.path)
+            table = _read_results_table(self.path, data)
             ids = set(pc.unique(table.column("run_id")).to_pylist())
             if ids - {self.run_id}:
                 others = ", ".join(sorted(map(str, ids | {self.run_id})))
                 raise UpskillError(f"{self.path}: rows belong to several runs ({others})")
-            self._results = redact_table(table) if _may_hold_secret(self.path) else table
+            self._results = redact_table(table) if _may_hold_secret(data) else table
             if self.summary is not None:
                 self.summary["n_results"] = self._results.num_rows
         return self._results
@@ -294,8 +295,20 @@ class RunBundle:
         return table.column("skill_name")[0].as_py() if table.num_rows else None
 
 
-def _read_results_table(root: Path):  # -> pyarrow.Table
-    """``results.jsonl`` as an Arrow table.
+def _results_buffer(root: Path):  # -> pyarrow.Buffer | None
+    """The raw bytes of ``results.jsonl``, read once for both parsing and the secret scan."""
+    import pyarrow as pa
+
+    from upskill_hub.evals.schema import RESULTS_FILE
+
+    path = root / RESULTS_FILE
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    return pa.py_buffer(path.read_bytes())
+
+
+def _read_results_table(root: Path, data=None):  # -> pyarrow.Table
+    """``results.jsonl`` (or its bytes ``data``) as an Arrow table.
 
     Arrow's JSON reader handles 100,000 rows in a second or two; a file it cannot read
     (typically a torn last line left by a killed run) goes through ``read_results``, which
@@ -304,15 +317,15 @@ def _read_results_table(root: Path):  # -> pyarrow.Table
     import pyarrow as pa
     import pyarrow.json as pj
 
-    from upskill_hub.evals.schema import RESULTS_FILE, read_results, result_arrow_schema
+    from upskill_hub.evals.schema import read_results, result_arrow_schema
 
     schema = result_arrow_schema()
-    path = root / RESULTS_FILE
-    if not path.is_file() or path.stat().st_size == 0:
+    data = data if data is not None else _results_buffer(root)
+    if data is None:
         return schema.empty_table()
     try:
         table = pj.read_json(
-            path,
+            pa.BufferReader(data),
             parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
         )
         if table.schema != schema:
@@ -330,8 +343,8 @@ _TOKEN_MARKERS = ("hf_", "sk-")
 _ASCII_ESCAPE = r"\\u00[0-7]"
 
 
-def _may_hold_secret(run_dir: Path) -> bool:
-    """False only when ``results.jsonl`` certainly holds nothing :func:`redact` would mask.
+def _may_hold_secret(raw) -> bool:
+    """False only when the raw ``results.jsonl`` bytes certainly hold nothing to mask.
 
     One RE2 pass over the raw bytes (Arrow's regex kernel, no Python loop) lets the common
     case, a run with no token-shaped text at all, skip the per-cell scan entirely.
@@ -339,13 +352,10 @@ def _may_hold_secret(run_dir: Path) -> bool:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from upskill_hub.evals.schema import RESULTS_FILE
     from upskill_hub.redact import secret_values
 
-    path = run_dir / RESULTS_FILE
-    if not path.is_file():
+    if raw is None:
         return False
-    raw = pa.py_buffer(path.read_bytes())
     offsets = pa.array([0, raw.size], type=pa.int64()).buffers()[1]
     whole = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, raw])
     needles = [re.escape(m) for m in _TOKEN_MARKERS] + ["(?i:bearer)", _ASCII_ESCAPE]
