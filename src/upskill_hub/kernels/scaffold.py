@@ -88,8 +88,9 @@ void {pkg}(at::Tensor &out, at::Tensor const &input) {{
 KERNEL_CUDA = """\
 #include <ATen/Dispatch.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 
 #include "torch_binding.h"
 
@@ -106,12 +107,12 @@ void {pkg}(at::Tensor &out, at::Tensor const &input) {{
   TORCH_CHECK(out.sizes() == input.sizes() && out.dtype() == input.dtype(),
               "{pkg}: out must match the input's shape and dtype");
   TORCH_CHECK(input.is_contiguous() && out.is_contiguous(), "{pkg}: tensors must be contiguous");
-  const at::cuda::OptionalCUDAGuard guard(input.device());
+  const c10::cuda::OptionalCUDAGuard guard(input.device());
   const int64_t n = input.numel();
   if (n == 0) return;
   const int threads = 256;
   const int blocks = static_cast<int>(std::min<int64_t>((n + threads - 1) / threads, 65535));
-  auto stream = at::cuda::getCurrentCUDAStream();
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "{pkg}", [&] {{
     {pkg}_kernel<scalar_t><<<blocks, threads, 0, stream>>>(out.data_ptr<scalar_t>(),
                                                             input.data_ptr<scalar_t>(), n);

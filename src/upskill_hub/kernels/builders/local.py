@@ -139,6 +139,23 @@ def _cuda_home() -> Path:
     return Path("/usr/local/cuda")  # e.g. when nvcc on PATH is a wrapper script
 
 
+def _stub_cuda_cmake_macros(gen_dir: Path) -> None:
+    """Let CUDA sources compile against a CPU-only torch (``check --nvcc``).
+
+    The CPU wheel ships ``c10/cuda`` headers but not the CMake-generated
+    ``c10/cuda/impl/cuda_cmake_macros.h`` they include; an empty stand-in is enough to
+    compile. A CUDA torch has the real file, and then no stub is written.
+    """
+    from torch.utils import cpp_extension
+
+    rel = Path("c10/cuda/impl/cuda_cmake_macros.h")
+    if any((Path(p) / rel).is_file() for p in cpp_extension.include_paths()):
+        return
+    stub = gen_dir / rel
+    stub.parent.mkdir(parents=True, exist_ok=True)
+    stub.write_text("#pragma once\n")
+
+
 def _torch_flags() -> tuple[list[str], list[str]]:
     from torch.utils import cpp_extension
 
@@ -239,6 +256,7 @@ def compile_sources(
     incs = _include_flags(cfg, srcs, gen_dir) + torch_inc + [py_inc]
     if backend == "cuda":
         incs.append(f"-I{_cuda_home() / 'include'}")
+        _stub_cuda_cmake_macros(gen_dir)
     cxx_flags = list(cfg.torch_cxx_flags) + [f for sec in sections for f in sec.cxx_flags]
     caps = cuda_capabilities or sorted({c for sec in sections for c in sec.cuda_capabilities}) or ["9.0"]
     cuda_flags = [f for sec in sections for f in sec.cuda_flags]
