@@ -9,8 +9,9 @@ Printed side by side:
 * efficiency = ideal time (calls x latency / concurrency) / actual time   (goal >= 0.9)
 * the runner's CPU time per call (this process: SDK, assertions, results file, cache)
 * a second, identical eval served from the response cache               (goal: 0 calls, < 2 s)
-* the same 400 calls with an in-process client that only sleeps (no SDK, no HTTP), which
-  separates the runner's own CPU cost from the SDK's
+* the same 400 calls straight through the bare SDK (no runner), and through the runner with
+  an in-process client that only sleeps (no SDK, no HTTP): together they separate the
+  runner's own cost from the SDK's on this machine
 
 Run: ``.venv/bin/python benchmarks/eval_throughput.py [--calls 400] [--concurrency 32] [--latency 0.1]``
 """
@@ -94,6 +95,33 @@ class SleepClient:
         pass
 
 
+def bare_sdk(url: str, calls: int, concurrency: int) -> tuple[float, float]:
+    """The same number of calls straight through ``openai.AsyncOpenAI`` with a semaphore:
+    no runner at all. Its wall and CPU time are the floor the runner is compared with."""
+    import asyncio
+
+    import openai
+
+    async def go() -> tuple[float, float]:
+        client = openai.AsyncOpenAI(api_key="no-key", base_url=url, max_retries=0)
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(i: int) -> None:
+            async with sem:
+                await client.chat.completions.create(
+                    model="bench", messages=[{"role": "user", "content": f"Case {i}: greet me."}], max_tokens=64
+                )
+
+        await asyncio.gather(*(one(i) for i in range(concurrency)))  # warm the pool
+        c0, t0 = time.process_time(), time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(calls)))
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        await client.close()
+        return wall, cpu
+
+    return asyncio.run(go())
+
+
 def make_skill(root: Path, n_cases: int) -> Path:
     from upskill_hub.cases import parse_meta
     from upskill_hub.skill import Skill
@@ -122,6 +150,7 @@ def main() -> None:
 
     n_cases = args.calls // (2 * args.runs)
     calls = n_cases * 2 * args.runs
+    ideal = calls * args.latency / args.concurrency
     work = Path(tempfile.mkdtemp(prefix="eval-bench-"))
     os.environ["UPSKILL_HUB_CACHE"] = str(work / "cache")
     skill = make_skill(work, n_cases)
@@ -144,13 +173,14 @@ def main() -> None:
         wall2, cpu2 = time.perf_counter() - t1, time.process_time() - cpu1
         made2 = server.calls() - start_calls - made
 
+        wall4, cpu4 = bare_sdk(server.url, calls, args.concurrency)
+
         cpu3, t3 = time.process_time(), time.perf_counter()
         run_eval(skill, [SleepClient(args.latency)], output_dir=work / "runs", use_cache=False, **common)
         wall3, cpu3 = time.perf_counter() - t3, time.process_time() - cpu3
     finally:
         server.close()
 
-    ideal = calls * args.latency / args.concurrency
     eff = ideal / wall
     errors = sum(1 for r in first.rows if r.error)
     figures = {
@@ -164,6 +194,11 @@ def main() -> None:
             "actual_s": round(wall, 3),
             "efficiency": round(eff, 3),
             "runner_cpu_ms_per_call": round(cpu / calls * 1000, 3),
+        },
+        "bare_sdk_no_runner": {
+            "actual_s": round(wall4, 3),
+            "efficiency": round(ideal / wall4, 3),
+            "cpu_ms_per_call": round(cpu4 / calls * 1000, 3),
         },
         "runner_only_no_http": {
             "actual_s": round(wall3, 3),
@@ -181,13 +216,18 @@ def main() -> None:
     eff3 = ideal / wall3
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"(machine: {os.cpu_count()} CPUs, load average {load:.1f}; the figures need an idle CPU)")
-    print(f"{'':26}{'fresh (SDK)':>12}{'cached':>12}{'no HTTP':>12}{'goal':>16}")
-    print(f"{'calls to the server':26}{made:>12}{made2:>12}{'–':>12}{'0 when cached':>16}")
-    print(f"{'wall time (s)':26}{wall:>12.3f}{wall2:>12.3f}{wall3:>12.3f}{'< 2 s cached':>16}")
-    print(f"{'ideal time (s)':26}{ideal:>12.3f}{'':>12}{ideal:>12.3f}")
-    print(f"{'efficiency ideal/actual':26}{eff:>12.3f}{'':>12}{eff3:>12.3f}{'>= 0.9':>16}")
-    print(f"{'CPU ms per call':26}{cpu / calls * 1000:>12.3f}{cpu2 / calls * 1000:>12.3f}{cpu3 / calls * 1000:>12.3f}")
-    print(f"{'error rows':26}{errors:>12}{sum(1 for r in second.rows if r.error):>12}")
+    w = 13
+    print(f"{'':26}{'eval (SDK)':>{w}}{'eval cached':>{w}}{'bare SDK':>{w}}{'eval no HTTP':>{w}}{'goal':>16}")
+    print(f"{'calls to the server':26}{made:>{w}}{made2:>{w}}{calls:>{w}}{'–':>{w}}{'0 when cached':>16}")
+    print(f"{'wall time (s)':26}{wall:>{w}.3f}{wall2:>{w}.3f}{wall4:>{w}.3f}{wall3:>{w}.3f}{'< 2 s cached':>16}")
+    print(f"{'ideal time (s)':26}{ideal:>{w}.3f}{'':>{w}}{ideal:>{w}.3f}{ideal:>{w}.3f}")
+    print(f"{'efficiency ideal/actual':26}{eff:>{w}.3f}{'':>{w}}{ideal / wall4:>{w}.3f}{eff3:>{w}.3f}{'>= 0.9':>16}")
+    print(
+        f"{'CPU ms per call':26}{cpu / calls * 1000:>{w}.3f}{cpu2 / calls * 1000:>{w}.3f}"
+        f"{cpu4 / calls * 1000:>{w}.3f}{cpu3 / calls * 1000:>{w}.3f}"
+    )
+    print(f"{'eval wall / bare SDK wall':26}{wall / wall4:>{w}.3f}")
+    print(f"{'error rows':26}{errors:>{w}}{sum(1 for r in second.rows if r.error):>{w}}")
     print(json.dumps(figures))
 
 

@@ -19,6 +19,7 @@ A run is ``models x conditions x cases x repeats`` calls. Design points:
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import hashlib
 import json
@@ -299,8 +300,7 @@ class Runner:
     def _sem(self, client: ModelClient) -> asyncio.Semaphore:
         sem = self._sems.get(id(client))
         if sem is None:
-            limit = self.concurrency or getattr(client, "default_concurrency", 4) or 4
-            sem = self._sems[id(client)] = asyncio.Semaphore(max(1, int(limit)))
+            sem = self._sems[id(client)] = asyncio.Semaphore(self._limit(client))
         return sem
 
     async def _cached_complete(
@@ -416,18 +416,40 @@ class Runner:
             self.on_row(row)
         return row
 
+    def _limit(self, client: ModelClient) -> int:
+        return max(1, int(self.concurrency or getattr(client, "default_concurrency", 4) or 4))
+
+    async def _worker(self, todo: collections.deque[PlannedCall], out: list[ResultRow]) -> None:
+        while todo:
+            out.append(await self._run_and_record(todo.popleft()))
+
     async def execute(self, done: list[ResultRow]) -> list[ResultRow]:
-        """Run every planned call not in ``done``; return all rows of the run."""
+        """Run every planned call not in ``done``; return all rows of the run.
+
+        Each model gets a pool of ``limit`` workers taking calls in plan order. Workers
+        (rather than one task per call waiting on a semaphore) keep the cache lookups and
+        bookkeeping interleaved with the calls instead of all front-loaded, so the first
+        requests go out at once. The per-client semaphore still bounds real requests,
+        judge calls included.
+        """
         calls = self.plan.calls()
         have = {r.key for r in done}
         todo = [c for c in calls if c.key not in have]
         self.stats.planned = len(calls)
         self.stats.skipped = len(calls) - len(todo)
+        queues: dict[int, collections.deque[PlannedCall]] = {}
+        for c in todo:
+            queues.setdefault(id(c.client), collections.deque()).append(c)
+        new_rows: list[ResultRow] = []
         self._writer = ResultsWriter(self.run_dir / RESULTS_FILE)
         try:
-            tasks = [asyncio.ensure_future(self._run_and_record(c)) for c in todo]
+            tasks = [
+                asyncio.ensure_future(self._worker(q, new_rows))
+                for q in queues.values()
+                for _ in range(min(len(q), self._limit(q[0].client)))
+            ]
             try:
-                new_rows = await asyncio.gather(*tasks)
+                await asyncio.gather(*tasks)
             except BaseException:
                 for t in tasks:
                     t.cancel()
