@@ -100,3 +100,13 @@ def test_skill_without_cases_cannot_be_evaluated(running_app, space_repo, llm_se
     out = client.predict(space_repo, "library", skill, "", "", model_specs(llm_server)[0], "", "", "", "", "", 1,
                          api_name="/run_eval")  # fmt: skip
     assert "no test cases" in out[0]
+
+
+def test_evaluate_a_pasted_skill(running_app, space_repo, llm_server):
+    client = Client(running_app, verbose=False)
+    skill_md = "---\nname: pasted-banana\ndescription: Say BANANA. Use always.\n---\n# Pasted\n\nAlways say BANANA.\n"
+    meta = '{"cases": [{"id": "hi", "input": "Say hi.", "assert": [{"type": "contains", "value": "BANANA"}]}]}'
+    out = client.predict(space_repo, "paste", "", skill_md, meta, model_specs(llm_server)[0], "", "", "", "", "", 1,
+                         api_name="/run_eval")  # fmt: skip
+    assert out[0].startswith("Finished **pasted-banana**: 2 calls")
+    assert _data(out[2])[1][0][3].startswith("+100 pp")

@@ -110,3 +110,39 @@ def test_split_specs_and_pasted_skill(tmp_path):
         skill_from_text("---\nname: Bad Name\ndescription: d\n---\nx\n", None, tmp_path / "2")
     with pytest.raises(UpskillError, match="frontmatter"):
         skill_from_text("no frontmatter", None, tmp_path / "3")
+
+
+def test_visitor_key_is_not_written_into_the_run_folder(monkeypatch, tmp_path):
+    from conftest import make_skills
+
+    from upskill_hub.skill import load_skill
+    from upskill_hub.space.session import EvalSession
+    from upskill_hub.testing.llm_server import running_llm_server
+
+    monkeypatch.setenv(ALLOW_PRIVATE_ENV, "1")
+    skill = load_skill(make_skills(tmp_path / "skills")["greeting"]).skill
+    with running_llm_server(banana_script, models=("m",), api_key=VISITOR_KEY) as srv:
+        clients = build_clients(["m"], SessionKeys(endpoint_key=VISITOR_KEY), base_url=f"{srv.url}/v1")
+        ev = EvalSession(skill, clients, runs=1, secrets=[VISITOR_KEY], workdir=tmp_path / "work").start()
+        last = list(ev.updates())[-1]
+    assert last.error is None and last.result.summary.lifts[0].lift == pytest.approx(2 / 3)
+    files = [p for p in (tmp_path / "work").rglob("*") if p.is_file()]
+    assert files
+    for p in files:
+        data = p.read_bytes()
+        assert VISITOR_KEY.encode() not in data and SPACE_SECRET.encode() not in data, p
+
+
+def test_old_eval_folders_are_swept(tmp_path):
+    import os
+    import shutil
+    import time
+
+    from upskill_hub.space.session import new_workdir
+
+    old = new_workdir()
+    past = time.time() - 10_000
+    os.utime(old, (past, past))
+    fresh = new_workdir()  # creating one sweeps folders past their time
+    assert not old.exists() and fresh.is_dir()
+    shutil.rmtree(fresh)

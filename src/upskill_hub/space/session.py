@@ -145,6 +145,32 @@ def visitor_cases(skill) -> list:
     return out
 
 
+WORKDIR_PREFIX = "upskill-space-"
+#: Finished runs stay this long (for "push results"), then their folders are removed.
+WORKDIR_MAX_AGE_S = int(os.environ.get("UPSKILL_SPACE_RUN_TTL_S", "7200"))
+
+
+def new_workdir() -> Path:
+    """A private folder for one visitor evaluation; old ones are swept first."""
+    sweep_workdirs()
+    return Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
+
+
+def sweep_workdirs(max_age_s: float | None = None) -> int:
+    """Remove evaluation folders older than ``max_age_s``; returns how many went."""
+    max_age = WORKDIR_MAX_AGE_S if max_age_s is None else max_age_s
+    now = time.time()
+    removed = 0
+    for p in Path(tempfile.gettempdir()).glob(WORKDIR_PREFIX + "*"):
+        try:
+            if p.is_dir() and now - p.stat().st_mtime > max_age:
+                shutil.rmtree(p, ignore_errors=True)
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
 @dataclass
 class EvalUpdate:
     """One step of a streamed evaluation, as the UI shows it."""
@@ -166,7 +192,7 @@ class EvalSession:
     runs: int = 1
     include_baseline: bool = True
     secrets: list[str] = field(default_factory=list, repr=False)
-    workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="upskill-space-")))
+    workdir: Path = field(default_factory=new_workdir)
     _queue: queue.Queue = field(default_factory=queue.Queue, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
 

@@ -247,10 +247,12 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
 
     def on_run(
         source, mode, name, pasted, meta, models_text, base_url, hf_token, openai_key, anthropic_key,
-        endpoint_key, runs, progress=gr.Progress(),  # noqa: B008
+        endpoint_key, runs, oauth_token: gr.OAuthToken | None = None, progress=gr.Progress(),  # noqa: B008
     ):  # fmt: skip
+        # Inference Providers: a pasted token wins, else the signed-in visitor's own OAuth token.
+        hf = (hf_token or "").strip() or (oauth_token.token if oauth_token is not None else "")
         keys = session.SessionKeys(
-            hf_token=(hf_token or "").strip(),
+            hf_token=hf,
             openai_key=(openai_key or "").strip(),
             anthropic_key=(anthropic_key or "").strip(),
             endpoint_key=(endpoint_key or "").strip(),
@@ -260,9 +262,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         empty_sum = pd.DataFrame([], columns=session.SUMMARY_HEADERS)
         ev = None
         try:
-            import tempfile
-
-            wd = Path(tempfile.mkdtemp(prefix="upskill-space-"))
+            wd = session.new_workdir()
             skill = _eval_skill(source, mode, name, pasted, meta, workdir=wd)
             clients = session.build_clients(session.split_specs(models_text), keys, base_url=base_url or "")
             ev = session.EvalSession(skill, clients, runs=int(runs or 1), secrets=secrets, workdir=wd).start()
@@ -361,7 +361,9 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                 )
                 gr.Markdown(KEYS_NOTE)
                 with gr.Row():
-                    hf_token = gr.Textbox(label="Hugging Face token (Inference Providers)", type="password")
+                    hf_token = gr.Textbox(
+                        label="Hugging Face token (Inference Providers; empty = your sign-in)", type="password"
+                    )
                     openai_key = gr.Textbox(label="OpenAI key", type="password")
                     anthropic_key = gr.Textbox(label="Anthropic key", type="password")
                 with gr.Row():
