@@ -115,3 +115,30 @@ def test_bootstrap_is_reproducible():
 
 def test_independent_rows_drop_cached_when_pooling_runs():
     assert len(independent_rows([row(), row(cached=True)])) == 1
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@given(st.integers(0, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_wilson_brackets_the_rate(kn):
+    k, n = kn
+    lo, hi = wilson_interval(k, n)
+    if n == 0:
+        assert (lo, hi) == (None, None)
+    else:
+        assert 0.0 <= lo <= k / n <= hi <= 1.0
+
+
+@given(st.integers(0, 40), st.integers(0, 40))
+def test_mcnemar_is_a_symmetric_probability(b, c):
+    p = mcnemar_exact(b, c)
+    assert 0.0 < p <= 1.0 and p == mcnemar_exact(c, b)
+
+
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n))))
+def test_pass_at_k_grows_with_k(nc):
+    n, c = nc
+    vals = [pass_at_k(n, c, k) for k in range(1, n + 1)]
+    assert vals == sorted(vals) and vals[0] == pytest.approx(c / n)

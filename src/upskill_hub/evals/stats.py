@@ -49,7 +49,10 @@ def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float | None, float
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # Exact at the edges (floating point leaves e.g. 3e-18 for 0/n) and never excluding p.
+    lo = 0.0 if k == 0 else min(p, max(0.0, centre - half))
+    hi = 1.0 if k == n else max(p, min(1.0, centre + half))
+    return lo, hi
 
 
 def mcnemar_exact(b: int, c: int) -> float:
