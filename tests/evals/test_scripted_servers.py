@@ -75,7 +75,8 @@ def _req_case(messages: list[dict]) -> str:
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_rows_tokens_lift_and_intervals_match_the_server(provider: str, skill8: Path, tmp_path: Path):
-    with running_llm_server(script) as srv:
+    skill = require_skill(skill8)
+    with running_llm_server(script, latency_s=0.05) as srv:
         spec, base = _spec(provider, srv)
         res = run_eval(skill8, [spec], base_url=base, output_dir=tmp_path / "out", plots=False)
         reqs = srv.completion_requests
@@ -94,6 +95,12 @@ def test_rows_tokens_lift_and_intervals_match_the_server(provider: str, skill8: 
         assert row.cost_usd == pytest.approx(cost_usd(row.model, Usage(n_in, count_tokens(answer), 0), provider=provider))
         assert row.cost_usd > 0
         assert json.loads(row.params) == {"temperature": 0.0, "max_tokens": 1024}
+        assert 0.05 <= row.latency_s < 5  # the server's fixed latency, measured by the client
+        assert (row.run_id, row.skill_name, row.skill_version) == (res.summary.run_id, "greeting", skill.version)
+        assert row.timestamp.endswith("Z") and row.repeat == 0 and row.split == "train"
+        assert row.assertions_total == 1 and row.assertions_passed == int(row.passed)
+        detail = json.loads(row.assertion_details)[0]
+        assert detail["type"] == "contains" and detail["passed"] == row.passed and detail["evidence"]
     s = res.summary
     base_s, skill_s = (next(c for c in s.conditions if c.condition == k) for k in ("baseline", "with_skill"))
     assert (base_s.passed, base_s.n, skill_s.passed, skill_s.n) == (1, 8, 8, 8)

@@ -13,7 +13,9 @@ A run is ``models x conditions x cases x repeats`` calls. Design points:
   ``results.jsonl`` keeping the first answered row per planned call (dropping a torn last
   line, duplicates and error rows, which are retried), then runs only what is missing.
 * **Errors** are rows with ``error`` set and ``passed = None``, never failed answers.
-* **Cache**: see :mod:`upskill_hub.evals.cache`; a cached row has ``cached = True``.
+* **Cache**: see :mod:`upskill_hub.evals.cache`; a cached row has ``cached = True`` and
+  carries the original answer's tokens, latency and list-price cost (what producing that
+  answer costs, so conditions stay comparable), although this run paid nothing for it.
 """
 
 from __future__ import annotations
