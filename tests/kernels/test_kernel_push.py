@@ -126,3 +126,23 @@ def test_failed_commit_leaves_no_branch(hub_server, hub_repo_id: str, built_noar
     hub_server.clear_faults()
     refs = HfApi().list_repo_refs(hub_repo_id, repo_type="kernel")
     assert "v1" not in {b.name for b in refs.branches}
+
+
+def test_create_pr_targets_existing_branch_only(hub_server, hub_repo_id: str, built_noarch: Path) -> None:
+    from huggingface_hub import HfApi
+
+    api = HfApi()
+    api.create_repo(hub_repo_id, repo_type="kernel")
+    with pytest.raises(UpskillError, match="no branch v1: a pull request needs an existing branch"):
+        push_kernel(built_noarch, hub_repo_id, create_pr=True)
+    first = push_kernel(built_noarch, hub_repo_id)
+    (built_noarch / "build" / "torch-cpu" / "extra.py").write_text("y = 2\n")
+    res = push_kernel(built_noarch, hub_repo_id, create_pr=True)
+    assert res.pr_url and "/discussions/" in res.pr_url
+    # the branch itself is unchanged until the PR is merged
+    assert (
+        api.list_repo_commits(hub_repo_id, repo_type="kernel", revision="v1")[0].commit_id == first.commit_oid
+    )
+    refs = api.list_repo_refs(hub_repo_id, repo_type="kernel", include_pull_requests=True)
+    pr_files = api.list_repo_files(hub_repo_id, repo_type="kernel", revision=refs.pull_requests[0].ref)
+    assert "build/torch-cpu/extra.py" in pr_files

@@ -72,18 +72,6 @@ def check(
     from upskill_hub.kernels.check import check_project, has_errors
 
     problems = check_project(path, manylinux=manylinux)
-    if nvcc and not has_errors(problems):
-        from upskill_hub.kernels.builders.local import BuildError, compile_cuda_check
-
-        caps = _split(nvcc)
-        with err_console.status(f"compiling CUDA sources for {', '.join(caps)}…") as status:
-            try:
-                compiled = compile_cuda_check(path, caps, progress=status.update)
-            except BuildError as exc:
-                for line in exc.details:
-                    err_console.print(line, markup=False, soft_wrap=True, style="red")
-                raise
-        console.print(f"[green]✓[/] nvcc compiled {len(compiled)} source(s) for {', '.join(caps)}")
     if as_json:
         typer.echo(json.dumps([p.to_dict() for p in problems], indent=2))
     else:
@@ -100,6 +88,18 @@ def check(
                 else 0
             )
             console.print(f"[green]✓[/] {path}: build.toml and {count} built variant(s) OK")
+    if nvcc and not has_errors(problems):
+        from upskill_hub.kernels.builders.local import BuildError, compile_cuda_check
+
+        caps = _split(nvcc)
+        with err_console.status(f"compiling CUDA sources for {', '.join(caps)}…") as status:
+            try:
+                compiled = compile_cuda_check(path, caps, progress=status.update)
+            except BuildError as exc:
+                for line in exc.details:
+                    err_console.print(line, markup=False, soft_wrap=True, style="red")
+                raise
+        console.print(f"[green]✓[/] nvcc compiled {len(compiled)} source(s) for {', '.join(caps)}")
     raise typer.Exit(1 if has_errors(problems) else 0)
 
 

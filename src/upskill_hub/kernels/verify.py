@@ -109,7 +109,13 @@ def smoke_check(
     for line in proc.stdout.splitlines():
         if line.startswith(_MARK):
             return json.loads(line[len(_MARK) :])
-    raise UpskillError(f"{repo_id}: kernels.get_kernel failed: {redact(_last_error_line(proc.stderr))}")
+    last = redact(_last_error_line(proc.stderr))
+    hint = (
+        " (pass --trust-remote-code to load it anyway)"
+        if "trusted publisher" in last and not trust_remote_code
+        else ""
+    )
+    raise UpskillError(f"{repo_id}: kernels.get_kernel failed: {last}{hint}")
 
 
 def _download_tests(repo_id: str, revision: str, dest: Path) -> Path | None:
