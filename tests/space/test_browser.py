@@ -80,7 +80,9 @@ def test_browse_search_open_evaluate_in_chromium(running_app, space_repo, tmp_pa
             models = page.locator("#models-box textarea")
             models.fill(f"openai-compatible:scripted-a@{slow_llm.url}/v1")
             page.locator("#run-btn").click()
-            expect(page.locator("#run-status")).to_contain_text(re.compile(r"Running|calls done"), timeout=20_000)
+            # Partial results: some calls done (not all), and their rows already in the live table.
+            expect(page.locator("#run-status")).to_contain_text(re.compile(r"Running .*: [1-5]/6 calls done"), timeout=20_000)
+            expect(page.locator("#live-table")).to_contain_text("scripted-a")
             page.screenshot(path=str(shots / "04-progress.png"), full_page=True)
 
             # 5. results: table with lift
