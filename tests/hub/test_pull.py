@@ -148,3 +148,28 @@ def test_cli_pull(hub_server, hub_repo_id, tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert folder_bytes(tmp_path / "o" / skill_dir.name) == folder_bytes(skill_dir)
+
+
+def test_private_repo_needs_a_token_and_a_read_token_cannot_push(
+    hub_server, hub_repo_id, tmp_path, monkeypatch
+):
+    from upskill_hub.hub.server.testing import TEST_READ_TOKEN
+
+    skill_dir = write_skill(tmp_path / "src")
+    push([skill_dir], hub_repo_id, private=True)
+    n = len(HfApi().list_repo_commits(hub_repo_id, repo_type="dataset"))
+
+    monkeypatch.delenv("HF_TOKEN")
+    with pytest.raises(UpskillError, match="not found \\(or it is private") as exc:
+        pull(hub_repo_id, out_dir=tmp_path / "anon")
+    assert "\n" not in str(exc.value) and not (tmp_path / "anon").exists()
+
+    monkeypatch.setenv("HF_TOKEN", TEST_READ_TOKEN)
+    pull(hub_repo_id, out_dir=tmp_path / "reader")
+    assert folder_bytes(tmp_path / "reader" / "tiny-skill") == folder_bytes(skill_dir)
+    (skill_dir / "SKILL.md").write_text((skill_dir / "SKILL.md").read_text() + "Edit.\n")
+    with pytest.raises(UpskillError, match="refused your token") as exc:
+        push([skill_dir], hub_repo_id)
+    assert TEST_READ_TOKEN not in str(exc.value)
+    monkeypatch.setenv("HF_TOKEN", hub_server.config.write_tokens[0])
+    assert len(HfApi().list_repo_commits(hub_repo_id, repo_type="dataset")) == n

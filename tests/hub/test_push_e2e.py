@@ -324,3 +324,37 @@ def test_cli_bad_input_is_one_line(hub_server, hub_repo_id, tmp_path):
     assert proc.returncode == 1
     assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith("Error:")
     assert not HfApi().repo_exists(hub_repo_id, repo_type="dataset")
+
+
+@pytest.mark.slow
+def test_push_a_run_made_by_the_real_eval_runner(hub_server, hub_repo_id, tmp_path):
+    """The shipped skill, evaluated by the eval engine through the OpenAI SDK, then pushed."""
+    from upskill_hub.evals.api import run_eval
+    from upskill_hub.testing.llm_server import running_llm_server
+
+    leaked = "hf_" + "LeakedByTheModel0123456789"
+
+    def script(system, messages, params):
+        return f"Here you go (token {leaked})."
+
+    skill_dir = _skill_under_test(tmp_path)
+    with running_llm_server(script) as srv:
+        ran = run_eval(
+            skill_dir,
+            [f"openai-compatible:scripted-model@{srv.openai_base_url}"],
+            output_dir=tmp_path / "runs",
+            plots=False,
+            use_cache=False,
+        )
+    before = folder_bytes(ran.run_dir)
+    result = push([skill_dir], hub_repo_id, results=[ran.run_dir])
+    assert result.committed
+    assert folder_bytes(ran.run_dir) == before  # push only reads the run folder
+    results = _load(hub_repo_id, "results", tmp_path)
+    assert len(results) == len(ran.rows) > 0
+    assert {r["run_id"] for r in results} == {ran.summary.run_id}
+    assert all(leaked not in r["output"] and "***" in r["output"] for r in results)
+    runs = _load(hub_repo_id, "runs", tmp_path)
+    assert runs[0]["run_id"] == ran.summary.run_id and runs[0]["n_results"] == len(ran.rows)
+    assert "scripted-model" in _readme(hub_repo_id)
+    _assert_repo_has_no_secret(hub_repo_id, [leaked], tmp_path)

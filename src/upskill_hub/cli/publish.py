@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-console = Console(highlight=False)
+console = Console(highlight=False, soft_wrap=True)  # keep URLs on one line
 err_console = Console(stderr=True, highlight=False)
 
 _STATUS_STYLE = {"added": "green", "updated": "yellow", "deleted": "red", "kept": "dim", "unchanged": "dim"}
@@ -29,15 +29,7 @@ def push_cmd(
     message: str | None = typer.Option(None, "--message", "-m", help="Commit message."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List unchanged files too."),
 ) -> None:
-    """Publish skills and their eval results to a Hub dataset repo, in one commit.
-
-    The repo gets skills/<name>/ (installable files), the skills / results / runs tables
-    (readable with datasets.load_dataset) and a dataset card with the latest results.
-    Pushing the same content again makes no commit. Uses HF_TOKEN or your `hf auth login`
-    token.
-
-    Example: upskill-hub push skills/my-skill --results upskill-runs/RUN_ID --repo me/my-skills
-    """
+    """Publish skills and their eval results to a Hub dataset repo, in one commit."""
     from upskill_hub.hub.push import push
 
     with err_console.status("Pushing...") as spinner:
@@ -89,10 +81,7 @@ def pull_cmd(
     ),
     force: bool = typer.Option(False, "--force", help="Replace local skill folders that differ."),
 ) -> None:
-    """Download skills from a Hub dataset repo, byte-identical, after checking every file's hash.
-
-    Example: upskill-hub pull me/my-skills --skill my-skill -o skills
-    """
+    """Download skills from a Hub dataset repo, byte-identical, after checking every file's hash."""
     from upskill_hub.hub.pull import pull
 
     with err_console.status(f"Pulling from {repo}..."):
@@ -105,7 +94,27 @@ def pull_cmd(
     console.print(f"{len(result.skills)} skill(s) from {repo}{at}")
 
 
+PUSH_HELP = "\n\n".join(
+    [
+        "Publish skills and their eval results to a Hub dataset repo, in one commit.",
+        "The repo gets skills/<name>/ (installable files), the skills, results and runs tables "
+        "(readable with datasets.load_dataset) and a dataset card showing the latest results. "
+        "Every skill is validated first; pushing the same content again makes no commit; runs "
+        "already in the repo are never duplicated. Uses HF_TOKEN or your `hf auth login` token.",
+        "Example: upskill-hub push skills/my-skill --results upskill-runs/RUN_ID --repo me/my-skills",
+    ]
+)
+PULL_HELP = "\n\n".join(
+    [
+        "Download skills from a Hub dataset repo into DIR/<name>/ (default skills/).",
+        "Files are checked against the sizes and sha256 recorded in the repo's skills table; a repo "
+        "with unsafe paths or mismatching files is refused and nothing is written.",
+        "Example: upskill-hub pull me/my-skills --skill my-skill -o skills",
+    ]
+)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``push`` and ``pull`` to the root app."""
-    app.command("push")(push_cmd)
-    app.command("pull")(pull_cmd)
+    app.command("push", help=PUSH_HELP)(push_cmd)
+    app.command("pull", help=PULL_HELP)(pull_cmd)

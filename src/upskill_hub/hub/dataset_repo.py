@@ -270,15 +270,22 @@ class RunBundle:
     def load_results(self):  # -> pyarrow.Table
         """The run's rows (checked to belong to this run, secrets masked), read once."""
         if self._results is None:
+            from concurrent.futures import ThreadPoolExecutor
+
             import pyarrow.compute as pc
 
             data = _results_buffer(self.path)
-            table = _read_results_table(self.path, data)
+            # The secret pre-scan and the JSON parse both run in Arrow's C++ without the GIL:
+            # overlap them.
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                may_hold = pool.submit(_may_hold_secret, data)
+                table = _read_results_table(self.path, data)
+                needs_redaction = may_hold.result()
             ids = set(pc.unique(table.column("run_id")).to_pylist())
             if ids - {self.run_id}:
                 others = ", ".join(sorted(map(str, ids | {self.run_id})))
                 raise UpskillError(f"{self.path}: rows belong to several runs ({others})")
-            self._results = redact_table(table) if _may_hold_secret(data) else table
+            self._results = redact_table(table) if needs_redaction else table
             if self.summary is not None:
                 self.summary["n_results"] = self._results.num_rows
         return self._results
