@@ -25,6 +25,7 @@ class ExportedFunction:
     name: str
     signature: str
     summary: str
+    example: str  # a call with the required arguments, e.g. ``rms_norm(x, weight)``
 
 
 def _signature(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
@@ -58,7 +59,12 @@ def exported_functions(package_init: Path) -> list[ExportedFunction]:
         if fn is None:
             continue  # re-exported submodules and constants are not functions
         doc = ast.get_docstring(fn) or ""
-        out.append(ExportedFunction(name, _signature(fn), doc.strip().splitlines()[0] if doc else ""))
+        positional = fn.args.posonlyargs + fn.args.args
+        required = positional[: len(positional) - len(fn.args.defaults)]
+        example = f"{name}({', '.join(a.arg for a in required)})"
+        out.append(
+            ExportedFunction(name, _signature(fn), doc.strip().splitlines()[0] if doc else "", example)
+        )
     return out
 
 
@@ -110,10 +116,11 @@ def render_card(
         "import torch",
         "from kernels import get_kernel",
         "",
+        f"# trust_remote_code=True is needed unless {repo_id.split('/')[0]} is a trusted kernel publisher",
         f'kernel = get_kernel("{repo_id}", version={version})',
     ]
     if functions:
-        lines.append(f"# e.g. kernel.{functions[0].signature}")
+        lines.append(f"y = kernel.{functions[0].example}")
     lines += [
         "```",
         "",
@@ -136,7 +143,7 @@ def render_card(
         kind = f"{backend.get('type', '?')}{' (noarch)' if info and info.noarch else ''}"
         lines.append(f"| `{name}` | {kind} | {archs} | {builder} |")
     local = sorted(
-        f"`{n}` needs glibc for {m['upskill-hub-build']['manylinux']}"
+        f"`{n}` needs glibc >= {m['upskill-hub-build']['manylinux'].removeprefix('manylinux_').replace('_', '.')}"
         for n, m in variants.items()
         if isinstance(m.get("upskill-hub-build"), dict) and m["upskill-hub-build"].get("manylinux")
     )
