@@ -162,9 +162,7 @@ def check_abi(rel_dir: str, so_path: Path, manylinux: str) -> list[Problem]:
     return problems
 
 
-def check_variant(
-    build_dir: Path, vdir: Path, cfg: BuildConfig | None, manylinux: str | None
-) -> list[Problem]:
+def check_variant(vdir: Path, cfg: BuildConfig | None, manylinux: str | None) -> list[Problem]:
     """Name, metadata, files and ABI of one ``build/<variant>/`` folder."""
     variant = vdir.name
     rel = f"build/{variant}"
@@ -232,7 +230,7 @@ def check_project(root: Path, *, manylinux: str | None = None) -> list[Problem]:
     build_dir = root / "build"
     if build_dir.is_dir():
         for vdir in sorted(p for p in build_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            problems += check_variant(build_dir, vdir, cfg, manylinux)
+            problems += check_variant(vdir, cfg, manylinux)
     return problems
 
 

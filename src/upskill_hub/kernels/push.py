@@ -94,7 +94,7 @@ def plan_push(root: Path, repo_id: str, version: int | None = None) -> PushPlan:
             raise UpskillError(
                 f"{rel}: metadata.json is missing, so kernels cannot load it; nothing was uploaded"
             )
-        errors = [p for p in check_variant(build_dir, vdir, cfg, None) if p.severity == "error"]
+        errors = [p for p in check_variant(vdir, cfg, None) if p.severity == "error"]
         if errors:
             more = f" (+{len(errors) - 1} more; run `upskill-hub kernels check`)" if len(errors) > 1 else ""
             raise UpskillError(f"{errors[0]}{more}; nothing was uploaded")
