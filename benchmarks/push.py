@@ -195,7 +195,7 @@ def main() -> int:
     committed = "yes" if again.committed else "no"
 
     def row(*cells: str) -> None:
-        print(f"{cells[0]:<40}" + "".join(f"{c:>22}" for c in cells[1:]))
+        print(f"{cells[0]:<44}" + "".join(f"{c:>24}" for c in cells[1:]))
 
     def every(k: str) -> str:
         return " ".join(f"{t:.2f}" for t in times[k])
@@ -210,9 +210,11 @@ def main() -> int:
     row("vs jsonl -> parquet -> upload_file", f"{med['push']:.2f} s", f"{med['plain']:.2f} s",
         f"{med['push'] / med['plain']:.2f}")  # fmt: skip
     row("  of which reading the run folder", f"{med['load']:.2f} s", "", "")
-    row("  every run (push | upload | plain)", every("push"), every("upload"), every("plain"))
+    row("  every run: upskill-hub push", every("push"))
+    row("  every run: upload_file", every("upload"))
+    row("  every run: jsonl -> parquet -> upload_file", every("plain"))
     print()
-    row("re-push of unchanged content", "time", "bytes uploaded", "commit (goal: none, 0 B)")
+    row("re-push of unchanged content (goal: 0 B)", "time", "bytes uploaded", "commit made")
     row("  counted by the library", f"{repush_time:.2f} s", f"{again.bytes_uploaded:,}", committed)
     row("  counted by the server's request log", "", f"{repush_server_bytes:,}", "")
     ok_ratio = med["push"] / med["plain"] <= 1.2

@@ -92,10 +92,19 @@ def test_push_skill_and_run_then_load_every_config(hub_server, hub_repo_id, tmp_
 def test_same_push_twice_makes_one_commit(hub_server, hub_repo_id, tmp_path):
     skill_dir = write_skill(tmp_path / "skills")
     run = write_run(tmp_path / "runs", "run-1", skill_dir)
+
+    def writes():
+        log = hub_server.requests
+        return [r for r in log if r.method in ("PUT", "POST") and r.bytes_in and hub_repo_id in r.path]
+
+    hub_server.clear_requests()
     first = push([skill_dir], hub_repo_id, results=[run])
+    assert any("/commit/" in r.path for r in writes()) and any("/lfs/" in r.path for r in writes())
     n = len(_commits(hub_repo_id))
+    hub_server.clear_requests()
     again = push([skill_dir], hub_repo_id, results=[run])
     assert first.committed and not again.committed
+    assert writes() == []  # nothing uploaded, no commit attempted
     assert again.bytes_uploaded == 0
     assert again.counts()["added"] == again.counts()["updated"] == again.counts()["deleted"] == 0
     assert len(_commits(hub_repo_id)) == n

@@ -311,7 +311,8 @@ def _results_buffer(root: Path):  # -> pyarrow.Buffer | None
     path = root / RESULTS_FILE
     if not path.is_file() or path.stat().st_size == 0:
         return None
-    return pa.py_buffer(path.read_bytes())
+    # Zero-copy: the returned buffer keeps the mapping alive for as long as it is used.
+    return pa.memory_map(str(path), "r").read_buffer()
 
 
 def _read_results_table(root: Path, data=None):  # -> pyarrow.Table
