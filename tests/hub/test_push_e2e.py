@@ -367,3 +367,15 @@ def test_push_a_run_made_by_the_real_eval_runner(hub_server, hub_repo_id, tmp_pa
     assert runs[0]["run_id"] == ran.summary.run_id and runs[0]["n_results"] == len(ran.rows)
     assert "scripted-model" in _readme(hub_repo_id)
     _assert_repo_has_no_secret(hub_repo_id, [leaked], tmp_path)
+
+
+def test_skills_pushed_separately_all_stay_listed(hub_server, hub_repo_id, tmp_path):
+    a = write_skill(tmp_path / "skills", "skill-a")
+    b = write_skill(tmp_path / "skills", "skill-b")
+    push([a], hub_repo_id, results=[write_run(tmp_path / "runs", "run-a", a)])
+    push([b], hub_repo_id)
+    assert sorted(s["name"] for s in _load(hub_repo_id, "skills", tmp_path)) == ["skill-a", "skill-b"]
+    card = _readme(hub_repo_id)
+    assert "### skill-a" in card and "### skill-b" in card
+    assert "run `run-a`" in card  # skill-a's results survive a push that did not include them
+    assert card.count("No eval results yet.") == 1

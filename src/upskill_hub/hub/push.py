@@ -149,24 +149,43 @@ def remote_matches(remote_file: Any, data: bytes) -> bool:
     return remote_file.blob_id == dr.git_blob_sha1(data)
 
 
-def _download(api, repo_id: str, path: str, head: str | None) -> bytes:
-    local = api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=head)
-    return Path(local).read_bytes()
+class RemoteTables:
+    """The repo's ``skills`` and ``runs`` tables at one commit, for rendering the card.
 
+    The card lists every skill and run in the repo, not only those pushed now, so the
+    remote tables are read. They are fetched together with one ``snapshot_download``
+    (parallel, and cached: unchanged shards are not downloaded again), and only when a
+    plan needs them.
+    """
 
-def _remote_rows(api, repo_id: str, remote: RemoteState, prefix: str, skip: set[str]) -> list[dict[str, Any]]:
-    """Rows of the remote parquet files under ``prefix`` (except ``skip``), for the card."""
-    rows: list[dict[str, Any]] = []
-    for path in sorted(remote.files):
-        if not path.startswith(prefix + "/") or not path.endswith(".parquet") or path in skip:
-            continue
-        try:
-            rows.extend(dr.read_parquet_rows(_download(api, repo_id, path, remote.head)))
-        except Exception as exc:  # an unreadable shard must not block publishing others
-            if isinstance(exc, UpskillError):
-                raise
-            continue
-    return rows
+    def __init__(self, api, repo_id: str, remote: RemoteState) -> None:
+        self.api, self.repo_id, self.remote = api, repo_id, remote
+        self._folder: Path | None = None
+
+    def _local(self) -> Path:
+        if self._folder is None:
+            patterns = [f"{dr.SKILLS_TABLE_DIR}/*.parquet", f"{dr.RUNS_TABLE_DIR}/*.parquet"]
+            self._folder = Path(
+                self.api.snapshot_download(
+                    self.repo_id, repo_type=REPO_TYPE, revision=self.remote.head, allow_patterns=patterns
+                )
+            )
+        return self._folder
+
+    def rows(self, prefix: str, skip: set[str]) -> list[dict[str, Any]]:
+        """Rows of the remote parquet files under ``prefix`` (except the paths in ``skip``)."""
+        paths = sorted(
+            p
+            for p in self.remote.files
+            if p.startswith(prefix + "/") and p.endswith(".parquet") and p not in skip
+        )
+        rows: list[dict[str, Any]] = []
+        for path in paths:
+            try:
+                rows.extend(dr.read_parquet_rows((self._local() / path).read_bytes()))
+            except ValueError:  # a corrupt shard (ArrowInvalid) must not block publishing the rest
+                continue
+        return rows
 
 
 # --------------------------------------------------------------------------- planning
@@ -343,7 +362,7 @@ def push(
                 remote,
                 skills,
                 runs,
-                lambda prefix, skip, remote=remote: _remote_rows(api, repo_id, remote, prefix, skip),
+                RemoteTables(api, repo_id, remote).rows,
             )
         result.changes = plan.changes
         if plan.empty:
