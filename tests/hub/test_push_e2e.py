@@ -112,8 +112,8 @@ def test_same_push_twice_makes_one_commit(hub_server, hub_repo_id, tmp_path):
 
 @pytest.mark.slow
 def test_two_concurrent_pushes_from_two_processes_both_land(hub_server, hub_repo_id, tmp_path):
+    """Two machines publish to the same new repo at once: both create it, both commit."""
     skill_dir = write_skill(tmp_path / "skills")
-    push([skill_dir], hub_repo_id)
     runs = [
         write_run(tmp_path / "runs", f"run-p{i}", skill_dir, timestamp=f"2026-11-2{i}T00:00:00Z")
         for i in (1, 2)
