@@ -212,7 +212,7 @@ def main() -> int:
     row("  of which reading the run folder", f"{med['load']:.2f} s", "", "")
     row("  every run: upskill-hub push", every("push"))
     row("  every run: upload_file", every("upload"))
-    row("  every run: jsonl -> parquet -> upload_file", every("plain"))
+    row("  every run: jsonl->parquet->upload_file", every("plain"))
     print()
     row("re-push of unchanged content (goal: 0 B)", "time", "bytes uploaded", "commit made")
     row("  counted by the library", f"{repush_time:.2f} s", f"{again.bytes_uploaded:,}", committed)
