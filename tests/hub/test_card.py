@@ -68,3 +68,12 @@ def test_hub_license_mapping():
     assert hub_license(["Apache-2.0"]) == "apache-2.0"
     assert hub_license([None]) == "other"
     assert hub_license(["MIT", "Proprietary, see LICENSE"]) == ["mit", "other"]
+
+
+def test_runs_without_their_skill_are_listed(tmp_path):
+    _, _, runs = _inputs(tmp_path)
+    text = render_card("me/x", [], runs, has_results=True)
+    assert "### tiny-skill" in text and "files are not in this repo" in text
+    assert "run `run-new`" in text
+    configs = [c["config_name"] for c in DatasetCard(text).data.to_dict()["configs"]]
+    assert configs == ["results", "runs"]

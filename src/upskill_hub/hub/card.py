@@ -133,8 +133,9 @@ def render_card(
         "```python",
         "from datasets import load_dataset",
         "",
-        f'skills = load_dataset("{repo_id}", "skills", split="train")',
     ]
+    if have["skills"]:
+        body.append(f'skills = load_dataset("{repo_id}", "skills", split="train")  # one row per skill')
     if have["results"]:
         body.append(
             f'results = load_dataset("{repo_id}", "results", split="train")  # one row per model call'
@@ -154,20 +155,26 @@ def render_card(
         "## Skills",
         "",
     ]
-    for s in sorted(skills, key=lambda s: s.get("name") or ""):
-        sname = s.get("name") or "?"
-        body += [f"### {sname}", "", _md(s.get("description") or ""), ""]
-        body.append(
-            f"Version `{s.get('version')}` · ~{s.get('token_estimate') or 0} tokens · "
-            f"{s.get('n_cases') or 0} test cases · files in `skills/{sname}/`"
-        )
+    by_name = {s.get("name") or "?": s for s in skills}
+    # Runs can be pushed without their skill (e.g. from the Space): list those skills too.
+    for sname in sorted(set(by_name) | set(latest)):
+        s = by_name.get(sname)
+        body += [f"### {sname}", ""]
+        if s is not None:
+            body += [_md(s.get("description") or ""), ""]
+            body.append(
+                f"Version `{s.get('version')}` · ~{s.get('token_estimate') or 0} tokens · "
+                f"{s.get('n_cases') or 0} test cases · files in `skills/{sname}/`"
+            )
+        else:
+            body.append("The skill's files are not in this repo; its eval results are.")
         body.append("")
         run = latest.get(sname)
         if run is None:
             body += ["No eval results yet.", ""]
             continue
         note = ""
-        if run.get("skill_version") and run.get("skill_version") != s.get("version"):
+        if s is not None and run.get("skill_version") and run.get("skill_version") != s.get("version"):
             note = f" (measured on skill version `{run.get('skill_version')}`)"
         body.append(
             f"Latest eval: run `{run.get('run_id')}` at {run.get('timestamp')}, "
