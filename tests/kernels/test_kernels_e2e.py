@@ -170,3 +170,23 @@ def test_init_build_test_roundtrip(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "7 passed" in proc.stdout
+
+
+def test_verify_fails_when_the_published_kernel_is_wrong(
+    hub_server, hub_repo_id: str, tmp_path: Path
+) -> None:
+    """A kernel that loads but computes the wrong thing fails verify (its tests run against it)."""
+    project = tmp_path / "off-by-one"
+    proc = run_cli("kernels", "init", "off-by-one", "--backends", "noarch", "-o", str(project))
+    assert proc.returncode == 0, proc.stderr
+    init = project / "torch-ext" / "off_by_one" / "__init__.py"
+    init.write_text(init.read_text().replace("return x + 1", "return x + 2"))
+    assert run_cli("kernels", "build", str(project)).returncode == 0
+    assert run_cli("kernels", "push", str(project), "--repo", hub_repo_id).returncode == 0
+
+    proc = run_cli("kernels", "verify", hub_repo_id, "--trust-remote-code", "--no-tests")
+    assert proc.returncode == 0 and "variant torch-cpu" in proc.stdout and "off_by_one" in proc.stdout
+    proc = run_cli("kernels", "verify", hub_repo_id, "--trust-remote-code", "--project", str(project))
+    assert proc.returncode == 1
+    last = error_lines(proc.stderr)[-1]
+    assert last.startswith(f"Error: {hub_repo_id}: the kernel's tests failed (") and "7 failed" in last
