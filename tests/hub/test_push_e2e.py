@@ -379,3 +379,36 @@ def test_skills_pushed_separately_all_stay_listed(hub_server, hub_repo_id, tmp_p
     assert "### skill-a" in card and "### skill-b" in card
     assert "run `run-a`" in card  # skill-a's results survive a push that did not include them
     assert card.count("No eval results yet.") == 1
+
+
+@pytest.mark.slow
+def test_push_process_killed_mid_upload_changes_nothing(hub_server, hub_repo_id, tmp_path):
+    """SIGKILL while the LFS upload is failing and being retried: no commit, run intact, re-push lands."""
+    import time
+
+    skill_dir = write_skill(tmp_path / "skills")
+    push([skill_dir], hub_repo_id)
+    api = HfApi()
+    before = (len(_commits(hub_repo_id)), sorted(api.list_repo_files(hub_repo_id, repo_type="dataset")))
+    run = write_run(tmp_path / "runs", "run-killed", skill_dir, output=f"unique {hub_repo_id}")
+    local_before = folder_bytes(run)
+    rule = hub_server.inject_faults(
+        method="PUT", path_regex=r"/info/lfs/objects/upload/", status=503, count=1000
+    )
+    proc = subprocess.Popen([*CLI, "push", str(skill_dir), "--repo", hub_repo_id, "--results", str(run)])
+    try:
+        deadline = time.monotonic() + 60
+        while rule.hits == 0 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert rule.hits > 0, "the push never reached its upload"
+    finally:
+        proc.kill()
+        proc.wait(10)
+    hub_server.clear_faults()
+    assert (
+        len(_commits(hub_repo_id)),
+        sorted(api.list_repo_files(hub_repo_id, repo_type="dataset")),
+    ) == before
+    assert folder_bytes(run) == local_before
+    assert push([skill_dir], hub_repo_id, results=[run]).committed
+    assert {r["run_id"] for r in _load(hub_repo_id, "results", tmp_path)} == {"run-killed"}
