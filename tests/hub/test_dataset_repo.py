@@ -144,3 +144,14 @@ def test_bearer_in_any_case_is_masked(tmp_path):
     )
     rows = dr.load_run_dir(run).load_results().to_pylist()
     assert all("abcdefgh12345" not in r["output"] for r in rows)
+
+
+@pytest.mark.parametrize(
+    "name, text, message", [("run.json", "{not json", "run.json"), ("summary.json", "[1]", "summary")]
+)
+def test_corrupt_run_files_are_one_line_errors(tmp_path, name, text, message):
+    run = write_run(tmp_path / "runs", "run-c", write_skill(tmp_path / "s"))
+    (run / name).write_text(text)
+    with pytest.raises(UpskillError, match=message) as exc:
+        dr.load_run_dir(run)
+    assert "\n" not in str(exc.value)

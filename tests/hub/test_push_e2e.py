@@ -412,3 +412,20 @@ def test_push_process_killed_mid_upload_changes_nothing(hub_server, hub_repo_id,
     assert folder_bytes(run) == local_before
     assert push([skill_dir], hub_repo_id, results=[run]).committed
     assert {r["run_id"] for r in _load(hub_repo_id, "results", tmp_path)} == {"run-killed"}
+
+
+@pytest.mark.slow
+def test_unreachable_hub_is_one_line(tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, HF_ENDPOINT=f"http://127.0.0.1:{port}")
+    skill_dir = write_skill(tmp_path / "skills")
+    for args in (["push", str(skill_dir), "--repo", "user/x"], ["pull", "user/x", "-o", str(tmp_path / "o")]):
+        proc = _run_cli(args, env=env)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr.startswith("Error:") and "cannot reach the Hub" in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not (tmp_path / "o").exists()

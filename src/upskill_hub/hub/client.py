@@ -97,7 +97,7 @@ def hub_errors(repo_id: str, *, action: str) -> Iterator[None]:
         raise UpskillError(f"cannot {action} {repo_id}: {redact(_first_line(exc))}") from None
     except OfflineModeIsEnabled:
         raise UpskillError(f"cannot {action}: HF_HUB_OFFLINE is set") from None
-    except OSError as exc:  # connection refused, DNS, timeouts (httpx2 errors are OSErrors or wrap them)
+    except (ConnectionError, TimeoutError) as exc:  # socket-level failures
         raise UpskillError(f"cannot {action}: cannot reach the Hub ({redact(_first_line(exc))})") from None
     except Exception as exc:
         if type(exc).__module__.split(".")[0] in ("httpx2", "httpx", "httpcore"):

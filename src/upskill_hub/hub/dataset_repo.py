@@ -311,8 +311,11 @@ def _results_buffer(root: Path):  # -> pyarrow.Buffer | None
     path = root / RESULTS_FILE
     if not path.is_file() or path.stat().st_size == 0:
         return None
-    # Zero-copy: the returned buffer keeps the mapping alive for as long as it is used.
-    return pa.memory_map(str(path), "r").read_buffer()
+    try:
+        # Zero-copy: the returned buffer keeps the mapping alive for as long as it is used.
+        return pa.memory_map(str(path), "r").read_buffer()
+    except OSError as exc:
+        raise UpskillError(f"{path}: cannot be read ({exc})") from None
 
 
 def _read_results_table(root: Path, data=None):  # -> pyarrow.Table
@@ -441,13 +444,13 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     if (root / RUN_FILE).is_file():
         try:
             plan = json.loads((root / RUN_FILE).read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise UpskillError(f"{root / RUN_FILE}: not valid JSON ({exc})") from None
+        except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
+            raise UpskillError(f"{root / RUN_FILE}: cannot be read as JSON ({exc})") from None
         if not isinstance(plan, dict):
             raise UpskillError(f"{root / RUN_FILE}: expected a JSON object")
     try:
         summary = read_summary(root)
-    except (json.JSONDecodeError, TypeError, KeyError, UnicodeDecodeError, AttributeError) as exc:
+    except (json.JSONDecodeError, TypeError, KeyError, UnicodeDecodeError, AttributeError, OSError) as exc:
         raise UpskillError(f"{root / SUMMARY_FILE}: not a valid run summary ({exc})") from None
     has_rows = (root / RESULTS_FILE).is_file() and (root / RESULTS_FILE).stat().st_size > 0
     if not has_rows and summary is None:
