@@ -143,3 +143,13 @@ def test_cli_check_reports_one_line_per_problem(project: Path, breakage, expecte
     assert proc.returncode == 1
     assert error_lines(proc.stderr)[-1].startswith("Error: ") and expected in proc.stderr
     assert not (project / "build").exists()
+
+
+def test_kernel_builders_own_parser_has_the_last_word(project: Path) -> None:
+    # our schema only knows upstream is a string; kernels-data also parses it as a git URL
+    edit(project, lambda d: d["general"].add("upstream", "not a url"))
+    assert messages(project) == [
+        "build.toml: build.toml: rejected by kernel-builder's parser: invalid git URL `not a url`"
+    ]
+    edit(project, lambda d: d["general"].__setitem__("upstream", "https://github.com/me/my-op"))
+    assert messages(project) == []

@@ -397,7 +397,26 @@ def validate_build_toml(root: Path) -> tuple[list[Problem], dict[str, Any] | Non
         pkg = root / "torch-ext" / name.replace("-", "_")
         if not (pkg / "__init__.py").is_file():
             chk.add("general.name", f"package torch-ext/{name.replace('-', '_')}/__init__.py does not exist")
+    if not [p for p in chk.problems if p.severity == "error"]:
+        _cross_check_with_kernels_parser(root, chk)
     return chk.problems, data
+
+
+def _cross_check_with_kernels_parser(root: Path, chk: _Checker) -> None:
+    """Second opinion from kernel-builder's own build.toml parser (kernels-data, in ``kernels``).
+
+    Our schema mirrors it, but if the two ever disagree the real parser wins: a file it
+    rejects would fail in the Nix build, so that is reported too.
+    """
+    try:
+        from kernels._rust import Build
+    except (ImportError, AttributeError):
+        return
+    try:
+        Build.open(str(root))
+    except ValueError as exc:
+        detail = str(exc).splitlines()[0].split(": ")[-1]
+        chk.add("build.toml", f"rejected by kernel-builder's parser: {detail}")
 
 
 def load_build(root: Path) -> BuildConfig:
