@@ -173,3 +173,18 @@ def test_private_repo_needs_a_token_and_a_read_token_cannot_push(
     assert TEST_READ_TOKEN not in str(exc.value)
     monkeypatch.setenv("HF_TOKEN", hub_server.config.write_tokens[0])
     assert len(HfApi().list_repo_commits(hub_repo_id, repo_type="dataset")) == n
+
+
+def test_binary_assets_round_trip_and_unknown_revision(hub_server, hub_repo_id, tmp_path):
+    blob = bytes(range(256)) * 64  # binary: the server stores it through Git LFS
+    skill_dir = write_skill(
+        tmp_path / "src", extra={"assets/logo.png": blob, "scripts/run.sh": b"#!/bin/sh\necho hi\n"}
+    )
+    push([skill_dir], hub_repo_id)
+    info = {f.path: f for f in HfApi().list_repo_tree(hub_repo_id, repo_type="dataset", recursive=True)}
+    assert info["skills/tiny-skill/assets/logo.png"].lfs is not None
+    pull(hub_repo_id, out_dir=tmp_path / "out")
+    assert folder_bytes(tmp_path / "out" / "tiny-skill") == folder_bytes(skill_dir)
+    with pytest.raises(UpskillError, match="revision not found"):
+        pull(hub_repo_id, out_dir=tmp_path / "o2", revision="no-such-branch")
+    assert not (tmp_path / "o2").exists()
