@@ -146,3 +146,15 @@ def test_create_pr_targets_existing_branch_only(hub_server, hub_repo_id: str, bu
     refs = api.list_repo_refs(hub_repo_id, repo_type="kernel", include_pull_requests=True)
     pr_files = api.list_repo_files(hub_repo_id, repo_type="kernel", revision=refs.pull_requests[0].ref)
     assert "build/torch-cpu/extra.py" in pr_files
+
+
+def test_repo_defaults_to_build_toml_hub_repo_id(hub_server, hub_repo_id: str, built_noarch: Path) -> None:
+    with pytest.raises(UpskillError, match="no --repo given and build.toml has no general.hub.repo-id"):
+        push_kernel(built_noarch, None)
+    toml = built_noarch / "build.toml"
+    toml.write_text(
+        toml.read_text().replace(
+            "[torch-noarch]", f'[general.hub]\nrepo-id = "{hub_repo_id}"\n\n[torch-noarch]'
+        )
+    )
+    assert push_kernel(built_noarch, None).repo_id == hub_repo_id

@@ -151,7 +151,11 @@ def build(
 @app.command("push")
 def push(
     path: Path = typer.Argument(Path("."), help="Kernel project folder with a built build/."),
-    repo: str = typer.Option(..., "--repo", help="Hub kernel repo OWNER/NAME (created if missing)."),
+    repo: str | None = typer.Option(
+        None,
+        "--repo",
+        help="Hub kernel repo OWNER/NAME, created if missing (default: build.toml general.hub.repo-id).",
+    ),
     version: int | None = typer.Option(
         None, "--version", help="Branch v<N> (default: build.toml general.version)."
     ),
@@ -161,7 +165,7 @@ def push(
     """Upload build/ to a Hub kernel repo on branch v<N> in one commit, with a card and benchmarks."""
     from upskill_hub.kernels.push import push_kernel
 
-    with err_console.status(f"pushing to {repo}…"):
+    with err_console.status(f"pushing to {repo or 'the repo in build.toml'}…"):
         res = push_kernel(path, repo, version=version, private=private, create_pr=create_pr)
     console.print(
         f"[green]✓[/] {res.repo_id}@{res.branch}: {len(res.variants)} variant(s), "

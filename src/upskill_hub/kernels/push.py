@@ -71,10 +71,18 @@ def _check_repo_id(repo_id: str) -> None:
         raise UpskillError(f"invalid --repo {repo_id!r}: expected OWNER/NAME")
 
 
-def plan_push(root: Path, repo_id: str, version: int | None = None) -> PushPlan:
-    """Validate the project's ``build/`` and list what to upload; raise on any bad input."""
-    _check_repo_id(repo_id)
+def plan_push(root: Path, repo_id: str | None, version: int | None = None) -> PushPlan:
+    """Validate the project's ``build/`` and list what to upload; raise on any bad input.
+
+    ``repo_id`` defaults to ``general.hub.repo-id`` in build.toml, as in kernel-builder.
+    """
     cfg = load_build(root)
+    repo_id = repo_id or cfg.repo_id
+    if not repo_id:
+        raise UpskillError(
+            "no --repo given and build.toml has no general.hub.repo-id: pass --repo OWNER/NAME"
+        )
+    _check_repo_id(repo_id)
     build_dir = cfg.root / "build"
     entries = (
         sorted(p for p in build_dir.iterdir() if not p.name.startswith(".")) if build_dir.is_dir() else []
@@ -127,7 +135,7 @@ def plan_push(root: Path, repo_id: str, version: int | None = None) -> PushPlan:
 
 def push_kernel(
     root: Path,
-    repo_id: str,
+    repo_id: str | None,
     *,
     version: int | None = None,
     private: bool = False,
@@ -139,6 +147,7 @@ def push_kernel(
     from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
     plan = plan_push(root, repo_id, version)
+    repo_id = plan.repo_id
     api = HfApi(token=token)
     branch = plan.branch
     try:
