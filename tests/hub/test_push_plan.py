@@ -109,3 +109,12 @@ def test_duplicate_inputs_are_refused(tmp_path):
         load_local([], [run, run])
     with pytest.raises(UpskillError, match="nothing to push"):
         load_local([], [])
+
+
+def test_skill_with_an_escaping_symlink_is_refused(tmp_path):
+    outside = tmp_path / "secret.txt"
+    outside.write_text("private\n")
+    skill_dir = write_skill(tmp_path / "s")
+    (skill_dir / "references" / "leak.md").symlink_to(outside)
+    with pytest.raises(UpskillError, match="symlink points outside"):
+        load_local([skill_dir], [])
