@@ -24,9 +24,9 @@ def test_browse_search_open_and_leaderboard(running_app, space_repo):
     assert by_name["greeting"][3] == 3 and by_name["greeting"][4].startswith("+67 pp")
     assert by_name["json-helper"][4] == "–"
 
-    found, note = client.predict(space_repo, "JSON", 0, False, "best lift", api_name="/search")
+    found, note, _ = client.predict(space_repo, "JSON", 0, False, "best lift", api_name="/search")
     assert [r[0] for r in _data(found)[1]] == ["json-helper"] and "1 of 3" in note
-    none, note = client.predict(space_repo, "nothing-like-this", 0, False, "name", api_name="/search")
+    none, note, _ = client.predict(space_repo, "nothing-like-this", 0, False, "name", api_name="/search")
     assert _data(none)[1] == [] and "0 of 3" in note
 
     header, html, files, cases, results, plot1, plot2 = client.predict(space_repo, "greeting", api_name="/open_skill")

@@ -18,7 +18,7 @@ from upskill_hub.redact import redact
 #: Where the default skills repo comes from: env first, then the file ``space deploy`` writes.
 SKILLS_REPO_ENV = "SKILLS_REPO"
 CONFIG_FILE = "upskill_space.json"
-BROWSE_LIMIT = 100
+BROWSE_LIMIT = 50
 
 INTRO = (
     "# upskill-hub\n"
@@ -96,7 +96,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         n = len(rows)
         shown = views.browse_table(rows.head(BROWSE_LIMIT))
         note = f"{n} of {len(lib.skills)} skills match" + (f"; showing the first {BROWSE_LIMIT}" if n > BROWSE_LIMIT else "")
-        return pd.DataFrame(shown, columns=views.BROWSE_HEADERS), note
+        return pd.DataFrame(shown, columns=views.BROWSE_HEADERS), note, [r[0] for r in shown]
 
     def leaderboard_frame(lib: data.Library, sort_by: str = "best", query: str = ""):
         key = ("leaderboard", sort_by or "best", (query or "").strip().lower())
@@ -112,30 +112,31 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         except UpskillError as exc:
             empty = pd.DataFrame([], columns=views.BROWSE_HEADERS)
             return (error_md(exc), empty, gr.update(choices=[], value=None), gr.update(choices=[], value=None),
-                    gr.update(choices=["best", "name"], value="best"), pd.DataFrame())  # fmt: skip
-        table, note = browse_frame(lib)
+                    gr.update(choices=["best", "name"], value="best"))  # fmt: skip
+        table, note, names = browse_frame(lib)
         agg = lib.aggregates
         status = (
             f"**{render.escape(lib.source)}**"
             + (f" @ `{lib.revision[:8]}`" if lib.revision else "")
             + f" · {len(lib.skills)} skills · {len(lib.results)} result rows · {len(agg.models)} models · {note}"
         )
-        names = lib.skill_names
+        # Dropdowns list the skills shown (not all 1,000: that payload slows the page); any
+        # name can still be typed, and clicking a row opens it.
         return (
             status,
             table,
             gr.update(choices=names, value=None),
             gr.update(choices=names, value=names[0] if names else None),
             gr.update(choices=["best", "name", *agg.models], value="best"),
-            leaderboard_frame(lib),
         )
 
     def on_search(source: str, query: str, min_tests: float, with_results: bool, sort: str):
         try:
             lib = get_lib(source)
         except UpskillError as exc:
-            return pd.DataFrame([], columns=views.BROWSE_HEADERS), error_md(exc)
-        return browse_frame(lib, query, min_tests, with_results, sort)
+            return pd.DataFrame([], columns=views.BROWSE_HEADERS), error_md(exc), gr.update()
+        table, note, names = browse_frame(lib, query, min_tests, with_results, sort)
+        return table, note, gr.update(choices=names)
 
     def on_open(source: str, name: str):
         blank = pd.DataFrame()
@@ -285,12 +286,13 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             result = upd.result
             frame = session.summary_frame(result.summary)
             summary = pd.DataFrame(session.summary_rows(result.summary), columns=session.SUMMARY_HEADERS)
+            run_id = result.summary.run_id
             yield (
-                f"Finished **{render.escape(skill.name)}**: {upd.done} calls · run `{result.summary.run_id}`",
+                f"Finished **{render.escape(skill.name)}**: {upd.done} calls · run `{run_id}`",
                 live,
                 summary,
-                views.pass_rate_figure(frame),
-                views.tokens_figure(frame),
+                views.figure_png(views.pass_rate_figure(frame), f"run:{result.run_dir}:pass"),
+                views.figure_png(views.tokens_figure(frame), f"run:{result.run_dir}:tokens"),
                 str(result.run_dir),
             )
 
@@ -339,7 +341,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     with gr.Tab("Files"):
                         files_table = gr.Dataframe(interactive=False, elem_id="skill-files")
                         file_pick = gr.Textbox(label="Show file (path)", placeholder="references/guide.md")
-                        file_view = gr.Code(label="File", interactive=False)
+                        # Plain textboxes, not gr.Code: the code editor roughly doubles the page's load time.
+                        file_view = gr.Textbox(label="File", interactive=False, lines=12, max_lines=40)
                 eval_this = gr.Button("Evaluate this skill", elem_id="eval-this")
             with gr.Tab("Evaluate", id="evaluate"):
                 with gr.Row():
@@ -349,9 +352,11 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     )  # fmt: skip
                     eval_skill = gr.Dropdown([], label="Library skill", elem_id="eval-skill", allow_custom_value=True)
                 with gr.Accordion("Paste or upload a skill", open=False):
-                    pasted = gr.Code(label="SKILL.md", language="markdown", interactive=True)
+                    pasted = gr.Textbox(label="SKILL.md", lines=10, max_lines=40, elem_id="pasted-skill")
                     upload = gr.File(label="Upload SKILL.md", file_types=[".md"], type="filepath")
-                    meta = gr.Code(label="skill_meta.json (test cases; optional for library skills)", language="json", interactive=True)
+                    meta = gr.Textbox(
+                        label="skill_meta.json (test cases; optional for library skills)", lines=6, max_lines=30
+                    )
                 cases_view = gr.Dataframe(interactive=False, wrap=True, label="Test cases and assertions", elem_id="eval-cases")
                 models_text = gr.Textbox(
                     label="Models (one per line)",
@@ -375,8 +380,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                 live_table = gr.Dataframe(interactive=False, label="Calls so far", elem_id="live-table", max_height=300)
                 summary_table = gr.Dataframe(interactive=False, label="Result", elem_id="summary-table")
                 with gr.Row():
-                    run_plot = gr.Plot(label="Pass rate")
-                    run_tokens = gr.Plot(label="Tokens")
+                    run_plot = gr.Image(label="Pass rate", type="filepath", interactive=False)
+                    run_tokens = gr.Image(label="Tokens", type="filepath", interactive=False)
                 run_dir = gr.Textbox(visible=False)
                 with gr.Row():
                     if _sign_in_available():
@@ -385,7 +390,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                         gr.Markdown("Sign-in (to push results) works on a Space, or locally after `hf auth login`.")
                     push_btn = gr.Button("Push results to the dataset", elem_id="push-btn")
                 push_status = gr.Markdown("")
-            with gr.Tab("Leaderboard", id="leaderboard"):
+            with gr.Tab("Leaderboard", id="leaderboard") as lb_tab:
                 with gr.Row():
                     lb_sort = gr.Dropdown(["best", "name"], value="best", label="Sort by lift of")
                     lb_query = gr.Textbox(label="Filter skills")
@@ -395,17 +400,18 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     "with a 95% interval (normal approximation over cases); `–` = not measured."
                 )
 
-        load_outputs = [status, skills_table, skill_pick, eval_skill, lb_sort, lb_table]
+        load_outputs = [status, skills_table, skill_pick, eval_skill, lb_sort]
         load_btn.click(on_load, [repo_box], load_outputs, api_name="load")
         repo_box.submit(on_load, [repo_box], load_outputs, api_name=False)
         demo.load(on_load, [repo_box], load_outputs, api_name=False)
 
         search_inputs = [repo_box, query, min_tests, with_results, sort]
         # Search skips the queue: a keystroke is a filter over precomputed rows (no slow work).
-        query.change(on_search, search_inputs, [skills_table, match_note], api_name="search",
+        query.change(on_search, search_inputs, [skills_table, match_note, skill_pick], api_name="search",
                      trigger_mode="always_last", show_progress="hidden", queue=False)  # fmt: skip
         for comp in (min_tests, with_results, sort):
-            comp.change(on_search, search_inputs, [skills_table, match_note], api_name=False, show_progress="hidden")
+            comp.change(on_search, search_inputs, [skills_table, match_note, skill_pick], api_name=False,
+                        show_progress="hidden")  # fmt: skip
 
         page_outputs = [skill_header, skill_html, files_table, cases_table, results_table, pass_plot, tokens_plot]
         skill_pick.change(on_open, [repo_box, skill_pick], page_outputs, api_name="open_skill")
@@ -433,6 +439,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         push_btn.click(on_push, [repo_box, run_dir], [push_status], api_name="push_results")
         lb_inputs = [repo_box, lb_sort, lb_query]
         lb_sort.change(on_leaderboard, lb_inputs, [lb_table], api_name="leaderboard")
+        lb_tab.select(on_leaderboard, lb_inputs, [lb_table], api_name=False)  # built when first shown
         lb_query.change(on_leaderboard, lb_inputs, [lb_table], api_name=False, trigger_mode="always_last")
     return demo
 

@@ -117,15 +117,11 @@ def results_rows(table: list[dict[str, Any]]) -> list[list[Any]]:
 
 def warm_up_plots() -> None:
     """Import matplotlib and draw once, so a visitor's first plot is not the slow one."""
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots()
-    ax.bar([0], [1])
+    fig = Figure()
+    fig.subplots().bar([0], [1])
     fig.canvas.draw()
-    plt.close(fig)
 
 
 def figure_png(fig, key: str) -> str:
@@ -142,21 +138,21 @@ def figure_png(fig, key: str) -> str:
     folder.mkdir(exist_ok=True)
     path = folder / (hashlib.sha1(key.encode()).hexdigest()[:20] + ".png")
     if not path.exists():
-        tmp = path.with_suffix(".tmp.png")
-        fig.savefig(tmp, format="png")
-        tmp.replace(path)
+        fd, tmp = tempfile.mkstemp(suffix=".png", dir=folder)  # unique: two visitors may race
+        with open(fd, "wb") as fh:
+            fig.savefig(fh, format="png")
+        Path(tmp).replace(path)
     return str(path)
 
 
 def pass_rate_figure(cond: pd.DataFrame, title: str = "Pass rate by model (95% interval)"):
     """Grouped bars: baseline vs with-skill pass rate per model, with Wilson error bars."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.figure import Figure
 
-    fig, ax = plt.subplots(figsize=(7, 3.2), dpi=100)
+    # Figure objects, not pyplot: pyplot's global state is not safe across Gradio's worker threads.
+    fig = Figure(figsize=(7, 3.2), dpi=100)
+    ax = fig.subplots()
     models = sorted(set(cond["model"]))
     x = np.arange(len(models))
     width = 0.38
@@ -172,19 +168,16 @@ def pass_rate_figure(cond: pd.DataFrame, title: str = "Pass rate by model (95% i
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
-    plt.close(fig)
     return fig
 
 
 def tokens_figure(cond: pd.DataFrame):
     """Mean tokens per call, baseline vs with-skill, per model."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.figure import Figure
 
-    fig, ax = plt.subplots(figsize=(7, 3.0), dpi=100)
+    fig = Figure(figsize=(7, 3.0), dpi=100)
+    ax = fig.subplots()
     models = sorted(set(cond["model"]))
     x = np.arange(len(models))
     for i, (c, colour) in enumerate((("baseline", "#9aa5b1"), ("with_skill", "#ff9d00"))):
@@ -195,7 +188,6 @@ def tokens_figure(cond: pd.DataFrame):
     ax.set_title("Tokens per call", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    plt.close(fig)
     return fig
 
 
