@@ -13,6 +13,12 @@ def _data(table) -> tuple[list[str], list[list]]:
 
 
 def test_browse_search_open_and_leaderboard(running_app, space_repo):
+    import json
+    import urllib.request
+
+    # Gradio's run history (which would keep typed keys in the browser) is off.
+    config = json.loads(urllib.request.urlopen(running_app + "config", timeout=10).read())
+    assert config["run_history"] is False and "runs" not in config["footer_links"]
     client = Client(running_app, verbose=False)
     status, table, *_ = client.predict(space_repo, api_name="/load")
     assert "3 skills" in status and space_repo in status
@@ -85,6 +91,12 @@ def test_bad_input_is_one_clear_line(running_app, space_repo, monkeypatch):
     assert status.startswith("**Error:**") and "\n" not in status
     status, *_ = client.predict("someone/missing", api_name="/load")
     assert "not found" in status
+    # A visitor cannot make the Space read a folder on its disk, even one in the dataset layout.
+    from upskill_hub.space import data
+
+    local = str(data.load_library(space_repo, token=None).root)
+    status, table, *_ = client.predict(local, api_name="/load")
+    assert status.startswith("**Error:**") and "OWNER/NAME" in status and not table["data"]
     out = client.predict(space_repo, "library", "greeting", "", "", "openai:gpt-4.1-mini", "", "", "", "", "", 1,
                          api_name="/run_eval")  # fmt: skip
     assert out[0].startswith("**Error:**") and "OpenAI key" in out[0]

@@ -110,6 +110,11 @@ def test_split_specs_and_pasted_skill(tmp_path):
         skill_from_text("---\nname: Bad Name\ndescription: d\n---\nx\n", None, tmp_path / "2")
     with pytest.raises(UpskillError, match="frontmatter"):
         skill_from_text("no frontmatter", None, tmp_path / "3")
+    with pytest.raises(UpskillError, match="larger than"):
+        skill_from_text(text, "x" * 300_000, tmp_path / "4")
+    with pytest.raises(UpskillError, match="larger than"):
+        skill_from_text(text + "y" * 300_000, None, tmp_path / "5")
+    assert not (tmp_path / "4").exists() and not (tmp_path / "5").exists()  # nothing half-written
 
 
 def test_visitor_key_is_not_written_into_the_run_folder(monkeypatch, tmp_path):

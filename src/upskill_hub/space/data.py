@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -234,6 +235,7 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
 #: Libraries kept in memory (a visitor can type any repo: bounded, least recently loaded dropped).
 MAX_CACHED_LIBRARIES = 8
 _CACHE: dict[tuple[str, str | None], Library] = {}
+_CHECKED: dict[str, float] = {}  # repo -> when its current commit was last looked up
 _LOCK = threading.Lock()
 
 
@@ -249,6 +251,7 @@ def _remember(key: tuple[str, str | None], lib: Library) -> None:
 def clear_cache() -> None:
     with _LOCK:
         _CACHE.clear()
+        _CHECKED.clear()
 
 
 def _check_repo_id(repo: str) -> str:
@@ -279,19 +282,29 @@ def _folder_signature(root: Path) -> str:
     return h.hexdigest()
 
 
-def load_library(source: str, *, token: str | bool | None = False, refresh: bool = True) -> Library:
+def load_library(
+    source: str,
+    *,
+    token: str | bool | None = False,
+    refresh: bool = True,
+    allow_local: bool = True,
+    max_age_s: float = 0.0,
+) -> Library:
     """The library at ``source``: a local folder, or a Hub dataset repo ``OWNER/NAME``.
 
     ``token`` is what reads the repo: ``False`` (anonymous) unless the caller is the
     operator's own configuration. With ``refresh`` the current commit is looked up and a
     cached library is reused only when it is still current; if the Hub cannot be reached
-    the last loaded copy is served.
+    the last loaded copy is served. ``allow_local=False`` (what a Space visitor gets)
+    accepts Hub repo ids only, so nobody can make the Space read its own disk.
+    ``max_age_s`` skips the commit lookup when the last one is that recent (page loads
+    of a busy Space then cost no Hub request at all).
     """
     source = (source or "").strip()
     if not source:
         raise UpskillError("no skills repo given: set SKILLS_REPO or pass --repo OWNER/NAME")
     path = Path(source).expanduser()
-    if path.is_dir():
+    if allow_local and path.is_dir():
         key = (str(path.resolve()), _folder_signature(path))
         with _LOCK:
             if key in _CACHE:
@@ -303,12 +316,15 @@ def load_library(source: str, *, token: str | bool | None = False, refresh: bool
 
     repo = _check_repo_id(source)
     sha: str | None = None
+    if refresh and max_age_s > 0 and time.monotonic() - _CHECKED.get(repo, -1e9) < max_age_s:
+        refresh = False
     if refresh or not any(k[0] == repo for k in _CACHE):
         from huggingface_hub import HfApi
         from huggingface_hub.errors import RepositoryNotFoundError
 
         try:
             sha = HfApi().dataset_info(repo, token=token).sha
+            _CHECKED[repo] = time.monotonic()
         except RepositoryNotFoundError:
             raise UpskillError(f"dataset repo {repo!r} not found (or it is private)") from None
         except Exception as exc:

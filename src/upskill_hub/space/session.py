@@ -112,6 +112,8 @@ def skill_from_text(skill_md: str, meta_json: str | None, workdir: Path):
         fm, _ = split_frontmatter(skill_md)
     except FrontmatterError as exc:
         raise UpskillError(f"pasted SKILL.md: {exc}") from None
+    if meta_json and len(meta_json.encode("utf-8")) > MAX_SKILL_BYTES:
+        raise UpskillError(f"skill_meta.json is larger than {MAX_SKILL_BYTES // 1000} kB")
     name = fm.get("name")
     why = name_problem(name)
     if why:

@@ -19,6 +19,7 @@ from upskill_hub.redact import redact
 SKILLS_REPO_ENV = "SKILLS_REPO"
 CONFIG_FILE = "upskill_space.json"
 BROWSE_LIMIT = 50
+PAGE_REFRESH_S = 30.0
 
 INTRO = (
     "# upskill-hub\n"
@@ -82,9 +83,13 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         # The Space's own token reads only the operator's repo; visitor-typed repos go anonymous.
         return None if source == operator_repo else False
 
-    def get_lib(source: str, refresh: bool = False) -> data.Library:
+    def get_lib(source: str, refresh: bool = False, max_age_s: float = 0.0) -> data.Library:
         source = (source or "").strip()
-        return data.load_library(source, token=token_for(source), refresh=refresh)
+        # Only the operator's own source may be a local folder; visitors name Hub repos.
+        operator = source == operator_repo
+        return data.load_library(
+            source, token=token_for(source), refresh=refresh, allow_local=operator, max_age_s=max_age_s
+        )
 
     def error_md(exc: Exception) -> str:
         return f"**Error:** {render.escape(redact(str(exc)))}"
@@ -106,9 +111,9 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         return pd.DataFrame(rows, columns=headers)
 
     # ------------------------------------------------------------------ handlers
-    def on_load(source: str):
+    def on_load(source: str, max_age_s: float = 0.0):
         try:
-            lib = get_lib(source, refresh=True)
+            lib = get_lib(source, refresh=True, max_age_s=max_age_s)
         except UpskillError as exc:
             empty = pd.DataFrame([], columns=views.BROWSE_HEADERS)
             return (error_md(exc), empty, gr.update(choices=[], value=None), gr.update(choices=[], value=None),
@@ -403,7 +408,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         load_outputs = [status, skills_table, skill_pick, eval_skill, lb_sort]
         load_btn.click(on_load, [repo_box], load_outputs, api_name="load")
         repo_box.submit(on_load, [repo_box], load_outputs, api_name=False)
-        demo.load(on_load, [repo_box], load_outputs, api_name=False)
+        # A page view re-checks the dataset's commit at most every PAGE_REFRESH_S; "Load" always does.
+        demo.load(lambda src: on_load(src, PAGE_REFRESH_S), [repo_box], load_outputs, api_name=False)
 
         search_inputs = [repo_box, query, min_tests, with_results, sort]
         # Search skips the queue: a keystroke is a filter over precomputed rows (no slow work).
@@ -441,7 +447,28 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         lb_sort.change(on_leaderboard, lb_inputs, [lb_table], api_name="leaderboard")
         lb_tab.select(on_leaderboard, lb_inputs, [lb_table], api_name=False)  # built when first shown
         lb_query.change(on_leaderboard, lb_inputs, [lb_table], api_name=False, trigger_mode="always_last")
+    _no_run_history(demo)
     return demo
+
+
+def _no_run_history(demo) -> None:
+    """Turn off Gradio's run history for this app, however it is launched.
+
+    Gradio 6 saves each call's inputs in the visitor's browser (and optionally a Hub
+    bucket) to replay later; here those inputs include API keys, which must not be
+    stored anywhere. ``launch()`` reads the flag, so it is forced there as well.
+    """
+    import functools
+
+    demo.run_history = False
+    original = demo.launch
+
+    @functools.wraps(original)
+    def launch(*args, **kwargs):
+        kwargs["run_history"] = False
+        return original(*args, **kwargs)
+
+    demo.launch = launch
 
 
 def launch(repo: str | None = None, *, host: str | None = None, port: int | None = None, **kwargs: Any):
