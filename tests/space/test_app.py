@@ -35,7 +35,7 @@ def test_browse_search_open_and_leaderboard(running_app, space_repo):
     none, note, _ = client.predict(space_repo, "nothing-like-this", 0, False, "name", api_name="/search")
     assert _data(none)[1] == [] and "0 of 3" in note
 
-    header, html, files, cases, results, plot1, plot2 = client.predict(space_repo, "greeting", api_name="/open_skill")
+    header, html, files, cases, results, plot1, plot2, _ = client.predict(space_repo, "greeting", api_name="/open_skill")
     assert "greeting" in header and "3 test cases" in header
     assert "<h1>Greeting</h1>" in html and "BANANA" in html
     assert {r[0] for r in _data(files)[1]} == {"SKILL.md", "skill_meta.json"}
@@ -50,6 +50,10 @@ def test_browse_search_open_and_leaderboard(running_app, space_repo):
     assert plot1 is not None and plot2 is not None
 
     header, html, *_ = client.predict(space_repo, "xss-demo", api_name="/open_skill")
+    note = client.predict(space_repo, "xss-demo", "references/notes.md", api_name="/skill_file")
+    assert note == "# Notes\n\nplain reference file\n"
+    bad = client.predict(space_repo, "xss-demo", "../../etc/passwd", api_name="/skill_file")
+    assert bad.startswith("Error:") and "root:" not in bad
     low = html.lower()
     assert "<script" not in low and "onerror" not in low and 'href="javascript:' not in low
     assert "Hostile skill" in html

@@ -146,7 +146,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
     def on_open(source: str, name: str):
         blank = pd.DataFrame()
         if not name:
-            return "Pick a skill to see its page.", "", blank, blank, blank, None, None
+            return "Pick a skill to see its page.", "", blank, blank, blank, None, None, gr.update(choices=[], value=None)
         try:
             lib = get_lib(source)
             header = views.skill_summary_markdown(lib, name)
@@ -175,10 +175,11 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                 else (None, None),
             )
         except UpskillError as exc:
-            return error_md(exc), "", blank, blank, blank, None, None
+            return error_md(exc), "", blank, blank, blank, None, None, gr.update(choices=[], value=None)
         if not table:
             header += "\n\n_No results for this skill yet: run an evaluation in the **Evaluate** tab._"
-        return header, html, files, cases_df, results, fig1, fig2
+        file_choices = gr.update(choices=list(files["path"]), value=None)
+        return header, html, files, cases_df, results, fig1, fig2, file_choices
 
     def on_select_row(source: str, evt: gr.SelectData):
         row = evt.row_value or []
@@ -345,7 +346,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                         cases_table = gr.Dataframe(interactive=False, wrap=True, elem_id="skill-cases")
                     with gr.Tab("Files"):
                         files_table = gr.Dataframe(interactive=False, elem_id="skill-files")
-                        file_pick = gr.Textbox(label="Show file (path)", placeholder="references/guide.md")
+                        file_pick = gr.Dropdown([], label="Show file", elem_id="file-pick", allow_custom_value=True)
                         # Plain textboxes, not gr.Code: the code editor roughly doubles the page's load time.
                         file_view = gr.Textbox(label="File", interactive=False, lines=12, max_lines=40)
                 eval_this = gr.Button("Evaluate this skill", elem_id="eval-this")
@@ -419,10 +420,11 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             comp.change(on_search, search_inputs, [skills_table, match_note, skill_pick], api_name=False,
                         show_progress="hidden")  # fmt: skip
 
-        page_outputs = [skill_header, skill_html, files_table, cases_table, results_table, pass_plot, tokens_plot]
+        page_outputs = [skill_header, skill_html, files_table, cases_table, results_table, pass_plot, tokens_plot,
+                        file_pick]  # fmt: skip
         skill_pick.change(on_open, [repo_box, skill_pick], page_outputs, api_name="open_skill")
         skills_table.select(on_select_row, [repo_box], [skill_pick], api_name=False)
-        file_pick.submit(on_file, [repo_box, skill_pick, file_pick], [file_view], api_name="skill_file")
+        file_pick.change(on_file, [repo_box, skill_pick, file_pick], [file_view], api_name="skill_file")
 
         def go_eval(name):
             return gr.update(value=name), gr.update(value="library"), gr.Tabs(selected="evaluate")
