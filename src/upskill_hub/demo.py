@@ -227,7 +227,7 @@ class Demo:
                 )
                 self.step(
                     "Load it with kernels.get_kernel and run its tests",
-                    lambda: self.run([*self.cli, "kernels", "verify", f"demo/{DEMO_KERNEL}"]),
+                    lambda: self.run([*self.cli, "kernels", "verify", f"demo/{DEMO_KERNEL}", "--trust-remote-code"]),
                 )
 
             if self.space:

@@ -3,7 +3,7 @@
 Usage (from a kernel project, after building):
 
     python bench_op.py --repo my-org/rmsnorm --version 1          # a published kernel
-    python bench_op.py --local build --name rmsnorm                # a local build/
+    python bench_op.py --local .                                   # this project (its build/)
 
 The op benchmarked is RMSNorm (``rms_norm(x, weight, eps)``); adapt ``reference`` and
 ``bytes_moved`` for other ops. On a CPU-only machine it times with perf_counter instead of
@@ -57,14 +57,13 @@ def main() -> None:
     ap.add_argument("--repo")
     ap.add_argument("--version", type=int, default=1)
     ap.add_argument("--local", type=Path)
-    ap.add_argument("--name", default="rmsnorm")
     ap.add_argument("--dtype", default="bfloat16")
     args = ap.parse_args()
 
     from kernels import get_kernel, get_local_kernel
 
     kernel = (
-        get_local_kernel(args.local, args.name) if args.local else get_kernel(args.repo, version=args.version)
+        get_local_kernel(args.local) if args.local else get_kernel(args.repo, version=args.version)
     )
     device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = getattr(torch, args.dtype)
