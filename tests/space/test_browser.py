@@ -92,6 +92,13 @@ def test_browse_search_open_evaluate_in_chromium(running_app, space_repo, tmp_pa
             expect(summary).to_contain_text("+67 pp")
             expect(page.locator("#live-table")).to_contain_text("with_skill")
             page.screenshot(path=str(shots / "05-results.png"), full_page=True)
+
+            # 6. upload a SKILL.md: its text lands in the paste box, ready to evaluate
+            upload = tmp_path / "SKILL.md"
+            upload.write_text("---\nname: uploaded\ndescription: From a file.\n---\n# Uploaded skill\n")
+            page.get_by_text("Paste or upload a skill").click()
+            page.locator("#upload-skill").locator("xpath=..").locator("input[type=file]").set_input_files(str(upload))
+            expect(page.locator("#pasted-skill textarea")).to_have_value(upload.read_text(), timeout=15_000)
             assert page.evaluate("() => window.__xss === undefined")
             assert not page_errors, page_errors
         finally:

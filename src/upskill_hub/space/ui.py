@@ -359,7 +359,9 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     eval_skill = gr.Dropdown([], label="Library skill", elem_id="eval-skill", allow_custom_value=True)
                 with gr.Accordion("Paste or upload a skill", open=False):
                     pasted = gr.Textbox(label="SKILL.md", lines=10, max_lines=40, elem_id="pasted-skill")
-                    upload = gr.File(label="Upload SKILL.md", file_types=[".md"], type="filepath")
+                    upload = gr.UploadButton(
+                        "Upload SKILL.md", file_types=[".md"], type="filepath", size="sm", elem_id="upload-skill"
+                    )
                     meta = gr.Textbox(
                         label="skill_meta.json (test cases; optional for library skills)", lines=6, max_lines=30
                     )
@@ -380,7 +382,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                 with gr.Row():
                     base_url = gr.Textbox(label="OpenAI-compatible base URL (optional)", elem_id="base-url")
                     endpoint_key = gr.Textbox(label="Key for that endpoint (optional)", type="password")
-                    runs = gr.Slider(1, session.MAX_RUNS, value=1, step=1, label="Runs per case")
+                    runs = gr.Number(1, minimum=1, maximum=session.MAX_RUNS, precision=0, label="Runs per case")
                 run_btn = gr.Button("Run evaluation", variant="primary", elem_id="run-btn")
                 run_status = gr.Markdown("", elem_id="run-status")
                 live_table = gr.Dataframe(interactive=False, label="Calls so far", elem_id="live-table", max_height=300)
