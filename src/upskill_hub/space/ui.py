@@ -20,6 +20,7 @@ SKILLS_REPO_ENV = "SKILLS_REPO"
 CONFIG_FILE = "upskill_space.json"
 BROWSE_LIMIT = 50
 PAGE_REFRESH_S = 30.0
+LIVE_ROWS = 200
 
 INTRO = (
     "# upskill-hub\n"
@@ -279,7 +280,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             return
         progress((0, 1), desc="starting")
         for upd in ev.updates():
-            live = pd.DataFrame([session.row_cells(r, secrets) for r in upd.rows], columns=live_cols)
+            # The newest LIVE_ROWS calls: re-sending thousands of rows on every update would be quadratic.
+            live = pd.DataFrame([session.row_cells(r, secrets) for r in upd.rows[-LIVE_ROWS:]], columns=live_cols)
             if upd.total:
                 progress((upd.done, upd.total), desc=f"{upd.done}/{upd.total} calls", unit="calls")
             if not upd.finished:
