@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -61,10 +62,13 @@ def _wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None) -
         if proc is not None and proc.poll() is not None:
             raise UpskillError(f"server for {url} exited early (code {proc.returncode})")
         try:
-            with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 - loopback only
-                if resp.status < 500:
-                    return
-        except Exception:
+            with urllib.request.urlopen(url, timeout=2):  # noqa: S310 - loopback only
+                return
+        except urllib.error.HTTPError as exc:
+            if exc.code < 500:  # it answers (e.g. 401 without a token): it is up
+                return
+            time.sleep(0.3)
+        except OSError:
             time.sleep(0.3)
     raise UpskillError(f"{url} did not answer within {timeout:.0f} s")
 
