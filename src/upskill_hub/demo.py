@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.hub.server.testing import free_port
 
 DEMO_SKILL = "kernel-builder-cuda-kernels"
 DEMO_KERNEL = "rmsnorm"
@@ -46,14 +47,6 @@ class DemoReport:
     @property
     def ok(self) -> bool:
         return all(s.ok for s in self.steps)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None) -> None:
@@ -99,7 +92,7 @@ class Demo:
         self.report = DemoReport()
         # A throwaway write token for the local Hub; never a real credential.
         self.token = "demo-" + secrets.token_hex(8)
-        self.port = _free_port()
+        self.port = free_port()
         self.env = {
             **os.environ,
             "HF_ENDPOINT": f"http://127.0.0.1:{self.port}",
@@ -235,7 +228,7 @@ class Demo:
                 )
 
             if self.space:
-                sport = _free_port()
+                sport = free_port()
                 space = [*self.cli, "space", "run", "--repo", repo_id, "--port", str(sport)]
 
                 def launch_space() -> str:
