@@ -7,61 +7,16 @@ then published with ``upskill_hub.hub.push``. The Space reads it back from the l
 
 from __future__ import annotations
 
-import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from upskill_hub.cases import parse_meta
-from upskill_hub.skill import Skill
+# The helpers are a plain module next to this file; make it importable in any import mode.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-#: SKILL.md body of a hostile skill: none of this may run in a visitor's browser.
-XSS_BODY = """# Hostile skill
-
-<script>window.__xss = 'script';</script>
-
-<img src="x" onerror="window.__xss = 'onerror'">
-
-[click me](javascript:window.__xss='link')
-
-| col | val |
-| --- | --- |
-| a   | 1   |
-"""
-
-GREETING_BODY = "# Greeting\n\nAlways greet with the word BANANA.\n"
-CASES = [
-    {"id": "greet", "input": "Say hello.", "assert": [{"type": "contains", "value": "BANANA"}]},
-    {"id": "wave", "input": "Wave at me.", "assert": [{"type": "icontains", "value": "banana"}]},
-    {"id": "plain", "input": "Just talk.", "assert": [{"type": "not-contains", "value": "ERROR"}]},
-]
-
-
-def banana_script(system: str, messages: list[dict[str, str]], params: dict) -> str:
-    """With the greeting skill in the system prompt, say BANANA; model 'scripted-b' never does."""
-    if "BANANA" in system and params.get("model") != "scripted-b":
-        return "BANANA! hello there"
-    return "hello there"
-
-
-def make_skills(root: Path) -> dict[str, Path]:
-    meta = parse_meta({"schema_version": 1, "cases": CASES})
-    out = {}
-    out["greeting"] = Skill.create("greeting", "Greets with BANANA. Use when greeting someone.", GREETING_BODY, meta=meta).write(
-        root / "greeting"
-    )
-    out["xss-demo"] = Skill.create(
-        "xss-demo",
-        "A skill whose Markdown tries to run script in the browser.",
-        XSS_BODY,
-        meta=parse_meta({"schema_version": 1, "cases": CASES[:1]}),
-        files={"references/notes.md": b"# Notes\n\nplain reference file\n"},
-    ).write(root / "xss-demo")
-    out["json-helper"] = Skill.create(
-        "json-helper", "Answers in strict JSON. Use for structured output.", "# JSON\n\nAnswer only JSON.\n"
-    ).write(root / "json-helper")
-    return out
+from space_helpers import banana_script, free_port, make_skills, model_specs  # noqa: E402,F401
 
 
 @pytest.fixture(scope="module")
@@ -70,10 +25,6 @@ def llm_server() -> Iterator:
 
     with running_llm_server(banana_script, models=("scripted-a", "scripted-b")) as server:
         yield server
-
-
-def model_specs(server) -> list[str]:
-    return [f"openai-compatible:scripted-a@{server.url}/v1", f"openai-compatible:scripted-b@{server.url}/v1"]
 
 
 @pytest.fixture
@@ -98,12 +49,6 @@ def _fresh_library_cache():
     data.clear_cache()
     yield
     data.clear_cache()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

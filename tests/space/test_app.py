@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import model_specs
 from gradio_client import Client
+from space_helpers import model_specs
 
 
 def _data(table) -> tuple[list[str], list[list]]:

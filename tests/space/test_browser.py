@@ -11,7 +11,7 @@ import os
 import re
 
 import pytest
-from conftest import banana_script
+from space_helpers import banana_script
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import free_port
+from space_helpers import free_port
 
 from upskill_hub.space.deploy import write_space_files
 

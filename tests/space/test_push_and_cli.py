@@ -9,7 +9,7 @@ import time
 import urllib.request
 
 import pytest
-from conftest import free_port, model_specs
+from space_helpers import free_port, model_specs
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.space import data

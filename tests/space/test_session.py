@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import banana_script
+from space_helpers import banana_script
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.models.base import GenerationParams, Message
@@ -118,7 +118,7 @@ def test_split_specs_and_pasted_skill(tmp_path):
 
 
 def test_visitor_key_is_not_written_into_the_run_folder(monkeypatch, tmp_path):
-    from conftest import make_skills
+    from space_helpers import make_skills
 
     from upskill_hub.skill import load_skill
     from upskill_hub.space.session import EvalSession

@@ -47,7 +47,11 @@ def run_cmd(
     from upskill_hub.space.ui import default_repo, launch
 
     chosen = repo or default_repo()
-    if not chosen:
+    if chosen:
+        from upskill_hub.space.data import check_source
+
+        check_source(chosen)
+    else:
         err_console.print("[yellow]No skills repo set: pass --repo OWNER/NAME or set SKILLS_REPO (you can type one in the app).[/]")
     launch(chosen or None, host=host, port=port)
 

@@ -75,33 +75,33 @@ def hub_errors(repo_id: str, *, action: str) -> Iterator[None]:
     except UpskillError:
         raise
     except GatedRepoError:
-        raise UpskillError(f"cannot {action}: {repo_id} is gated and your token has no access") from None
+        raise UpskillError(f"cannot {action} {repo_id}: it is gated and your token has no access") from None
     except RepositoryNotFoundError:
         raise UpskillError(
-            f"cannot {action}: dataset repo {repo_id} not found "
+            f"cannot {action} {repo_id}: dataset repo not found "
             "(or it is private and your token cannot see it)"
         ) from None
     except RevisionNotFoundError:
-        raise UpskillError(f"cannot {action}: revision not found in {repo_id}") from None
+        raise UpskillError(f"cannot {action} {repo_id}: revision not found") from None
     except RemoteEntryNotFoundError as exc:
         raise UpskillError(
-            f"cannot {action}: a file is missing in {repo_id} ({redact(_first_line(exc))})"
+            f"cannot {action} {repo_id}: a file is missing ({redact(_first_line(exc))})"
         ) from None
     except HfHubHTTPError as exc:
         status = http_status(exc)
         if status in (401, 403):
             raise UpskillError(
-                f"cannot {action}: the Hub refused your token for {repo_id} (HTTP {status}); "
+                f"cannot {action} {repo_id}: the Hub refused your token (HTTP {status}); "
                 "check that it is a write token with access to this namespace"
             ) from None
         raise UpskillError(f"cannot {action} {repo_id}: {redact(_first_line(exc))}") from None
     except OfflineModeIsEnabled:
-        raise UpskillError(f"cannot {action}: HF_HUB_OFFLINE is set") from None
+        raise UpskillError(f"cannot {action} {repo_id}: HF_HUB_OFFLINE is set") from None
     except (ConnectionError, TimeoutError) as exc:  # socket-level failures
-        raise UpskillError(f"cannot {action}: cannot reach the Hub ({redact(_first_line(exc))})") from None
+        raise UpskillError(f"cannot {action} {repo_id}: cannot reach the Hub ({redact(_first_line(exc))})") from None
     except Exception as exc:
         if type(exc).__module__.split(".")[0] in ("httpx2", "httpx", "httpcore"):
             raise UpskillError(
-                f"cannot {action}: cannot reach the Hub ({redact(_first_line(exc))})"
+                f"cannot {action} {repo_id}: cannot reach the Hub ({redact(_first_line(exc))})"
             ) from None
         raise

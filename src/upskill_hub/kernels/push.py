@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.hub.client import check_repo_id
 from upskill_hub.kernels import layout
 from upskill_hub.kernels.buildtoml import BuildConfig, load_build
 from upskill_hub.kernels.card import render_card
@@ -65,12 +66,6 @@ def _walk(base: Path) -> list[Path]:
     )
 
 
-def _check_repo_id(repo_id: str) -> None:
-    parts = repo_id.split("/")
-    if len(parts) != 2 or not all(parts) or any(c in repo_id for c in " \\:"):
-        raise UpskillError(f"invalid --repo {repo_id!r}: expected OWNER/NAME")
-
-
 def plan_push(root: Path, repo_id: str | None, version: int | None = None) -> PushPlan:
     """Validate the project's ``build/`` and list what to upload; raise on any bad input.
 
@@ -82,7 +77,7 @@ def plan_push(root: Path, repo_id: str | None, version: int | None = None) -> Pu
         raise UpskillError(
             "no --repo given and build.toml has no general.hub.repo-id: pass --repo OWNER/NAME"
         )
-    _check_repo_id(repo_id)
+    check_repo_id(repo_id)
     build_dir = cfg.root / "build"
     entries = (
         sorted(p for p in build_dir.iterdir() if not p.name.startswith(".")) if build_dir.is_dir() else []

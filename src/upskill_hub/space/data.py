@@ -254,16 +254,13 @@ def clear_cache() -> None:
         _CHECKED.clear()
 
 
-def _check_repo_id(repo: str) -> str:
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
+def check_source(source: str) -> str:
+    """``source`` when it is a local library folder or a valid ``OWNER/NAME``; else one-line error."""
+    from upskill_hub.hub.client import check_repo_id
 
-    try:
-        validate_repo_id(repo)
-    except HFValidationError:
-        raise UpskillError(f"{repo!r} is not a dataset repo id (expected OWNER/NAME)") from None
-    if "/" not in repo:
-        raise UpskillError(f"{repo!r} is not a dataset repo id (expected OWNER/NAME)")
-    return repo
+    if Path(source).expanduser().is_dir():
+        return source
+    return check_repo_id(source)
 
 
 def _folder_signature(root: Path) -> str:
@@ -314,7 +311,9 @@ def load_library(
             _remember(key, lib)
         return lib
 
-    repo = _check_repo_id(source)
+    from upskill_hub.hub.client import check_repo_id
+
+    repo = check_repo_id(source)
     sha: str | None = None
     if refresh and max_age_s > 0 and time.monotonic() - _CHECKED.get(repo, -1e9) < max_age_s:
         refresh = False

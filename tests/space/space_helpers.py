@@ -1,0 +1,66 @@
+"""Plain helpers shared by the Space tests (imported as ``space_helpers``; fixtures stay in conftest)."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from upskill_hub.cases import parse_meta
+from upskill_hub.skill import Skill
+
+#: SKILL.md body of a hostile skill: none of this may run in a visitor's browser.
+XSS_BODY = """# Hostile skill
+
+<script>window.__xss = 'script';</script>
+
+<img src="x" onerror="window.__xss = 'onerror'">
+
+[click me](javascript:window.__xss='link')
+
+| col | val |
+| --- | --- |
+| a   | 1   |
+"""
+
+GREETING_BODY = "# Greeting\n\nAlways greet with the word BANANA.\n"
+CASES = [
+    {"id": "greet", "input": "Say hello.", "assert": [{"type": "contains", "value": "BANANA"}]},
+    {"id": "wave", "input": "Wave at me.", "assert": [{"type": "icontains", "value": "banana"}]},
+    {"id": "plain", "input": "Just talk.", "assert": [{"type": "not-contains", "value": "ERROR"}]},
+]
+
+
+def banana_script(system: str, messages: list[dict[str, str]], params: dict) -> str:
+    """With the greeting skill in the system prompt, say BANANA; model 'scripted-b' never does."""
+    if "BANANA" in system and params.get("model") != "scripted-b":
+        return "BANANA! hello there"
+    return "hello there"
+
+
+def make_skills(root: Path) -> dict[str, Path]:
+    meta = parse_meta({"schema_version": 1, "cases": CASES})
+    out = {}
+    out["greeting"] = Skill.create("greeting", "Greets with BANANA. Use when greeting someone.", GREETING_BODY, meta=meta).write(
+        root / "greeting"
+    )
+    out["xss-demo"] = Skill.create(
+        "xss-demo",
+        "A skill whose Markdown tries to run script in the browser.",
+        XSS_BODY,
+        meta=parse_meta({"schema_version": 1, "cases": CASES[:1]}),
+        files={"references/notes.md": b"# Notes\n\nplain reference file\n"},
+    ).write(root / "xss-demo")
+    out["json-helper"] = Skill.create(
+        "json-helper", "Answers in strict JSON. Use for structured output.", "# JSON\n\nAnswer only JSON.\n"
+    ).write(root / "json-helper")
+    return out
+
+
+def model_specs(server) -> list[str]:
+    return [f"openai-compatible:scripted-a@{server.url}/v1", f"openai-compatible:scripted-b@{server.url}/v1"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
