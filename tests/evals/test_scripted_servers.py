@@ -34,7 +34,7 @@ CASES = [
     {"id": f"q{i}", "input": f"Question Q{i}: greet me please.", "assert": [{"type": "contains", "value": "BANANA"}]}
     for i in range(N_CASES)
 ]
-FAKE_KEY = "sk-test-0123456789abcdefghijklmnop"
+FAKE_KEY = "sk-" "test-0123456789abcdefghijklmnop"
 
 
 def script(system: str, messages: list[dict], params: dict) -> str:

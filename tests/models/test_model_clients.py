@@ -9,7 +9,7 @@ import pytest
 from upskill_hub.models import GenerationParams, Message, ModelClient, create_client
 from upskill_hub.testing.llm_server import Reply, count_tokens, running_llm_server
 
-KEY = "sk-test-secret-0123456789abcdefghij"
+KEY = "sk-" "test-secret-0123456789abcdefghij"
 SYSTEM = "You are terse. Use the skill below.\n\n# Skill\nAlways answer in lowercase."
 QUESTION = "What is the capital of France?"
 

