@@ -16,7 +16,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -467,12 +467,3 @@ def find_skills(root: str | Path) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if p.is_dir() and (p / SKILL_FILE).is_file())
-
-
-def posix_parts_safe(rel: str) -> bool:
-    """True when ``rel`` is a plain relative POSIX path without '..' or empty parts."""
-    p = PurePosixPath(rel)
-    return bool(rel) and not p.is_absolute() and "\\" not in rel and all(
-        part not in ("", ".", "..") for part in rel.split("/")
-    )
-

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import time
+import urllib.request
 from pathlib import Path
 
 from upskill_hub.cases import parse_meta
@@ -64,3 +67,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_for(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
+    """Wait until ``url`` answers; fail with the process output if it exits or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            return
+        except OSError as exc:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                out = proc.stdout.read() if proc.poll() is not None else ""
+                raise AssertionError(f"did not serve {url}:\n{out}") from exc
+            time.sleep(0.5)

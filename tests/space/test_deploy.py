@@ -6,13 +6,12 @@ import os
 import site
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
-from space_helpers import free_port
+from space_helpers import free_port, wait_for
 
 from upskill_hub.space.deploy import write_space_files
 
@@ -101,16 +100,7 @@ def test_deployed_space_installs_in_a_fresh_venv_and_serves(space_repo, hub_serv
                             text=True)  # fmt: skip
     try:
         url = f"http://127.0.0.1:{port}/"
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(url, timeout=2).read()
-                break
-            except OSError as exc:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    out = proc.stdout.read() if proc.poll() is not None else ""
-                    raise AssertionError(f"app did not start:\n{out}") from exc
-                time.sleep(0.5)
+        wait_for(url, proc)
         # The default repo came from upskill_space.json (SKILLS_REPO is not set here).
         assert space_repo in urllib.request.urlopen(url + "config", timeout=10).read().decode()
         status, table, *_ = Client(url, verbose=False).predict(space_repo, api_name="/load")

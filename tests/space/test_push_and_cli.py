@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest
-from space_helpers import free_port, model_specs
+from space_helpers import free_port, model_specs, wait_for
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.space import data
@@ -53,19 +52,6 @@ def test_push_results_as_the_signed_in_user(space_repo, llm_server, tmp_path, mo
     assert "already has" in push_run(result.run_dir, space_repo, TEST_WRITE_TOKEN)
 
 
-def _wait_for(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2).read()
-            return
-        except OSError as exc:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                out = proc.stdout.read() if proc.poll() is not None else ""
-                raise AssertionError(f"space run did not serve {url}:\n{out}") from exc
-            time.sleep(0.5)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("use_flag", [False, True], ids=["env-port", "flag-beats-env"])
 def test_space_run_serves_on_the_chosen_port(space_repo, use_flag):
@@ -75,7 +61,7 @@ def test_space_run_serves_on_the_chosen_port(space_repo, use_flag):
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     port = flag_port if use_flag else env_port
     try:
-        _wait_for(f"http://127.0.0.1:{port}/", proc)
+        wait_for(f"http://127.0.0.1:{port}/", proc)
         assert space_repo in urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=10).read().decode()
     finally:
         proc.terminate()

@@ -120,37 +120,31 @@ def _clients_for(
 
 
 class _RunPrices:
-    """Per-token rates of each model, read once per run through ``models.pricing.cost_usd``.
+    """Each model's :class:`~upskill_hub.models.pricing.Price`, looked up once per run.
 
-    ``cost_usd`` re-reads the user's price file on every call (so edits apply at once);
-    at hundreds of calls per second that file check dominated the runner's CPU time. A
-    run instead takes one snapshot: ``cost_usd`` is linear in each token count, so its
-    value for one million tokens of each kind *is* the rate. A broken price file thus
-    fails before the first call, as a one-line error.
+    Looking a price up checks the user's price file (so edits apply at once); at hundreds
+    of calls per second that check was a visible share of the runner's CPU. A run takes one
+    snapshot instead, and a broken price file fails before the first call, as one line.
     """
 
     def __init__(self) -> None:
-        self._rates: dict[tuple[str, str], tuple[float, float, float] | None] = {}
+        self._prices: dict[tuple[str, str], Any] = {}
 
-    def rates(self, provider: str, model: str) -> tuple[float, float, float] | None:
+    def price(self, provider: str, model: str):  # -> Price | None
         key = (provider, model)
-        if key not in self._rates:
-            from upskill_hub.models.base import Usage
-            from upskill_hub.models.pricing import cost_usd
+        if key not in self._prices:
+            from upskill_hub.models.pricing import price_for
 
-            m = 1_000_000
-            inp = cost_usd(model, Usage(m, 0, 0), provider=provider)
-            out = cost_usd(model, Usage(0, m, 0), provider=provider)
-            cached = cost_usd(model, Usage(m, 0, m), provider=provider)
-            self._rates[key] = None if None in (inp, out, cached) else (inp / m, out / m, cached / m)
-        return self._rates[key]
+            self._prices[key] = price_for(model, provider=provider)
+        return self._prices[key]
 
     def __call__(self, provider: str, model: str, usage: Any) -> float | None:
-        r = self.rates(provider, model)
-        if r is None or (usage.input_tokens is None and usage.output_tokens is None):
-            return None
-        cached = min(usage.cached_tokens or 0, usage.input_tokens or 0)
-        return ((usage.input_tokens or 0) - cached) * r[0] + cached * r[2] + (usage.output_tokens or 0) * r[1]
+        from upskill_hub.models.pricing import FREE
+
+        price = self.price(provider, model)
+        if price is FREE:
+            return 0.0
+        return None if price is None else price.cost(usage)
 
 
 def _label(c: ModelClient) -> str:
@@ -248,7 +242,7 @@ async def run_eval_async(
         # Prices are read before anything is written: a broken price file is a clean error.
         prices = _RunPrices()
         for c in clients:
-            prices.rates(c.provider, c.model)
+            prices.price(c.provider, c.model)
         done: list[ResultRow] = []
         if resume:
             found = find_resumable(output, plan.fingerprint())

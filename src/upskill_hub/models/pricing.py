@@ -35,6 +35,18 @@ class Price:
     output: float
     cached: float | None = None  # None: cached input costs the same as input
 
+    def cost(self, usage: Usage) -> float | None:
+        """USD for one call's ``usage``; cached input at the cached rate, the rest at the input rate."""
+        if usage.input_tokens is None and usage.output_tokens is None:
+            return None
+        cached = min(usage.cached_tokens or 0, usage.input_tokens or 0)
+        uncached = (usage.input_tokens or 0) - cached
+        cached_rate = self.input if self.cached is None else self.cached
+        return (uncached * self.input + cached * cached_rate + (usage.output_tokens or 0) * self.output) / 1_000_000
+
+
+#: What the in-process local model costs.
+FREE = Price(0.0, 0.0, 0.0)
 
 #: Public list prices, USD per 1M tokens (input, output, cached input), November 2026.
 BUILTIN_PRICES: dict[str, Price] = {
@@ -149,19 +161,20 @@ def lookup_price(model: str) -> Price | None:
     return None
 
 
+def price_for(model: str, *, provider: str | None = None) -> Price | None:
+    """The price of ``model`` as called through ``provider`` (``local`` is free), or ``None``."""
+    if provider == "local" or model == "local" or model.startswith("local:"):
+        return FREE
+    return lookup_price(model)
+
+
 def cost_usd(model: str, usage: Usage, *, provider: str | None = None) -> float | None:
     """USD for one call, or ``None`` when the model's price (or the usage) is unknown.
 
     Cached input tokens are billed at the cached rate; the rest of the input at the input
     rate. The ``local`` provider is free.
     """
-    if provider == "local" or model == "local" or model.startswith("local:"):
+    price = price_for(model, provider=provider)
+    if price is FREE:
         return 0.0
-    price = lookup_price(model)
-    if price is None or (usage.input_tokens is None and usage.output_tokens is None):
-        return None
-    cached = min(usage.cached_tokens or 0, usage.input_tokens or 0)
-    uncached = (usage.input_tokens or 0) - cached
-    cached_rate = price.input if price.cached is None else price.cached
-    total = uncached * price.input + cached * cached_rate + (usage.output_tokens or 0) * price.output
-    return total / 1_000_000
+    return None if price is None else price.cost(usage)
