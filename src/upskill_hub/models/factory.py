@@ -116,9 +116,9 @@ def create_client(
     parsed = _as_spec(spec, base_url)
     policy = policy or RetryPolicy(max_retries=max_retries, timeout=timeout)
     if parsed.provider == "local":
-        from upskill_hub.models.local import LocalLlamaClient
+        from upskill_hub.models.local import LocalModelClient
 
-        return LocalLlamaClient(parsed)
+        return LocalModelClient(parsed)
     key = resolve_api_key(parsed, api_key) or NO_KEY
     if parsed.provider == "anthropic":
         from upskill_hub.models.anthropic_client import AnthropicClient

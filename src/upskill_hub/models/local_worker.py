@@ -1,0 +1,247 @@
+"""The local model runs in a worker process, so a native crash is an error row, not a dead eval.
+
+Native runtimes can die in ways Python cannot catch (a SIGSEGV inside llama.cpp on some
+CPUs, the OOM killer, an abort in a BLAS library). The eval process therefore never loads
+the model itself: it starts ``python -m upskill_hub.models.local_worker`` and talks to it
+over pipes, one JSON line per request and per answer.
+
+If the worker dies or stops answering, the call in flight fails with a one-line
+:class:`WorkerCrashed` that names the backend and the signal; the next call starts a new
+worker, once. A worker that dies a second time is not restarted: every later call fails at
+once with the same reason, the run ends with error rows, and ``eval --resume`` finishes it.
+
+Protocol (stdin → worker, worker → a private copy of its stdout; the worker points its own
+fd 1 at stderr so that anything a native library prints cannot corrupt the answers):
+``{"op": "generate", ...request}`` → ``{"ok": {...}}`` or ``{"error": "..."}``; at start the
+worker sends ``{"ready": {...facts}}`` or ``{"load_error": "..."}``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from upskill_hub.models.local_backends import BackendError, LoadOptions, backend_version, make_backend
+
+#: How many times a dead worker is replaced before the backend is given up on.
+MAX_RESTARTS = 1
+#: Seconds to wait for the model to load (a cold disk and a de-quantising load take a while).
+LOAD_TIMEOUT_S = 600.0
+
+
+class WorkerCrashed(Exception):
+    """The worker died or stopped answering; the message is one line naming the backend."""
+
+
+class WorkerRefused(Exception):
+    """The worker is alive but could not serve the request (load failure, bad request)."""
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    backend: str
+    options: LoadOptions
+    call_timeout_s: float = 600.0
+
+
+def _signal_name(returncode: int | None) -> str:
+    if returncode is None:
+        return "no exit status"
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+class LocalWorker:
+    """One worker process running one model; calls are serialised (the model is one context)."""
+
+    def __init__(self, config: WorkerConfig) -> None:
+        self.config = config
+        self.facts: dict[str, Any] = {}
+        self.crashes = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._buf = b""
+        self._lock = threading.Lock()
+        self._dead_reason: str | None = None
+
+    @property
+    def label(self) -> str:
+        name = self.config.backend
+        return backend_version(name) if ":" not in name else name
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    # ------------------------------------------------------------------ lifecycle
+    def _spawn(self) -> None:
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error",
+               "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
+        threads = str(self.config.options.threads)
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            env[var] = threads  # torch and BLAS read these at import: never more than we were given
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "upskill_hub.models.local_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            # Native libraries and transformers chatter on stderr; errors come back over the pipe.
+            stderr=None if os.environ.get("UPSKILL_LOCAL_DEBUG") else subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,  # a Ctrl-C in the terminal reaches the eval, which then stops us
+        )
+        self._buf = b""
+        self._send({"op": "load", "backend": self.config.backend, "options": asdict(self.config.options)})
+        reply = self._receive(LOAD_TIMEOUT_S, "while loading the model")
+        if "load_error" in reply:
+            self._stop()
+            raise WorkerRefused(f"local model ({self.label}) failed to load: {reply['load_error']}")
+        self.facts = reply.get("ready") or {}
+
+    def _stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                if proc.stdin:
+                    proc.stdin.close()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout:
+                proc.stdout.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+    # ------------------------------------------------------------------ pipes
+    def _send(self, msg: dict[str, Any]) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(json.dumps(msg).encode() + b"\n")
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the worker is gone; _receive reports how it died
+
+    def _died(self, when: str) -> WorkerCrashed:
+        proc = self._proc
+        code = None
+        if proc is not None:
+            try:
+                code = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                code = proc.wait()
+        self._stop()
+        self.crashes += 1
+        return WorkerCrashed(f"local model worker ({self.label}) died {when} ({_signal_name(code)})")
+
+    def _receive(self, timeout: float, when: str) -> dict[str, Any]:
+        assert self._proc is not None and self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._proc.kill()
+                self._stop()
+                self.crashes += 1
+                raise WorkerCrashed(f"local model worker ({self.label}) did not answer within {timeout:.0f} s {when}")
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:  # EOF: the worker is gone
+                raise self._died(when)
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return json.loads(line)
+
+    # ------------------------------------------------------------------ calls
+    def ensure_started(self) -> None:
+        """Start the worker if it is not running (at most :data:`MAX_RESTARTS` replacements)."""
+        if self._proc is not None and self._proc.poll() is None:
+            return
+        if self._proc is not None:  # it died between calls
+            self._died("between calls")
+        if self._dead_reason is not None:
+            raise WorkerRefused(self._dead_reason)
+        if self.crashes > MAX_RESTARTS:
+            raise WorkerCrashed(f"local model worker ({self.label}) crashed {self.crashes} times; not restarted")
+        try:
+            self._spawn()
+        except WorkerRefused as exc:  # a model that cannot load will not load on the next call either
+            self._dead_reason = str(exc)
+            raise
+        except WorkerCrashed as exc:
+            if self.crashes > MAX_RESTARTS:
+                self._dead_reason = f"{exc}; crashed {self.crashes} times, not restarted"
+            raise
+
+    def call(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One generation; raises WorkerCrashed / WorkerRefused / BackendError."""
+        with self._lock:
+            self.ensure_started()
+            self._send({"op": "generate", **request})
+            try:
+                reply = self._receive(self.config.call_timeout_s, "during the call")
+            except WorkerCrashed as exc:
+                if self.crashes > MAX_RESTARTS:
+                    self._dead_reason = f"{exc}; crashed {self.crashes} times, not restarted"
+                raise
+        if "error" in reply:
+            raise BackendError(reply["error"])
+        return reply["ok"]
+
+
+# ---------------------------------------------------------------------- the worker side
+def _serve() -> int:
+    """Worker main loop: load on the first message, then answer one request per line."""
+    proto = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)  # whatever a native library prints goes to stderr, never into the protocol
+    sys.stdout = sys.stderr
+
+    def reply(msg: dict[str, Any]) -> None:
+        proto.write(json.dumps(msg).encode() + b"\n")
+
+    backend = None
+    for raw in sys.stdin.buffer:
+        msg = json.loads(raw)
+        if msg.get("op") == "load":
+            try:
+                backend = make_backend(msg["backend"])
+                facts = backend.load(LoadOptions(**msg["options"]))
+            except Exception as exc:  # noqa: BLE001 - reported to the parent as one line
+                reply({"load_error": " ".join(f"{type(exc).__name__}: {exc}".split())[:500]})
+                return 1
+            reply({"ready": facts})
+            continue
+        if backend is None:
+            reply({"error": "model not loaded"})
+            continue
+        try:
+            t0 = time.perf_counter()
+            answer = backend.generate(msg)
+            reply({"ok": {**answer, "seconds": time.perf_counter() - t0}})
+        except BackendError as exc:
+            reply({"error": str(exc)})
+        except Exception as exc:  # noqa: BLE001 - one bad request must not end the worker
+            reply({"error": " ".join(f"{type(exc).__name__}: {exc}".split())[:500]})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_serve())
