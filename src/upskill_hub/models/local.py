@@ -143,7 +143,7 @@ def shared_worker(path: Path, *, n_ctx: int = DEFAULT_N_CTX, call_timeout_s: flo
 
 
 @atexit.register
-def _stop_workers() -> None:
+def stop_workers() -> None:
     with _workers_lock:
         for worker in _workers.values():
             worker.close()
@@ -157,14 +157,14 @@ class LocalModelClient:
     default_concurrency = 1  # one model context: calls are serialised anyway
 
     def __init__(self, spec: ModelSpec, *, n_ctx: int = DEFAULT_N_CTX) -> None:
-        self._path = check_local_available(spec)
+        self.path = check_local_available(spec)
         self._n_ctx = n_ctx
-        self.model = self._path.name.removesuffix(".gguf")
-        self.endpoint = f"in-process:{self._path.name}"
+        self.model = self.path.name.removesuffix(".gguf")
+        self.endpoint = f"in-process:{self.path.name}"
         self.backend = local_backend()
 
     def _run(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
-        worker = shared_worker(self._path, n_ctx=self._n_ctx)
+        worker = shared_worker(self.path, n_ctx=self._n_ctx)
         request = {
             "system": system,
             "messages": [{"role": m.role, "content": m.content} for m in messages],

@@ -1,0 +1,49 @@
+"""``upskill-hub doctor``: check that the offline model runs here (see ``upskill_hub.models.doctor``)."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from upskill_hub.errors import UpskillError
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``doctor`` to the root app."""
+
+    @app.command("doctor")
+    def doctor(
+        model: str = typer.Option("local", "--model", help="Local model spec: local or local:PATH.gguf."),
+        tokens: int = typer.Option(48, "--tokens", min=8, max=512, help="Tokens to generate for the speed check."),
+        as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
+    ) -> None:
+        """Check the offline model: load it, run a two-token and a long prompt, measure tokens/s.
+
+        Prints the backend, its version, the device, CPU features and a verdict; exits 1 if
+        the model cannot run here, with what to try next. Settings: UPSKILL_LOCAL_BACKEND
+        (transformers | llama.cpp), UPSKILL_LOCAL_THREADS, UPSKILL_LOCAL_DEVICE (auto | cpu | cuda).
+        """
+        from upskill_hub.models.doctor import check_local_model
+
+        report = check_local_model(model, tokens=tokens)
+        if as_json:
+            typer.echo(json.dumps(report.to_dict(), indent=2))
+        else:
+            console = Console(highlight=False)
+            facts = Table.grid(padding=(0, 2))
+            facts.add_row("backend", report.backend)
+            facts.add_row("device", f"{report.device} ({report.threads} thread{'s' * (report.threads != 1)})")
+            facts.add_row("cpu", f"{report.cpu} [{' '.join(report.cpu_features) or 'features unknown'}]")
+            if report.tokens_per_s is not None:
+                facts.add_row("speed", f"{report.tokens_per_s:.1f} tokens/s")
+            console.print(facts)
+            for name, passed, detail in report.checks:
+                mark = "[green]✓[/]" if passed else "[red]✗[/]"
+                console.print(f"{mark} {name}: {detail}")
+            if report.ok:
+                console.print("[bold green]OK[/]: the local model runs on this machine.")
+        if not report.ok:
+            raise UpskillError(f"the local model does not run here ({report.backend}); {report.advice}")

@@ -1,0 +1,158 @@
+"""The local model's worker process: a native crash is an error row, never a dead eval.
+
+These run the real worker (``python -m upskill_hub.models.local_worker``) with a scripted
+backend that can kill itself with SIGSEGV mid-call, and the real ``upskill-hub eval``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from upskill_hub.cli.app import main
+from upskill_hub.evals.schema import RESULTS_FILE
+from upskill_hub.models import local
+
+BACKENDS = Path(__file__).parent / "backends"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evals"))
+from _evalkit import make_skill  # noqa: E402
+
+CASES = [
+    {"id": "a", "input": "Say hello.", "assert": [{"type": "contains", "value": "BANANA"}]},
+    {"id": "boom", "input": "CRASH now.", "assert": [{"type": "contains", "value": "BANANA"}]},
+    {"id": "c", "input": "Again.", "assert": [{"type": "contains", "value": "BANANA"}]},
+    {"id": "d", "input": "Once more.", "assert": [{"type": "contains", "value": "BANANA"}]},
+]
+
+
+@pytest.fixture
+def scripted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The scripted backend in the worker, a fake model file, and fresh workers."""
+    monkeypatch.setenv("UPSKILL_LOCAL_BACKEND", "scripted_backend:ScriptedBackend")
+    monkeypatch.setenv("PYTHONPATH", str(BACKENDS))
+    monkeypatch.setenv("UPSKILL_HUB_CACHE", str(tmp_path / "cache"))
+    marker = tmp_path / "crash-marker"
+    monkeypatch.setenv("SCRIPTED_CRASH_MARKER", str(marker))
+    gguf = tmp_path / "fake.gguf"
+    gguf.write_bytes(b"GGUF")
+    local.stop_workers()
+    yield gguf
+    local.stop_workers()
+
+
+def run_cli(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["upskill-hub", *args])
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def rows_of(out: Path) -> list[dict]:
+    (run_dir,) = [p for p in out.iterdir() if p.is_dir()]
+    return [json.loads(line) for line in (run_dir / RESULTS_FILE).read_text().splitlines()]
+
+
+def test_worker_crash_mid_run_is_error_rows_exit_1_and_resume_completes(
+    scripted: Path, tmp_path: Path, capsys, monkeypatch
+):
+    skill = make_skill(tmp_path / "skills", cases=CASES)
+    (tmp_path / "crash-marker").touch()
+    monkeypatch.setenv("SCRIPTED_CRASH_ONCE", "1")
+    out = tmp_path / "runs"
+    args = ["eval", str(skill), "--model", f"local:{scripted}", "--output", str(out), "--no-plots"]
+
+    code, stdout, stderr = run_cli(args, capsys, monkeypatch)
+    assert code == 1
+    assert "Traceback" not in stderr + stdout
+    error_lines = [line for line in stderr.splitlines() if line.startswith("Error:")]
+    assert len(error_lines) == 1, stderr
+    assert "1 of 8 calls failed" in error_lines[0] and "--resume" in error_lines[0]
+    assert "scripted_backend:ScriptedBackend" in error_lines[0] and "SIGSEGV" in error_lines[0]
+    rows = rows_of(out)
+    assert len(rows) == 8
+    failed = [r for r in rows if r["error"]]
+    # only the call in flight failed (both conditions ask "CRASH", the marker crashes once);
+    # the worker was restarted and answered every other call
+    assert [(r["case_id"], r["passed"]) for r in failed] == [("boom", None)]
+    assert "died during the call (SIGSEGV)" in failed[0]["error"]
+    assert all(r["passed"] is True for r in rows if r["condition"] == "with_skill" and not r["error"])
+
+    code, stdout, stderr = run_cli([*args, "--resume"], capsys, monkeypatch)
+    assert code == 0, stderr
+    rows = rows_of(out)
+    keys = [(r["model"], r["condition"], r["case_id"], r["repeat"]) for r in rows]
+    assert len(keys) == len(set(keys)) == 8  # exactly one row per planned call
+    assert all(r["error"] is None for r in rows)
+
+
+def test_worker_that_keeps_crashing_is_restarted_once_then_given_up(scripted: Path, tmp_path: Path):
+    (tmp_path / "crash-marker").touch()  # every CRASH prompt crashes
+    client = local.LocalModelClient(local.ModelSpec("local", str(scripted), None, f"local:{scripted}"))
+    from upskill_hub.models.base import GenerationParams, Message, ModelCallError
+
+    def ask(text: str) -> str:
+        return client._run("", [Message("user", text)], GenerationParams(max_tokens=8)).text
+
+    worker = local.shared_worker(scripted)
+    assert ask("hello") == "hi"
+    first_pid = worker.pid
+    with pytest.raises(ModelCallError, match=r"died during the call \(SIGSEGV\).*upskill-hub doctor"):
+        ask("CRASH 1")
+    assert ask("hello") == "hi"  # restarted once
+    assert worker.pid != first_pid
+    with pytest.raises(ModelCallError, match="SIGSEGV"):
+        ask("CRASH 2")
+    with pytest.raises(ModelCallError, match="not restarted"):
+        ask("hello")  # given up: fails at once, no third worker
+    assert worker.pid is None
+
+
+def test_load_failure_is_one_line_and_sticky(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("UPSKILL_LOCAL_BACKEND", "no_such_backend_module:Backend")
+    gguf = tmp_path / "fake.gguf"
+    gguf.write_bytes(b"GGUF")
+    local.stop_workers()
+    try:
+        client = local.LocalModelClient(local.ModelSpec("local", str(gguf), None, f"local:{gguf}"))
+        from upskill_hub.models.base import GenerationParams, Message, ModelCallError
+
+        for _ in range(2):
+            with pytest.raises(ModelCallError, match="failed to load: ModuleNotFoundError"):
+                client._run("", [Message("user", "hi")], GenerationParams(max_tokens=4))
+    finally:
+        local.stop_workers()
+
+
+@pytest.mark.parametrize(
+    ("env", "cores", "expected"),
+    [({}, 2, 1), ({}, 16, 8), ({}, 1, 1), ({"UPSKILL_LOCAL_THREADS": "3"}, 2, 2),
+     ({"UPSKILL_LOCAL_THREADS": "3"}, 8, 3)],
+)
+def test_threads_follow_env_and_never_oversubscribe(env, cores, expected, monkeypatch):
+    monkeypatch.delenv("UPSKILL_LOCAL_THREADS", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setattr(local, "usable_cores", lambda: cores)
+    assert local.local_threads() == expected
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "message"),
+    [("UPSKILL_LOCAL_THREADS", "many", "whole number"), ("UPSKILL_LOCAL_THREADS", "0", "at least 1"),
+     ("UPSKILL_LOCAL_BACKEND", "onnx", "unknown local backend"), ("UPSKILL_LOCAL_DEVICE", "tpu", "must be one of")],
+)
+def test_bad_local_settings_are_one_line_errors(var, value, message, tmp_path, monkeypatch):
+    from upskill_hub.errors import UpskillError
+
+    monkeypatch.setenv(var, value)
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    with pytest.raises(UpskillError, match=message):
+        local.check_local_available(local.ModelSpec("local", str(gguf), None, "local:x"))
