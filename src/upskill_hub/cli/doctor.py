@@ -6,6 +6,7 @@ import json
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from upskill_hub.errors import UpskillError
@@ -36,13 +37,13 @@ def register(app: typer.Typer) -> None:
             facts = Table.grid(padding=(0, 2))
             facts.add_row("backend", report.backend)
             facts.add_row("device", f"{report.device} ({report.threads} thread{'s' * (report.threads != 1)})")
-            facts.add_row("cpu", f"{report.cpu} [{' '.join(report.cpu_features) or 'features unknown'}]")
+            facts.add_row("cpu", escape(f"{report.cpu} [{' '.join(report.cpu_features) or 'features unknown'}]"))
             if report.tokens_per_s is not None:
                 facts.add_row("speed", f"{report.tokens_per_s:.1f} tokens/s")
             console.print(facts)
             for name, passed, detail in report.checks:
                 mark = "[green]✓[/]" if passed else "[red]✗[/]"
-                console.print(f"{mark} {name}: {detail}")
+                console.print(f"{mark} {name}: {escape(detail)}")
             if report.ok:
                 console.print("[bold green]OK[/]: the local model runs on this machine.")
         if not report.ok:

@@ -8,13 +8,12 @@ try next. The worker isolates it: a crash here is a finding, not a dead ``doctor
 
 from __future__ import annotations
 
-import platform
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.models.local_backends import BACKENDS, backend_version, cpu_features
+from upskill_hub.models.local_backends import BACKENDS, backend_version, cpu_features, cpu_model
 from upskill_hub.models.spec import parse_model_spec
 
 #: A skill-sized context for the long prompt (about 1,500 tokens).
@@ -67,7 +66,7 @@ def check_local_model(spec: str = "local", *, tokens: int = 48) -> DoctorReport:
     report = DoctorReport(
         backend=backend_version(name) if ":" not in name else name,
         threads=local_threads(),
-        cpu=platform.processor() or platform.machine(),
+        cpu=cpu_model(),
         cpu_features=cpu_features(),
     )
     worker = shared_worker(client.path)

@@ -250,6 +250,20 @@ class LlamaCppBackend:
         }
 
 
+def cpu_model() -> str:
+    """The CPU's marketing name from /proc/cpuinfo (Linux), else the architecture."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return " ".join(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def cpu_features() -> list[str]:
     """The SIMD features of this CPU that decide which native builds run (Linux /proc/cpuinfo)."""
     wanted = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_vnni", "amx_int8", "amx_bf16",
