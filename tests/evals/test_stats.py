@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from upskill_hub.evals.schema import ResultRow
 from upskill_hub.evals.paired import score_p_value
+from upskill_hub.evals.schema import ResultRow
 from upskill_hub.evals.stats import (
     condition_stats,
     error_bars,
