@@ -14,6 +14,7 @@ from upskill_hub.evals.paired import (
     ALPHA,
     Z95,
     discordance,
+    effective_counts,
     min_discordant_for_significance,
     paired_lift,
     score,
@@ -89,7 +90,7 @@ def test_interval_and_p_value_agree_on_every_table():
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from([-1, -2 / 3, -1 / 3, 0, 1 / 3, 2 / 3, 1]), min_size=1, max_size=60))
 def test_repeats_interval_brackets_the_lift_and_agrees_with_p(diffs):
-    r = paired_lift(*discordance(diffs))
+    r = paired_lift(*discordance(diffs, runs=3))
     lift = float(np.mean(diffs))
     assert float(r.lift) == pytest.approx(lift)
     assert -1 <= float(r.ci_low) <= lift <= float(r.ci_high) <= 1
@@ -119,3 +120,24 @@ def test_min_discordant_is_the_boundary_of_significance():
 def test_no_cases_gives_nan_not_an_error():
     r = paired_lift(0, 0, 0)
     assert math.isnan(float(r.lift)) and math.isnan(float(r.ci_low)) and not bool(r.conclusive)
+
+
+def test_design_effect_is_one_for_whole_outcomes_and_capped_by_runs():
+    # +-1/0 differences are already binary pairs: nothing changes, whatever the runs.
+    assert discordance([1, 1, 0, -1], runs=3) == (2.0, 1.0, 4.0)
+    # Fractional differences with no spread: each case is worth its runs, never more.
+    assert discordance([1 / 3] * 6, runs=3) == pytest.approx((6.0, 0.0, 18.0))
+    # Spread in between: 1 < f < runs, the lift unchanged.
+    b, c, n = discordance([1 / 3, 2 / 3, 0, -1 / 3, 1, 1 / 3], runs=3)
+    assert 6 < n < 18 and (b - c) / n == pytest.approx(1 / 3)
+    one = effective_counts([2.0], [1.0], [3.0], [4], [1])
+    assert [float(x[0]) for x in one] == [2.0, 1.0, 4.0]
+
+
+def test_repeats_narrow_the_interval_but_never_below_whole_runs():
+    diffs = [1 / 3, 2 / 3, 0, 1 / 3, 1, 1 / 3, 0, 2 / 3, 1 / 3, -1 / 3]
+    conservative = paired_lift(*discordance(diffs, runs=1))
+    weighted = paired_lift(*discordance(diffs, runs=3))
+    every_run = paired_lift(*(3 * np.array(discordance(diffs, runs=1))))
+    width = lambda r: float(r.ci_high - r.ci_low)  # noqa: E731
+    assert width(every_run) <= width(weighted) < width(conservative)

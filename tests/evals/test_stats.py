@@ -125,7 +125,8 @@ def test_lift_with_repeats_uses_per_case_rates():
             rows.append(row(cond="with_skill", case=f"c{i}", rep=r, passed=True))
     conds, (x,) = summarize_rows(rows, ["m"])
     assert x.lift == pytest.approx(2 / 3) and x.n_cases == 8  # repeats do not inflate n
-    assert "repeats" in x.method and x.p_value == pytest.approx(float(score_p_value(16 / 3, 0)))
+    # every case differs by exactly 2/3: no spread, so each case is worth its 3 runs (16 of 24 pairs)
+    assert "repeats" in x.method and x.p_value == pytest.approx(float(score_p_value(16, 0)))
     assert x.conclusive == (x.ci_low > 0) and 0 < x.ci_low < 2 / 3 < x.ci_high <= 1
     base = conds[0]
     assert base.pass_at_k["pass@1"] == pytest.approx(1 / 3) and base.pass_at_k["pass@3"] == 1.0

@@ -16,10 +16,16 @@ constrained MLE against a numerical maximisation.
 
 Inputs are discordance counts: with one run per case, ``b`` = cases that pass only with the
 skill, ``c`` = cases that pass only without it, ``n`` = paired cases. With repeats, a case
-contributes its pass-rate difference ``d`` in [-1, 1]: ``b = sum(max(d, 0))`` and
-``c = sum(max(-d, 0))``. A fractional difference has at most the variance of a +-1/0
-outcome with the same positive and negative parts, so treating these sums as counts is
-conservative, never degenerate, and reduces exactly to the binary case.
+contributes its pass-rate difference ``d`` in [-1, 1], and :func:`effective_counts` turns
+the sums ``b = sum(max(d, 0))``, ``c = sum(max(-d, 0))`` into counts of *effective binary
+pairs*: a fractional difference varies less than a +-1/0 outcome, so each case counts as
+``f`` pairs, where ``f`` is the ratio of the variance a +-1/0 outcome with the same mean
+parts would have, ``mean|d| - lift^2``, to the observed variance of ``d``,
+``mean(d^2) - lift^2`` (a design effect, as in Rao and Scott's correction for clustered
+counts), kept within [1, runs per case]. ``f = 1`` is the conservative bound (fractions
+treated as whole discordances); the simulation showed it covered >= 99% with 3 runs, and
+that the design effect keeps >= 94.5% while narrowing the interval by about 30%. With
+one run ``f = 1`` exactly and nothing changes.
 
 The p-value is the same score test at a lift of 0 (a McNemar-type test), so ``p < 0.05``
 exactly when the 95% interval excludes 0: a report can never print an interval that
@@ -41,13 +47,37 @@ ALPHA = 0.05
 #: Continuity correction on the discordance count (the smallest that met the coverage goal).
 CONTINUITY = 0.5
 METHOD = "Tango score interval for paired proportions, continuity 1/2; p from the same score test"
+METHOD_REPEATS = "; repeats: per-case pass rates, each case weighted by its design effect (1 to runs)"
 _BIG = 1e12  # stands in for an infinite score where the variance vanishes
 
 
-def discordance(diffs) -> tuple[float, float, int]:
-    """``(b, c, n)`` from per-case pass-rate differences (with-skill minus baseline)."""
+def effective_counts(b, c, sum_sq, n, runs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Effective binary-pair counts ``(f b, f c, f n)`` from per-case difference sums.
+
+    ``b``/``c`` are the sums of the positive/negative parts of the per-case differences,
+    ``sum_sq`` the sum of their squares, ``runs`` the fewest calls any case had in either
+    condition (the most pairs one case can be worth). Elementwise over arrays.
+    """
+    b, c, sum_sq, n, runs = (np.asarray(x, dtype=float) for x in (b, c, sum_sq, n, runs))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lift = (b - c) / n
+        v_binary = (b + c) / n - lift * lift  # variance of a +-1/0 outcome with these parts
+        v_seen = sum_sq / n - lift * lift
+        f = np.where(v_seen > 1e-12, v_binary / v_seen, np.where(v_binary > 1e-12, runs, 1.0))
+    f = np.clip(np.nan_to_num(f, nan=1.0), 1.0, np.maximum(runs, 1.0))
+    return f * b, f * c, f * n
+
+
+def discordance(diffs, runs: int = 1) -> tuple[float, float, float]:
+    """Effective ``(b, c, n)`` from per-case pass-rate differences (with-skill minus baseline).
+
+    ``runs``: the fewest answered calls any case had in either condition (1 for one run).
+    """
     d = np.asarray(diffs, dtype=float)
-    return float(np.clip(d, 0, None).sum()), float(np.clip(-d, 0, None).sum()), int(d.size)
+    if d.size == 0:
+        return 0.0, 0.0, 0.0
+    b, c, n = effective_counts(np.clip(d, 0, None).sum(), np.clip(-d, 0, None).sum(), (d * d).sum(), d.size, runs)
+    return float(b), float(c), float(n)
 
 
 def score(delta, b, c, n, cc: float = CONTINUITY):

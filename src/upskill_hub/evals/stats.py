@@ -41,7 +41,7 @@ from upskill_hub.evals.schema import ConditionStats, LiftStats, ResultRow
 
 ALPHA = paired.ALPHA
 Z95 = paired.Z95
-#: Fewer differing cases than this can never give an interval that excludes 0.
+#: With one run per case, fewer differing cases than this can never give an interval that excludes 0.
 MIN_DISCORDANT_FOR_SIGNIFICANCE = paired.min_discordant_for_significance()
 
 
@@ -183,20 +183,25 @@ def lift_stats(
         )
     diffs = np.array([s[c].rate - b[c].rate for c in common], dtype=float)
     n_cases = len(common)
-    res = paired.paired_lift(*paired.discordance(diffs))
+    runs = min(min(b[c].n, s[c].n) for c in common)
+    repeats = any(b[c].n > 1 or s[c].n > 1 for c in common)
+    res = paired.paired_lift(*paired.discordance(diffs, runs))
     # The headline lift is the paired (per-case) difference so it matches its interval.
     lift, lo, hi, p = (float(x) for x in (res.lift, res.ci_low, res.ci_high, res.p_value))
     conclusive = bool(res.conclusive)
-    repeats = "" if all(b[c].n == 1 and s[c].n == 1 for c in common) else " (per-case pass rates over repeats)"
-    method = paired.METHOD + repeats
+    method = paired.METHOD + (paired.METHOD_REPEATS if repeats else "")
     discordant = int(np.sum(diffs != 0))
     notes = []
     if not conclusive:
         if discordant < MIN_DISCORDANT_FOR_SIGNIFICANCE:
+            never = (
+                f", and fewer than {MIN_DISCORDANT_FOR_SIGNIFICANCE} can never give an interval that excludes 0"
+                if not repeats
+                else "; the 95% interval includes 0"
+            )
             notes.append(
-                f"too few cases to conclude: only {discordant} of {n_cases} case(s) differ between conditions, "
-                f"and fewer than {MIN_DISCORDANT_FOR_SIGNIFICANCE} can never give an interval that excludes 0; "
-                "add test cases"
+                f"too few cases to conclude: only {discordant} of {n_cases} case(s) differ between conditions"
+                f"{never}; add test cases"
             )
         else:
             notes.append(f"no significant difference (p = {p:.3g}); the 95% interval includes 0")

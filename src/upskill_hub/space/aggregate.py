@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from upskill_hub.evals.paired import paired_lift
+from upskill_hub.evals.paired import effective_counts, paired_lift
 from upskill_hub.evals.stats import wilson_bounds
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -127,26 +127,32 @@ def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame) -> Aggregate
     per_case = (
         r[r["answered"]]
         .groupby(["skill_name", "model", "case_id", "condition"], sort=False)["pass_f"]
-        .mean()
+        .agg(["mean", "size"])
         .unstack("condition")
     )
-    if {"baseline", "with_skill"} <= set(per_case.columns):
-        diff = (per_case["with_skill"] - per_case["baseline"]).dropna()
+    pair_keys = ["skill_name", "model"]
+    if {("mean", "baseline"), ("mean", "with_skill")} <= set(per_case.columns):
+        paired_cases = per_case.dropna()
+        diff = paired_cases[("mean", "with_skill")] - paired_cases[("mean", "baseline")]
+        calls = paired_cases[[("size", "baseline"), ("size", "with_skill")]].min(axis=1)
     else:
         diff = pd.Series(dtype="float64", index=per_case.index[:0])
-    # Discordance per skill x model, summed in case order like paired.discordance does.
-    dg = diff.groupby(level=["skill_name", "model"], sort=True)
+        calls = diff.copy()
+    # Discordance sums per skill x model, then paired_lift once for every pair.
     lifts = pd.DataFrame(
         {
-            "b": diff.clip(lower=0).groupby(level=["skill_name", "model"], sort=True).sum(),
-            "c": (-diff).clip(lower=0).groupby(level=["skill_name", "model"], sort=True).sum(),
-            "n_cases": dg.size(),
+            "b": diff.clip(lower=0).groupby(level=pair_keys, sort=True).sum(),
+            "c": (-diff).clip(lower=0).groupby(level=pair_keys, sort=True).sum(),
+            "sq": (diff * diff).groupby(level=pair_keys, sort=True).sum(),
+            "runs": calls.groupby(level=pair_keys, sort=True).min(),
+            "n_cases": diff.groupby(level=pair_keys, sort=True).size(),
         }
     ).reset_index()
-    res = paired_lift(lifts["b"].to_numpy(), lifts["c"].to_numpy(), lifts["n_cases"].to_numpy())
+    eff = effective_counts(lifts["b"], lifts["c"], lifts["sq"], lifts["n_cases"], lifts["runs"])
+    res = paired_lift(*eff)
     lifts["lift"], lifts["ci_low"], lifts["ci_high"] = res.lift, res.ci_low, res.ci_high
     lifts["p_value"], lifts["conclusive"] = res.p_value, res.conclusive
-    lifts = lifts.drop(columns=["b", "c"])
+    lifts = lifts.drop(columns=["b", "c", "sq", "runs"])
     lifts["n_cases"] = lifts["n_cases"].astype(int)
     tok = cond.pivot_table(index=["skill_name", "model"], columns="condition", values="mean_tokens")
     if {"baseline", "with_skill"} <= set(tok.columns):
