@@ -1,4 +1,4 @@
-"""Statistics: Wilson intervals, exact McNemar, paired lift, pass@k, small-n honesty."""
+"""Statistics: Wilson intervals, error bars, paired lift, pass@k, small-n honesty."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ import math
 import numpy as np
 import pytest
 
+from upskill_hub.evals.paired import score_p_value
 from upskill_hub.evals.schema import ResultRow
 from upskill_hub.evals.stats import (
     condition_stats,
+    error_bars,
     independent_rows,
-    mcnemar_exact,
     pass_at_k,
-    sign_flip_p_value,
     summarize_rows,
+    wilson_bounds,
     wilson_interval,
 )
 
@@ -40,17 +41,25 @@ def test_wilson_known_values():
     assert wilson_interval(0, 0) == (None, None)
 
 
-def test_mcnemar_exact_matches_binomial():
-    assert mcnemar_exact(0, 0) == 1.0
-    assert mcnemar_exact(6, 0) == pytest.approx(2 / 64)
-    assert mcnemar_exact(5, 0) == pytest.approx(2 / 32)
-    # b=8, c=2: 2 * P(X <= 2), X ~ Bin(10, .5)
-    assert mcnemar_exact(8, 2) == pytest.approx(2 * (1 + 10 + 45) / 1024)
+def test_wilson_matches_scipy_everywhere_and_is_exact_at_the_edges():
+    from scipy.stats import binomtest
+
+    for n in range(1, 41):
+        k = np.arange(n + 1)
+        lo, hi = wilson_bounds(k, n)
+        for kk in range(n + 1):
+            ref = binomtest(kk, n).proportion_ci(method="wilson")
+            assert lo[kk] == pytest.approx(ref.low, abs=1e-12) and hi[kk] == pytest.approx(ref.high, abs=1e-12)
+        assert lo[0] == 0.0 and hi[n] == 1.0  # exactly: 10/10 must not give 1 - 1e-16
+        assert np.all(lo <= k / n) and np.all(k / n <= hi)
+    lo, hi = wilson_bounds([3, 0], [0, 0])
+    assert np.isnan(lo).all() and np.isnan(hi).all()
 
 
-def test_sign_flip_equals_mcnemar_for_binary_diffs():
-    d = np.array([1.0] * 7 + [-1.0] * 1 + [0.0] * 4)
-    assert sign_flip_p_value(d) == pytest.approx(mcnemar_exact(7, 1))
+def test_error_bars_are_never_negative():
+    below, above = error_bars([1.0, 0.0, np.nan, 0.5], [0.72, 0.0, np.nan, 0.6], [1.0 - 1e-16, 0.28, np.nan, 0.9])
+    assert below.tolist() == pytest.approx([0.28, 0.0, 0.0, 0.0]) and np.all(above >= 0)
+    assert above[0] == 0.0 and above[3] == pytest.approx(0.4)
 
 
 def test_pass_at_k():
@@ -78,21 +87,37 @@ def test_lift_conclusive_with_enough_cases():
     conds, lifts = summarize_rows(rows, ["m"])
     (x,) = lifts
     assert x.lift == pytest.approx(10 / 12)
-    assert x.p_value == pytest.approx(mcnemar_exact(10, 0))
-    assert x.conclusive and x.ci_low > 0 and x.ci_high <= 1
+    assert x.p_value == pytest.approx(float(score_p_value(10, 0)))
+    assert x.conclusive and x.ci_low > 0 and x.ci_high <= 1 and x.note == ""
     assert x.token_savings == pytest.approx(150 - 320)
-    assert "McNemar" in x.method and x.n_cases == 12
+    assert "Tango" in x.method and x.n_cases == 12
+
+
+def test_none_to_all_of_ten_is_not_a_certain_hundred_points():
+    # Issue 16: 0/10 -> 10/10 used to report lift 1.0 with the interval [1.0, 1.0].
+    rows = [row(cond=c, case=f"c{i}", passed=c == "with_skill") for i in range(10) for c in ("baseline", "with_skill")]
+    (x,) = summarize_rows(rows, ["m"])[1]
+    assert x.lift == 1.0 and 0 < x.ci_low < 0.9 and x.ci_high == 1.0
+    assert x.conclusive and x.p_value < 0.05
+
+
+def test_two_tied_cases_are_wide_and_inconclusive():
+    # Issue 16: the demo's 2 cases with no difference printed +0 pp [+0, +0].
+    rows = [row(cond=c, case=f"c{i}", passed=True) for i in range(2) for c in ("baseline", "with_skill")]
+    (x,) = summarize_rows(rows, ["m"])[1]
+    assert x.lift == 0 and x.ci_low < -0.5 and x.ci_high > 0.5
+    assert not x.conclusive and "too few cases" in x.note
 
 
 def test_lift_small_n_says_so_plainly():
     rows = [row(cond="baseline", case="a", passed=False), row(cond="with_skill", case="a", passed=True),
             row(cond="baseline", case="b", passed=False), row(cond="with_skill", case="b", passed=True)]
     (x,) = summarize_rows(rows, ["m"])[1]
-    assert x.lift == 1.0 and not x.conclusive
+    assert x.lift == 1.0 and not x.conclusive and x.ci_low < 0
     assert "too few cases" in x.note
 
 
-def test_lift_with_repeats_uses_per_case_rates_and_permutation():
+def test_lift_with_repeats_uses_per_case_rates():
     rows = []
     for i in range(8):
         for r in range(3):
@@ -100,17 +125,23 @@ def test_lift_with_repeats_uses_per_case_rates_and_permutation():
             rows.append(row(cond="with_skill", case=f"c{i}", rep=r, passed=True))
     conds, (x,) = summarize_rows(rows, ["m"])
     assert x.lift == pytest.approx(2 / 3) and x.n_cases == 8  # repeats do not inflate n
-    assert "sign-flip" in x.method and x.p_value == pytest.approx(2 / 256)
+    # every case differs by exactly 2/3: no spread, so each case is worth its 3 runs (16 of 24 pairs)
+    assert "repeats" in x.method and x.p_value == pytest.approx(float(score_p_value(16, 0)))
+    assert x.conclusive == (x.ci_low > 0) and 0 < x.ci_low < 2 / 3 < x.ci_high <= 1
     base = conds[0]
     assert base.pass_at_k["pass@1"] == pytest.approx(1 / 3) and base.pass_at_k["pass@3"] == 1.0
 
 
-def test_bootstrap_is_reproducible():
-    rows = [row(cond=c, case=f"c{i}", passed=(i + (c == "with_skill")) % 3 == 0) for i in range(9)
-            for c in ("baseline", "with_skill")]
-    a = summarize_rows(rows, ["m"])[1][0]
-    b = summarize_rows(rows, ["m"])[1][0]
-    assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
+def test_conclusive_never_contradicts_the_interval():
+    for better in range(0, 13):
+        for worse in range(0, 13 - better):
+            rows = []
+            for i in range(12):
+                b, s = (False, True) if i < better else (True, False) if i < better + worse else (True, True)
+                rows += [row(cond="baseline", case=f"c{i}", passed=b), row(cond="with_skill", case=f"c{i}", passed=s)]
+            (x,) = summarize_rows(rows, ["m"])[1]
+            assert x.conclusive == (x.ci_low > 0 or x.ci_high < 0) == (x.p_value < 0.05)
+            assert x.conclusive == (x.note == "")
 
 
 def test_independent_rows_drop_cached_when_pooling_runs():
@@ -129,12 +160,6 @@ def test_wilson_brackets_the_rate(kn):
         assert (lo, hi) == (None, None)
     else:
         assert 0.0 <= lo <= k / n <= hi <= 1.0
-
-
-@given(st.integers(0, 40), st.integers(0, 40))
-def test_mcnemar_is_a_symmetric_probability(b, c):
-    p = mcnemar_exact(b, c)
-    assert 0.0 < p <= 1.0 and p == mcnemar_exact(c, b)
 
 
 @given(st.integers(1, 12).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n))))

@@ -7,7 +7,9 @@ import math
 import pandas as pd
 import pytest
 
-from upskill_hub.evals.stats import wilson_interval
+from upskill_hub.evals.paired import paired_lift
+from upskill_hub.evals.schema import ResultRow
+from upskill_hub.evals.stats import summarize_rows, wilson_interval
 from upskill_hub.space.aggregate import compute_aggregates
 from upskill_hub.space.views import leaderboard, search_skills, skill_results_table
 
@@ -62,14 +64,17 @@ def test_condition_stats_and_paired_lift():
     lifts = agg.lifts.set_index(["skill_name", "model"])
     a1 = lifts.loc[("alpha", "m1")]
     assert a1["lift"] == pytest.approx(2 / 3) and a1["n_cases"] == 3
-    diffs = [0, 1, 1]
-    sd = pd.Series(diffs).std(ddof=1)
-    assert a1["ci_low"] == pytest.approx(2 / 3 - 1.959963984540054 * sd / math.sqrt(3))
+    ref = paired_lift(2, 0, 3)  # two of three cases pass only with the skill
+    assert (a1["ci_low"], a1["ci_high"], a1["p_value"]) == pytest.approx(
+        (float(ref.ci_low), float(ref.ci_high), float(ref.p_value))
+    )
+    assert not a1["conclusive"] and a1["ci_low"] < 0
     assert a1["token_savings"] == pytest.approx(20 - 40)  # the skill costs tokens here
-    assert lifts.loc[("alpha", "m2")]["lift"] == 0
-    # beta: one paired case -> a lift but no interval; older version marked.
+    m2 = lifts.loc[("alpha", "m2")]
+    assert m2["lift"] == 0 and m2["ci_low"] < -0.5 and m2["ci_high"] > 0.5  # ties: wide, not [0, 0]
+    # beta: one paired case -> a lift with a wide interval; older version marked.
     b = lifts.loc[("beta", "m1")]
-    assert b["lift"] == 1 and math.isnan(b["ci_low"])
+    assert b["lift"] == 1 and b["ci_low"] < 0 and b["ci_high"] == 1
     assert not c.loc[("beta", "m1", "baseline")]["current_version"]
 
 
@@ -107,3 +112,42 @@ def test_empty_results():
     assert agg.lifts.empty and agg.models == []
     assert len(search_skills(agg, "")) == 3
     assert leaderboard(agg) == (["skill", "best lift"], [])
+
+
+def _result_rows(pattern):
+    """ResultRows for one model: ``pattern`` maps case id to (baseline, with-skill) passes per repeat."""
+    rows = []
+    for case, (base, skill) in pattern.items():
+        for cond, outcomes in (("baseline", base), ("with_skill", skill)):
+            for rep, passed in enumerate(outcomes):
+                rows.append(
+                    ResultRow(
+                        run_id="r1", timestamp="2026-11-21T00:00:00Z", tool_version="0", skill_name="alpha",
+                        skill_version="v-a", model="m1", provider="test", params="{}", condition=cond,
+                        case_id=case, repeat=rep, passed=passed, assertions_passed=int(passed),
+                        assertions_total=1, assertion_details="[]", output="", input_tokens=10, output_tokens=10,
+                    )
+                )  # fmt: skip
+    return rows
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        {f"c{i}": ([False], [True]) for i in range(10)},  # 0/10 -> 10/10
+        {"c0": ([True], [True]), "c1": ([True], [True])},  # the demo: 2 tied cases
+        {f"c{i}": ([i % 2 == 0] * 2 + [i % 3 == 0], [True, i % 4 != 0, True]) for i in range(9)},  # 3 repeats
+    ],
+)
+def test_cli_and_space_give_the_same_numbers_for_the_same_rows(pattern):
+    rows = _result_rows(pattern)
+    conds, (cli,) = summarize_rows(rows, ["m1"])
+    agg = compute_aggregates(_skills(), pd.DataFrame([r.to_dict() for r in rows]))
+    space = agg.lifts.set_index(["skill_name", "model"]).loc[("alpha", "m1")]
+    assert (space["lift"], space["ci_low"], space["ci_high"], space["p_value"]) == pytest.approx(
+        (cli.lift, cli.ci_low, cli.ci_high, cli.p_value), abs=1e-12
+    )
+    assert bool(space["conclusive"]) == cli.conclusive and space["n_cases"] == cli.n_cases
+    sc = agg.conditions.set_index("condition")
+    for c in conds:
+        assert (sc.loc[c.condition, "ci_low"], sc.loc[c.condition, "ci_high"]) == (c.ci_low, c.ci_high)

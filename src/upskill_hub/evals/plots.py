@@ -13,7 +13,10 @@ import base64
 import html
 from pathlib import Path
 
+import numpy as np
+
 from upskill_hub.evals.schema import RunSummary
+from upskill_hub.evals.stats import error_bars
 
 PASS_RATE_PNG = "pass_rate.png"
 TOKENS_PNG = "tokens.png"
@@ -44,16 +47,19 @@ def plot_pass_rate(summary: RunSummary, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(max(4.0, 1.8 * len(models) + 2), 3.6), dpi=100)
     width = 0.8 / max(1, len(conds))
     for j, cond in enumerate(conds):
-        xs, ys, lo, hi = [], [], [], []
+        xs, ys, rate, low, high = [], [], [], [], []
         for i, m in enumerate(models):
             c = by.get((m, cond))
             if c is None or c.pass_rate is None:
-                continue
+                continue  # not run, or every call failed: no bar rather than a fake 0%
             xs.append(i + (j - (len(conds) - 1) / 2) * width)
-            ys.append(c.pass_rate * 100)
-            lo.append((c.pass_rate - (c.ci_low or 0)) * 100)
-            hi.append(((c.ci_high or 0) - c.pass_rate) * 100)
-        ax.bar(xs, ys, width * 0.95, yerr=[lo, hi], capsize=4, color=_COLORS[cond], label=cond.replace("_", " "))
+            rate.append(c.pass_rate)
+            low.append(np.nan if c.ci_low is None else c.ci_low)
+            high.append(np.nan if c.ci_high is None else c.ci_high)
+        below, above = error_bars(rate, low, high)
+        ys = [100 * x for x in rate]
+        ax.bar(xs, ys, width * 0.95, yerr=[100 * below, 100 * above], capsize=4, color=_COLORS[cond],
+               label=cond.replace("_", " "))
     ax.set_xticks(range(len(models)))
     ax.set_xticklabels(models, rotation=15, ha="right", fontsize=8)
     ax.set_ylim(0, 105)
@@ -113,7 +119,7 @@ def render_html(summary: RunSummary, images: list[Path]) -> str:
         p = "–" if x.p_value is None else f"{x.p_value:.3g}"
         lifts.append(
             f"<tr><td>{e(x.model)}</td><td>{lift}</td><td>{p}</td><td>{x.n_cases}</td>"
-            f"<td>{'yes' if x.conclusive else 'no'}</td><td>{e(x.note)}</td></tr>"
+            f"<td>{'yes' if x.conclusive else 'no'}</td><td>{e(x.method)}</td><td>{e(x.note)}</td></tr>"
         )
     imgs = "".join(
         f'<img alt="{e(p.stem)}" src="data:image/png;base64,{base64.b64encode(p.read_bytes()).decode()}">'
@@ -131,7 +137,7 @@ upskill-hub {e(summary.tool_version)} · params <code>{e(summary.params)}</code>
 <table><tr><th>model</th><th>condition</th><th>passed</th><th>pass rate [95% CI]</th><th>mean tokens</th>
 <th>errors</th><th>cached</th></tr>{''.join(rows)}</table>
 <h2>Lift (with skill − baseline, paired over cases)</h2>
-<table><tr><th>model</th><th>lift [95% CI]</th><th>p</th><th>cases</th><th>conclusive</th><th>note</th></tr>
+<table><tr><th>model</th><th>lift [95% CI]</th><th>p</th><th>cases</th><th>conclusive</th><th>method</th><th>note</th></tr>
 {''.join(lifts)}</table></body></html>
 """
 

@@ -39,11 +39,13 @@ def summary_table(summary: RunSummary) -> Table:
     by = {(c.model, c.condition): c for c in summary.conditions}
     lifts = {x.model: x for x in summary.lifts}
     has_base = any(c.condition == "baseline" for c in summary.conditions)
+    methods = sorted({x.method for x in summary.lifts if x.lift is not None})
     t = Table(
         title=f"{summary.skill_name} v{summary.skill_version} — {summary.n_cases} cases × {summary.runs_per_case} run(s)",
         title_style="bold",
         caption="pass rate [95% Wilson CI]; assertions and tokens: mean per call, baseline → with skill; "
-        "lift: with skill − baseline, paired over cases [95% bootstrap CI]",
+        "lift: with skill − baseline, paired over cases [95% CI"
+        + (f": {'; '.join(methods)}]" if methods else "]"),
     )
     t.add_column("model")
     if has_base:

@@ -137,7 +137,7 @@ class LiftStats:
     ci_high: float | None
     p_value: float | None
     n_cases: int
-    method: str  # e.g. "paired bootstrap (10000 resamples)" or "exact McNemar"
+    method: str  # how ci_low/ci_high and p_value were computed (see evals/paired.py)
     token_savings: float | None  # baseline mean total tokens minus with-skill mean
     conclusive: bool
     note: str = ""

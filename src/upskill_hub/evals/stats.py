@@ -4,13 +4,17 @@ Choices, and why:
 
 * **Pass rate** per model x condition uses the 95% *Wilson* score interval: unlike the
   normal approximation it stays inside [0, 1] and behaves at 0% and 100% with small n.
+  :func:`wilson_bounds` is the one implementation (vectorised; the CLI, ``summary.json``
+  and the Space all use it). It is clamped so that ``lo <= rate <= hi`` holds exactly:
+  floating point otherwise leaves e.g. ``1 - 1e-16`` as the upper bound of 10/10, and a
+  plot then draws a negative error bar (matplotlib refuses it).
 * **Lift** (with-skill minus baseline) is *paired over cases*: each case's per-condition
   pass rate (averaged over its repeats) is compared with itself, so easy/hard cases do
-  not add noise, and repeats never inflate n — the unit of evidence is the case.
-  The interval is a paired bootstrap over cases (fixed seed, so a summary is reproducible).
-  The p-value is exact McNemar when every case has one binary outcome per condition
-  (runs = 1), else an exact (or, for many cases, seeded Monte Carlo) sign-flip permutation
-  test on the per-case differences — which reduces to McNemar in the binary case.
+  not add noise, and repeats never inflate n: the unit of evidence is the case. Its 95%
+  interval and p-value come from :mod:`upskill_hub.evals.paired` (Tango's score interval
+  with a continuity correction, chosen by the coverage simulation in
+  ``benchmarks/interval_coverage.py``); the p-value is the same score test, so the
+  interval excludes 0 exactly when p < 0.05.
 * **Errors** (failed calls) are excluded from n and counted separately; a case is used for
   the lift only when both conditions have at least one answered call for it.
 * **Cached rows**: inside one run there is exactly one row per planned call
@@ -18,8 +22,9 @@ Choices, and why:
   answer is never reused as another repeat. Its row counts once, as the answer for that
   call. When rows of *several* runs are pooled (:func:`independent_rows`), cached rows are
   dropped because they duplicate the run that first paid for them.
-* **conclusive** is true only when there are enough cases for the test to possibly reach
-  p < 0.05 *and* it does; otherwise ``note`` says plainly why no conclusion can be drawn.
+* **conclusive** is true exactly when the interval excludes 0; otherwise ``note`` says
+  plainly why no conclusion can be drawn (too few differing cases, or no significant
+  difference).
 """
 
 from __future__ import annotations
@@ -31,70 +36,52 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from upskill_hub.evals import paired
 from upskill_hub.evals.schema import ConditionStats, LiftStats, ResultRow
 
-Z95 = 1.959963984540054
-BOOTSTRAP_RESAMPLES = 10_000
-BOOTSTRAP_SEED = 20251121
-ALPHA = 0.05
-#: With exact McNemar, fewer than this many discordant cases can never give p < 0.05.
-MIN_DISCORDANT_FOR_SIGNIFICANCE = 6
+ALPHA = paired.ALPHA
+Z95 = paired.Z95
+#: With one run per case, fewer differing cases than this can never give an interval that excludes 0.
+MIN_DISCORDANT_FOR_SIGNIFICANCE = paired.min_discordant_for_significance()
+
+
+def wilson_bounds(k, n, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
+    """95% Wilson score intervals for ``k`` successes of ``n``, elementwise; NaN where n <= 0.
+
+    Clamped so that ``0 <= lo <= k/n <= hi <= 1`` holds exactly, with ``lo = 0`` at k = 0
+    and ``hi = 1`` at k = n.
+    """
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        denom = 1 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+        lo = np.where(k <= 0, 0.0, np.minimum(p, np.clip(centre - half, 0.0, 1.0)))
+        hi = np.where(k >= n, 1.0, np.maximum(p, np.clip(centre + half, 0.0, 1.0)))
+    bad = ~(n > 0)
+    return np.where(bad, np.nan, lo), np.where(bad, np.nan, hi)
 
 
 def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float | None, float | None]:
-    """95% Wilson score interval for ``k`` successes out of ``n``; ``(None, None)`` if n = 0."""
+    """Scalar :func:`wilson_bounds`: ``(None, None)`` if n = 0."""
     if n <= 0:
         return None, None
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    # Exact at the edges (floating point leaves e.g. 3e-18 for 0/n) and never excluding p.
-    lo = 0.0 if k == 0 else min(p, max(0.0, centre - half))
-    hi = 1.0 if k == n else max(p, min(1.0, centre + half))
-    return lo, hi
-
-
-def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value for ``b`` and ``c`` discordant pairs."""
-    n = b + c
-    if n == 0:
-        return 1.0
-    k = min(b, c)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
-    return min(1.0, 2 * tail)
-
-
-def sign_flip_p_value(diffs: np.ndarray, *, seed: int = BOOTSTRAP_SEED, resamples: int = 20_000) -> float:
-    """Two-sided paired permutation test of mean(diffs) = 0 by flipping signs.
-
-    Exact enumeration up to 16 non-zero differences; seeded Monte Carlo beyond.
-    """
-    d = diffs[diffs != 0]
-    if d.size == 0:
-        return 1.0
-    observed = abs(d.sum())
-    if d.size <= 16:
-        signs = ((np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1) * 2 - 1
-        sums = np.abs(signs @ d)
-        return float(np.mean(sums >= observed - 1e-12))
-    rng = np.random.default_rng(seed)
-    signs = rng.integers(0, 2, size=(resamples, d.size), dtype=np.int8) * 2 - 1
-    sums = np.abs(signs @ d)
-    return float((np.sum(sums >= observed - 1e-12) + 1) / (resamples + 1))
-
-
-def paired_bootstrap_ci(
-    diffs: np.ndarray, *, seed: int = BOOTSTRAP_SEED, resamples: int = BOOTSTRAP_RESAMPLES
-) -> tuple[float, float]:
-    """95% percentile interval of the mean per-case difference, resampling cases."""
-    if diffs.size == 1:
-        return float(diffs[0]), float(diffs[0])
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, diffs.size, size=(resamples, diffs.size))
-    means = diffs[idx].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
+    lo, hi = wilson_bounds(k, n, z)
     return float(lo), float(hi)
+
+
+def error_bars(rate, lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """Non-negative below/above error-bar lengths for plots; 0 where anything is missing.
+
+    Plots draw pass rates of 0%, 100%, one case or only errors; matplotlib rejects a
+    negative ``yerr``, so the lengths are clipped at 0 and NaN (not measured) becomes 0.
+    """
+    rate, lo, hi = (np.asarray(x, dtype=float) for x in (rate, lo, hi))
+    below = np.nan_to_num(rate - lo, nan=0.0, posinf=0.0, neginf=0.0)
+    above = np.nan_to_num(hi - rate, nan=0.0, posinf=0.0, neginf=0.0)
+    return np.clip(below, 0.0, None), np.clip(above, 0.0, None)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -195,42 +182,38 @@ def lift_stats(
             "no case has answers in both conditions; cannot compute a lift",
         )
     diffs = np.array([s[c].rate - b[c].rate for c in common], dtype=float)
-    # The headline lift is the paired (per-case) difference so it matches its interval.
-    lift = float(diffs.mean())
-    lo, hi = paired_bootstrap_ci(diffs)
-    binary = all(b[c].n == 1 and s[c].n == 1 for c in common)
-    if binary:
-        better = int(np.sum(diffs > 0))
-        worse = int(np.sum(diffs < 0))
-        p = mcnemar_exact(better, worse)
-        method = f"exact McNemar; paired bootstrap CI over cases ({BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED})"
-        discordant = better + worse
-    else:
-        p = sign_flip_p_value(diffs)
-        method = (
-            "sign-flip permutation test on per-case pass rates; paired bootstrap CI over cases "
-            f"({BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED})"
-        )
-        discordant = int(np.sum(diffs != 0))
     n_cases = len(common)
+    runs = min(min(b[c].n, s[c].n) for c in common)
+    repeats = any(b[c].n > 1 or s[c].n > 1 for c in common)
+    res = paired.paired_lift(*paired.discordance(diffs, runs))
+    # The headline lift is the paired (per-case) difference so it matches its interval.
+    lift, lo, hi, p = (float(x) for x in (res.lift, res.ci_low, res.ci_high, res.p_value))
+    conclusive = bool(res.conclusive)
+    method = paired.METHOD + (paired.METHOD_REPEATS if repeats else "")
+    discordant = int(np.sum(diffs != 0))
     notes = []
-    if discordant < MIN_DISCORDANT_FOR_SIGNIFICANCE:
-        notes.append(
-            f"too few cases to conclude: only {discordant} of {n_cases} case(s) differ between conditions, "
-            f"and fewer than {MIN_DISCORDANT_FOR_SIGNIFICANCE} can never reach p < {ALPHA}; add test cases"
-        )
-    elif p >= ALPHA:
-        notes.append(f"no significant difference (p = {p:.3g}); the interval includes 0")
+    if not conclusive:
+        if discordant < MIN_DISCORDANT_FOR_SIGNIFICANCE:
+            never = (
+                f", and fewer than {MIN_DISCORDANT_FOR_SIGNIFICANCE} can never give an interval that excludes 0"
+                if not repeats
+                else "; the 95% interval includes 0"
+            )
+            notes.append(
+                f"too few cases to conclude: only {discordant} of {n_cases} case(s) differ between conditions"
+                f"{never}; add test cases"
+            )
+        else:
+            notes.append(f"no significant difference (p = {p:.3g}); the 95% interval includes 0")
     errs = base_stats.errors + skill_stats.errors
     if errs:
         notes.append(f"{errs} call(s) failed and are excluded")
-    conclusive = discordant >= MIN_DISCORDANT_FOR_SIGNIFICANCE and p < ALPHA
     return LiftStats(
         model=model,
         lift=lift,
         ci_low=lo,
         ci_high=hi,
-        p_value=float(p),
+        p_value=p,
         n_cases=n_cases,
         method=method,
         token_savings=savings,

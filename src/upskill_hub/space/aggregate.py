@@ -5,13 +5,11 @@ everything the views show is computed here, vectorised with pandas, when a libra
 loaded (and cached with it):
 
 * per skill x model x condition: answered calls, passes, errors, pass rate with the 95%
-  Wilson interval (same formula as :mod:`upskill_hub.evals.stats`), mean tokens;
+  Wilson interval (:func:`upskill_hub.evals.stats.wilson_bounds`, the CLI's own code);
 * per skill x model: lift = with-skill minus baseline pass rate, **paired over cases**
-  (each case's pass rate averaged over its repeats and runs), with a 95% interval from the
-  normal approximation over the per-case differences. The eval runner reports a paired
-  bootstrap for one run; pooling many runs here, the normal interval is close and costs
-  one vectorised pass instead of 10,000 resamples per cell. Fewer than 2 paired cases give
-  no interval.
+  (each case's pass rate averaged over its repeats and runs), with the 95% interval,
+  p-value and ``conclusive`` flag of :func:`upskill_hub.evals.paired.paired_lift`, the
+  same code the CLI and ``summary.json`` use, called once for all skill x model pairs;
 * per skill: the best lift and the model it was measured on.
 
 Rows are pooled across runs like :func:`upskill_hub.evals.stats.independent_rows`
@@ -25,10 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from upskill_hub.evals.paired import effective_counts, paired_lift
+from upskill_hub.evals.stats import wilson_bounds
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-Z95 = 1.959963984540054
 DESCRIPTION_CHARS = 160
 
 
@@ -58,28 +58,10 @@ def fmt_lift(lift, lo=None, hi=None) -> str:
 @dataclass
 class Aggregates:
     conditions: pd.DataFrame  # skill_name, model, condition, n, passed, errors, pass_rate, ci_low, ci_high, mean_tokens
-    lifts: pd.DataFrame  # skill_name, model, lift, ci_low, ci_high, n_cases, token_savings
+    lifts: pd.DataFrame  # skill_name, model, lift, ci_low, ci_high, p_value, conclusive, n_cases, token_savings
     skills: pd.DataFrame  # the browse table, one row per skill (see ``browse_columns``)
     skill_index: dict[str, int] = field(default_factory=dict)
     models: list[str] = field(default_factory=list)
-
-
-def wilson(k, n, z: float = Z95):
-    """Vectorised Wilson interval (arrays in, arrays out; NaN where n = 0)."""
-    import numpy as np
-
-    k = np.asarray(k, dtype=float)
-    n = np.asarray(n, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = k / n
-        denom = 1 + z * z / n
-        centre = (p + z * z / (2 * n)) / denom
-        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-        lo = np.clip(centre - half, 0.0, 1.0)
-        hi = np.clip(centre + half, 0.0, 1.0)
-    lo[n <= 0] = np.nan
-    hi[n <= 0] = np.nan
-    return lo, hi
 
 
 def _current_rows(skills: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
@@ -139,26 +121,38 @@ def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame) -> Aggregate
     cond["errors"] = cond["errors"].astype(int)
     with np.errstate(invalid="ignore", divide="ignore"):
         cond["pass_rate"] = np.where(cond["n"] > 0, cond["passed"] / cond["n"].where(cond["n"] > 0), np.nan)
-    cond["ci_low"], cond["ci_high"] = wilson(cond["passed"].to_numpy(), cond["n"].to_numpy())
+    cond["ci_low"], cond["ci_high"] = wilson_bounds(cond["passed"].to_numpy(), cond["n"].to_numpy())
 
     # Paired lift: per case pass rate in each condition, then the difference per case.
     per_case = (
         r[r["answered"]]
         .groupby(["skill_name", "model", "case_id", "condition"], sort=False)["pass_f"]
-        .mean()
+        .agg(["mean", "size"])
         .unstack("condition")
     )
-    if {"baseline", "with_skill"} <= set(per_case.columns):
-        diff = (per_case["with_skill"] - per_case["baseline"]).dropna()
+    pair_keys = ["skill_name", "model"]
+    if {("mean", "baseline"), ("mean", "with_skill")} <= set(per_case.columns):
+        paired_cases = per_case.dropna()
+        diff = paired_cases[("mean", "with_skill")] - paired_cases[("mean", "baseline")]
+        calls = paired_cases[[("size", "baseline"), ("size", "with_skill")]].min(axis=1)
     else:
         diff = pd.Series(dtype="float64", index=per_case.index[:0])
-    dg = diff.groupby(level=["skill_name", "model"])
-    lifts = pd.DataFrame({"lift": dg.mean(), "sd": dg.std(ddof=1), "n_cases": dg.size()}).reset_index()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        half = Z95 * lifts["sd"] / np.sqrt(lifts["n_cases"])
-    half = half.where(lifts["n_cases"] >= 2)
-    lifts["ci_low"] = (lifts["lift"] - half).clip(-1, 1)
-    lifts["ci_high"] = (lifts["lift"] + half).clip(-1, 1)
+        calls = diff.copy()
+    # Discordance sums per skill x model, then paired_lift once for every pair.
+    lifts = pd.DataFrame(
+        {
+            "b": diff.clip(lower=0).groupby(level=pair_keys, sort=True).sum(),
+            "c": (-diff).clip(lower=0).groupby(level=pair_keys, sort=True).sum(),
+            "sq": (diff * diff).groupby(level=pair_keys, sort=True).sum(),
+            "runs": calls.groupby(level=pair_keys, sort=True).min(),
+            "n_cases": diff.groupby(level=pair_keys, sort=True).size(),
+        }
+    ).reset_index()
+    eff = effective_counts(lifts["b"], lifts["c"], lifts["sq"], lifts["n_cases"], lifts["runs"])
+    res = paired_lift(*eff)
+    lifts["lift"], lifts["ci_low"], lifts["ci_high"] = res.lift, res.ci_low, res.ci_high
+    lifts["p_value"], lifts["conclusive"] = res.p_value, res.conclusive
+    lifts = lifts.drop(columns=["b", "c", "sq", "runs"])
     lifts["n_cases"] = lifts["n_cases"].astype(int)
     tok = cond.pivot_table(index=["skill_name", "model"], columns="condition", values="mean_tokens")
     if {"baseline", "with_skill"} <= set(tok.columns):
@@ -166,7 +160,6 @@ def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame) -> Aggregate
         lifts = lifts.merge(savings, on=["skill_name", "model"], how="left")
     else:
         lifts["token_savings"] = np.nan
-    lifts = lifts.drop(columns=["sd"])
     lifts["text"] = [fmt_lift(a, b, c) for a, b, c in zip(lifts["lift"], lifts["ci_low"], lifts["ci_high"], strict=True)]
 
     # Browse table: one row per skill with its best lift.

@@ -407,7 +407,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                 lb_table = gr.Dataframe(interactive=False, elem_id="leaderboard-table", max_height=600)
                 gr.Markdown(
                     "Lift = with-skill minus baseline pass rate in percentage points, paired over test cases, "
-                    "with a 95% interval (normal approximation over cases); `–` = not measured."
+                    "with a 95% interval (Tango's paired score interval, as in the CLI); `–` = not measured."
                 )
 
         load_outputs = [status, skills_table, skill_pick, eval_skill, lb_sort]

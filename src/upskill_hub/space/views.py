@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.evals.stats import error_bars
 from upskill_hub.space.aggregate import _isnan, fmt_lift, fmt_rate
 
 __all__ = ["fmt_lift", "fmt_rate", "leaderboard", "search_skills"]
@@ -159,8 +160,7 @@ def pass_rate_figure(cond: pd.DataFrame, title: str = "Pass rate by model (95% i
     for i, (c, colour) in enumerate((("baseline", "#9aa5b1"), ("with_skill", "#ff9d00"))):
         sub = cond[cond["condition"] == c].set_index("model").reindex(models)
         p = sub["pass_rate"].to_numpy(dtype=float)
-        lo = np.nan_to_num(p - sub["ci_low"].to_numpy(dtype=float))
-        hi = np.nan_to_num(sub["ci_high"].to_numpy(dtype=float) - p)
+        lo, hi = error_bars(p, sub["ci_low"].to_numpy(dtype=float), sub["ci_high"].to_numpy(dtype=float))
         ax.bar(x + (i - 0.5) * width, np.nan_to_num(p), width, yerr=[lo, hi], capsize=3, label=c, color=colour)
     ax.set_xticks(x, [m[-28:] for m in models], fontsize=8)
     ax.set_ylim(0, 1.05)
