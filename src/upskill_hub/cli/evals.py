@@ -84,6 +84,10 @@ def eval_command(
 
     def on_start(total: int, done: int) -> None:
         nonlocal task
+        # Everything is validated by now: say what was read, then start the bar.
+        what = _cases_line(skill, tests)
+        if what:
+            err_console.print(what, markup=False, highlight=False, soft_wrap=True)
         progress.start()
         task = progress.add_task("eval", total=total, completed=done, info="")
 
@@ -123,6 +127,25 @@ def eval_command(
         return
     out = Console()
     print_report(result.summary, out, str(result.run_dir))
+
+
+def _cases_line(skill: Path, tests: Path | None) -> str | None:
+    """"tests: 3 test cases from skill_meta.json (upskill ...)" so no format is read silently.
+
+    ``None`` when the file cannot be read: ``run_eval`` then reports the problem itself.
+    """
+    from upskill_hub.cases import CasesError, load_cases_file
+    from upskill_hub.skill import META_FILE, load_skill
+
+    if tests is not None:
+        try:
+            return f"tests: {load_cases_file(tests).describe(str(tests))}"
+        except CasesError:
+            return None
+    res = load_skill(skill)
+    if res.skill is None or META_FILE not in res.skill.files:
+        return None
+    return f"tests: {res.skill.meta.describe(META_FILE)}"
 
 
 def runs_command(

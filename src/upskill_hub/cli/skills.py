@@ -25,7 +25,7 @@ def validate(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON report instead of text."),
 ) -> None:
     """Check skills against the Agent Skills spec. Exit 0 when all are valid, 1 otherwise."""
-    from upskill_hub.skill import load_skill
+    from upskill_hub.skill import META_FILE, load_skill
 
     report = []
     failed = False
@@ -49,7 +49,10 @@ def validate(
                     err_console.print(f"warning: {pr}", markup=False, highlight=False, soft_wrap=True, style="yellow")
             if res.ok:
                 assert res.skill is not None
-                console.print(f"[green]✓[/] {p} ({res.skill.name} {res.skill.version})", highlight=False)
+                tests = f"; {res.skill.meta.describe(META_FILE)}" if META_FILE in res.skill.files else ""
+                console.print(
+                    f"[green]✓[/] {p} ({res.skill.name} {res.skill.version}{tests})", highlight=False, soft_wrap=True
+                )
     if as_json:
         typer.echo(json.dumps({"valid": not failed, "skills": report}, indent=2))
     raise typer.Exit(1 if failed else 0)
@@ -102,7 +105,7 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of rendering."),
 ) -> None:
     """Show a skill: its metadata, files, test cases and rendered SKILL.md."""
-    from upskill_hub.skill import load_skill
+    from upskill_hub.skill import META_FILE, load_skill
 
     res = load_skill(path)
     if res.skill is None:
@@ -123,7 +126,7 @@ def show(
     info.add_row("version", skill.version)
     info.add_row("license", skill.license or "-")
     info.add_row("tokens", f"~{skill.token_estimate}")
-    info.add_row("tests", str(len(skill.meta.cases)))
+    info.add_row("tests", skill.meta.describe(META_FILE) if META_FILE in skill.files else "0 (no skill_meta.json)")
     for d, files in skill.resources().items():
         if files:
             info.add_row(d, ", ".join(f.split("/", 1)[1] for f in files))
