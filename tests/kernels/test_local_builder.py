@@ -56,8 +56,9 @@ def test_failed_build_keeps_previous_build_and_shows_the_error(cpu_project: Path
     proc = run_cli("kernels", "build", str(cpu_project), "--builder", "local")
     assert proc.returncode == 1
     lines = error_lines(proc.stderr)
-    assert lines[-1].startswith("Error: compiling my_op_cpu/my_op.cpp failed: ")
+    assert lines[-1] == "Error: compiling my_op_cpu/my_op.cpp failed (compiler output above)"
     assert any("fatal error: no_such_header.h" in ln for ln in lines[:-1])  # the compiler's line, shown
+    assert proc.stderr.count("fatal error: no_such_header.h") == 1  # ... once
     assert len(lines) < 15 and "Traceback" not in proc.stderr
 
 
