@@ -59,6 +59,11 @@ KNOWN_EXTENSION_KEYS = (
 #: Names never part of a skill's content (editor/OS litter, caches).
 IGNORED_NAMES = {".DS_Store", "__pycache__", ".git", ".ipynb_checkpoints", "Thumbs.db"}
 
+#: Permission bits written when the source gives none (a Hub download, a generated skill).
+DIR_MODE = 0o755
+FILE_MODE = 0o644
+EXEC_MODE = 0o755
+
 #: Body length the spec recommends staying under.
 BODY_LINES_SOFT_MAX = 500
 
@@ -264,6 +269,9 @@ class Skill:
     files: dict[str, bytes] = field(default_factory=dict)
     meta: SkillMeta = field(default_factory=SkillMeta)
     path: Path | None = None
+    #: Permission bits found on disk, by relative path; folders under "dir/" keys ("" is the root).
+    #: Empty for skills that did not come from a local folder.
+    modes: dict[str, int] = field(default_factory=dict)
 
     # ----------------------------------------------------------------- derived facts
     @property
@@ -348,6 +356,41 @@ class Skill:
             all_files[META_FILE] = meta.to_json().encode("utf-8")
         return cls(name=name, description=description, body=parsed_body, frontmatter=fm, files=all_files, meta=meta)
 
+    def file_mode(self, rel: str) -> int:
+        """Mode to write ``rel`` with: the source's, else executable when it starts with ``#!``.
+
+        Always owner-readable and -writable (so a later ``--force`` can replace it), never
+        setuid/setgid/sticky.
+        """
+        mode = self.modes.get(rel)
+        if mode is None:
+            mode = EXEC_MODE if self.files.get(rel, b"").startswith(b"#!") else FILE_MODE
+        return (mode & 0o777) | 0o600
+
+    def dir_mode(self, rel_dir: str) -> int:
+        """Mode for folder ``rel_dir`` ("" for the skill folder): the source's, else 0755."""
+        mode = self.modes.get(f"{rel_dir}/" if rel_dir else "")
+        return ((DIR_MODE if mode is None else mode) & 0o777) | 0o700
+
+    def write_files(self, into: Path) -> None:
+        """Write every file under ``into`` (an empty folder) with its mode, then fix folder modes.
+
+        Executables stay executable and folders get 0755 unless the source said otherwise;
+        without this, files follow the umask and the top folder the 0700 of ``mkdtemp``.
+        """
+        from upskill_hub.fsutil import check_relpath
+
+        folders = {""}
+        for rel, data in sorted(self.files.items()):
+            check_relpath(rel)
+            target = into / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            target.chmod(self.file_mode(rel))
+            folders.update(_parent_dirs(rel))
+        for rel_dir in sorted(folders, key=len, reverse=True):
+            (into / rel_dir if rel_dir else into).chmod(self.dir_mode(rel_dir))
+
     def write(self, dest: str | Path, *, overwrite: bool = False) -> Path:
         """Write the skill to ``dest`` (the skill folder itself) atomically.
 
@@ -362,15 +405,15 @@ class Skill:
         if dest.exists() and not overwrite:
             raise FileExistsError(f"{dest} already exists")
 
-        def fill(tmp: Path) -> None:
-            for rel, data in self.files.items():
-                target = tmp / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
-
-        atomic_replace_dir(dest, fill)
+        atomic_replace_dir(dest, self.write_files)
         self.path = dest
         return dest
+
+
+def _parent_dirs(rel: str) -> list[str]:
+    """``a/b/c.txt`` -> ``["a", "a/b"]``."""
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 @dataclass
@@ -531,9 +574,12 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
             )
         )
     files: dict[str, bytes] = {}
+    modes: dict[str, int] = {"": root.stat().st_mode & 0o777}
     real_root = root.resolve()
     for f in _iter_files(root):
         rel = f.relative_to(root).as_posix()
+        for rel_dir in _parent_dirs(rel):
+            modes.setdefault(f"{rel_dir}/", (root / rel_dir).stat().st_mode & 0o777)
         if f.is_symlink():
             target = f.resolve()
             if not target.is_relative_to(real_root):
@@ -544,6 +590,7 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
                 continue
         try:
             files[rel] = f.read_bytes()
+            modes[rel] = f.stat().st_mode & 0o777
         except OSError as exc:
             problems.append(Problem(shown, rel, f"cannot be read ({exc.strerror})"))
 
@@ -585,6 +632,7 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
         files=files,
         meta=meta,
         path=root,
+        modes=modes,
     )
     return LoadResult(skill, problems)
 
