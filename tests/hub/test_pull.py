@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 
@@ -210,3 +211,11 @@ def test_pull_and_install_make_scripts_executable_and_folders_0755(hub_server, h
         assert (root / "references" / "notes.md").stat().st_mode & 0o777 == 0o644
         assert root.stat().st_mode & 0o777 == 0o755 and (root / "scripts").stat().st_mode & 0o777 == 0o755
         assert subprocess.run([str(root / "scripts" / "run.sh")], capture_output=True, text=True).stdout == "hi\n"
+    proc = subprocess.run(
+        [*CLI, "pull", hub_repo_id, "-o", str(tmp_path / "out"), "--json"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["repo"] == hub_repo_id and [(r["name"], r["status"]) for r in data["skills"]] == [
+        ("tiny-skill", "unchanged")
+    ]

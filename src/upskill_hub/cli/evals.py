@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from upskill_hub.cli.output import make_console
 from upskill_hub.errors import UpskillError
 
-err_console = Console(stderr=True)
+err_console = make_console(stderr=True, highlight=True)
 
 
 def _progress():
@@ -125,7 +125,7 @@ def eval_command(
     if as_json:
         typer.echo(json.dumps(result.summary.to_dict(), indent=2))
         return
-    out = Console()
+    out = make_console()
     print_report(result.summary, out, str(result.run_dir))
 
 
@@ -151,6 +151,7 @@ def _cases_line(skill: Path, tests: Path | None) -> str | None:
 def runs_command(
     directory: Path = typer.Argument(Path("upskill-runs"), help="Output folder of past runs (or one run folder)."),
     as_csv: bool = typer.Option(False, "--csv", help="Print one CSV row per run x model x condition."),
+    as_json: bool = typer.Option(False, "--json", help="Print the same rows as a JSON list."),
 ) -> None:
     """List past eval runs and compare their pass rates and lifts."""
     from rich.table import Table
@@ -163,6 +164,9 @@ def runs_command(
     rows = comparison_rows(infos)
     if as_csv:
         typer.echo(to_csv(rows), nl=False)
+        return
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, default=str))
         return
     if not infos:
         err_console.print(f"No runs in {directory}.", highlight=False)
@@ -200,7 +204,7 @@ def runs_command(
                 ("done" if info.complete else f"{info.done}/{info.planned}") if i == 0 else "",
             )
         t.add_section()
-    Console().print(t)
+    make_console().print(t)
 
 
 def register(app: typer.Typer) -> None:

@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from upskill_hub.cli.output import make_console
 from upskill_hub.errors import UpskillError
 
 app = typer.Typer(
@@ -20,8 +20,8 @@ app = typer.Typer(
     "that `kernels.get_kernel` loads them.",
     no_args_is_help=True,
 )
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 def _split(value: str) -> list[str]:
@@ -155,6 +155,7 @@ def build(
     ),
     variant: str | None = typer.Option(None, "--variant", help="Build only this variant."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", help="Parallel compile jobs (local builder)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the built variants as JSON (local builder)."),
 ) -> None:
     """Build variants into PATH/build/<variant>/ (a failed build keeps the previous build/)."""
     if builder not in ("local", "nix"):
@@ -181,6 +182,11 @@ def build(
             for line in exc.details:
                 err_console.print(line, markup=False, soft_wrap=True, style="red")
             raise UpskillError(exc.summary()) from None
+    if as_json:
+        rows = [{"variant": b.variant, "path": str(b.path), "seconds": round(b.seconds, 2), "files": b.files}
+                for b in built]
+        typer.echo(json.dumps(rows, indent=2))
+        return
     table = Table(title="built variants")
     table.add_column("variant")
     table.add_column("path")
