@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 
 from upskill_hub import __version__
-from upskill_hub.cli import demo, evals, generate, hub, kernels, publish, skills, space
+from upskill_hub.cli import corpus, demo, evals, generate, hub, kernels, publish, skills, space
 from upskill_hub.errors import UpskillError
 from upskill_hub.redact import redact
 
@@ -34,6 +34,7 @@ app.add_typer(hub.app, name="hub")
 app.add_typer(kernels.app, name="kernels")
 app.add_typer(space.app, name="space")
 demo.register(app)
+corpus.register(app)
 
 
 def _version_callback(value: bool) -> None:
