@@ -153,23 +153,34 @@ def runs_command(
     as_csv: bool = typer.Option(False, "--csv", help="Print one CSV row per run x model x condition."),
     as_json: bool = typer.Option(False, "--json", help="Print the same rows as a JSON list."),
 ) -> None:
-    """List past eval runs and compare their pass rates and lifts."""
+    """List past eval runs and compare their pass rates and lifts (upskill's batch folders too)."""
     from rich.table import Table
 
     from upskill_hub.evals.history import comparison_rows, list_runs, to_csv
+    from upskill_hub.evals.upskill_runs import batch_rows, find_batches
 
     if not directory.is_dir():
         raise UpskillError(f"{directory} is not a folder of eval runs")
     infos = list_runs(directory)
-    rows = comparison_rows(infos)
+    batches = find_batches(directory)
+    upskill_rows = [row for b in batches for row in batch_rows(b)]
+    rows = comparison_rows(infos) + upskill_rows
     if as_csv:
         typer.echo(to_csv(rows), nl=False)
         return
     if as_json:
         typer.echo(json.dumps(rows, indent=2, default=str))
         return
+    if upskill_rows:
+        err_console.print(
+            f"read {len(batches)} upskill batch folder(s) (batch_summary.json / run_*/run_result.json) from {directory}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        _print_upskill_batches(upskill_rows)
     if not infos:
-        err_console.print(f"No runs in {directory}.", highlight=False)
+        if not upskill_rows:
+            err_console.print(f"No runs in {directory}.", highlight=False)
         return
 
     def pct(x: float | None) -> str:
@@ -204,6 +215,21 @@ def runs_command(
                 ("done" if info.complete else f"{info.done}/{info.planned}") if i == 0 else "",
             )
         t.add_section()
+    make_console().print(t)
+
+
+def _print_upskill_batches(rows: list[dict]) -> None:
+    """upskill's batches: pass rates with Wilson intervals; no lift (upskill keeps no case pairing)."""
+    from rich.table import Table
+
+    t = Table(title="upskill batches", caption="pass rate [95% Wilson CI] over runs; mean total tokens per run")
+    for col in ("batch", "skill", "model", "condition", "runs", "pass rate", "tokens"):
+        t.add_column(col, justify="right" if col in ("runs", "pass rate", "tokens") else "left")
+    for r in rows:
+        rate = r["pass_rate"]
+        shown = "–" if rate is None else f"{rate * 100:.0f}% [{(r['ci_low'] or 0) * 100:.0f}–{(r['ci_high'] or 0) * 100:.0f}%]"
+        tokens = "–" if r["mean_total_tokens"] is None else f"{r['mean_total_tokens']:.0f}"
+        t.add_row(r["run_id"], r["skill_name"], r["model"], r["condition"], str(r["n"]), shown, tokens)
     make_console().print(t)
 
 
