@@ -11,6 +11,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from upskill_hub import __version__
 from upskill_hub.cli import corpus, demo, evals, generate, hub, kernels, publish, skills, space
@@ -58,7 +59,8 @@ def main() -> None:
     try:
         app()
     except UpskillError as exc:
-        err.print(f"[bold red]Error:[/] {redact(str(exc))}", markup=True, soft_wrap=True)
+        # The message is plain text: "[torch]" in it must print, not be read as Rich markup.
+        err.print(f"[bold red]Error:[/] {escape(redact(str(exc)))}", markup=True, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print("[yellow]Interrupted.[/]")
