@@ -206,11 +206,6 @@ def supported_capabilities(caps: list[str]) -> list[str]:
     return [c for c in caps if isinstance(c, str) and valid_capability(c)]
 
 
-def supported_rocm_archs(archs: list[str]) -> list[str]:
-    """The ROCm archs kernel-builder keeps (intersection with HIP_SUPPORTED_ARCHS)."""
-    return [a for a in archs if a in ROCM_ARCHS]
-
-
 def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file into plain Python values; a syntax error is an ``UpskillError``."""
     try:
