@@ -72,3 +72,38 @@ def test_failed_install_keeps_previous_version(tmp_path: Path, monkeypatch: pyte
     monkeypatch.undo()
     assert (first / "keep.txt").read_bytes() == b"v1"
     assert [p.name for p in target.iterdir()] == ["demo-skill"]
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_install_keeps_modes_from_a_local_folder(tmp_path: Path) -> None:
+    import os
+
+    from upskill_hub.skill import load_skill
+
+    src = _skill(**{"scripts/run.sh": b"#!/bin/sh\necho hi\n", "scripts/lib.py": b"x = 1\n"}).write(
+        tmp_path / "src" / "demo-skill"
+    )
+    os.chmod(src / "scripts" / "run.sh", 0o750)
+    os.chmod(src / "scripts" / "lib.py", 0o640)
+    os.chmod(src / "scripts", 0o750)
+    old = os.umask(0o077)  # a strict umask must not leak into what is installed
+    try:
+        out = install_skill(load_skill(src).skill, tmp_path / "agent")
+    finally:
+        os.umask(old)
+    assert _mode(out / "scripts" / "run.sh") == 0o750  # still executable
+    assert _mode(out / "scripts" / "lib.py") == 0o640
+    assert _mode(out / "scripts") == 0o750  # the source said so
+    assert _mode(out) == 0o755  # not mkdtemp's 0700
+
+
+def test_install_of_an_in_memory_skill_uses_shebangs_and_0755_folders(tmp_path: Path) -> None:
+    out = install_skill(
+        _skill(**{"scripts/run.py": b"#!/usr/bin/env python3\n", "references/a.md": b"# A\n"}), tmp_path / "agent"
+    )
+    assert _mode(out / "scripts" / "run.py") == 0o755
+    assert _mode(out / "references" / "a.md") == 0o644
+    assert _mode(out) == _mode(out / "scripts") == _mode(out / "references") == 0o755

@@ -68,7 +68,7 @@ def test_valid_skill_loads_with_facts(tmp_path: Path) -> None:
         ("---\nname: other-name\ndescription: x\n---\nbody\n", "name"),
         ("---\nname: demo-skill\ndescription: ''\n---\nbody\n", "description"),
         ("---\nname: demo-skill\ndescription: " + "d" * 1025 + "\n---\nbody\n", "description"),
-        ("---\nname: demo-skill\ndescription: x\nmetadata:\n  version: 1.0\n---\nbody\n", "metadata"),
+        ("---\nname: demo-skill\ndescription: x\nmetadata:\n  version: [1]\n---\nbody\n", "metadata"),
         ("---\nname: demo-skill\ndescription: x\nmetadata: [a]\n---\nbody\n", "metadata"),
         ("---\nname: demo-skill\n---\nbody\n", "description"),
         ("---\nname: demo-skill\ndescription: x\ncompatibility: " + "c" * 501 + "\n---\n", "compatibility"),
@@ -168,8 +168,10 @@ def test_generated_valid_names_pass(name: str) -> None:
     assert name_problem(name) is None
 
 
-@given(st.text(max_size=80))
+@given(st.text(alphabet=string.printable, max_size=80))
 def test_name_rule_matches_the_spec(name: str) -> None:
+    # ASCII names keep the spec's a-z/0-9/- rule (Unicode letters: tests/test_skill_reference.py).
+    name = name.strip()
     ok = (
         1 <= len(name) <= 64
         and all(c in string.ascii_lowercase + string.digits + "-" for c in name)

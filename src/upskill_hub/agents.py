@@ -86,12 +86,10 @@ def install_skill(skill: Skill, target_dir: str | Path, *, force: bool = False) 
     resolved_target = target_dir.resolve()
 
     def fill(tmp: Path) -> None:
-        for rel, data in sorted(skill.files.items()):
-            out = tmp / rel
-            if not out.resolve().is_relative_to(tmp.resolve()):
+        for rel in skill.files:
+            if not (tmp / rel).resolve().is_relative_to(tmp.resolve()):
                 raise UpskillError(f"unsafe path {rel!r} escapes the install folder")
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_bytes(data)
+        skill.write_files(tmp)  # keeps executable bits; folders 0755 unless the source differs
 
     try:
         atomic_replace_dir(dest, fill)

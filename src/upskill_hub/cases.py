@@ -8,8 +8,14 @@
         {"id": "h100-build", "input": "...", "split": "train",
          "assert": [{"type": "contains", "value": "9.0"}]}]}
 
-* upskill's: ``{"cases": [{"input": "...", "expected": {"contains": "9.0"}}]}``
+* upskill's: a saved skill's ``{"metadata": {...}, "tests": [...]}`` and a dumped
+  ``TestCaseSuite`` ``{"cases": [...]}``, whose cases are
+  ``{"input": "...", "context": null, "expected": {"contains": ["9.0"]}, "output_file": null,
+  "validator": null, "validator_config": null}``;
 * a plain list of cases in either case shape.
+
+Which shape was read is kept in :attr:`SkillMeta.source_format`, so front ends can say in
+one line what they read instead of silently showing zero tests.
 
 Every assertion is checked here, when the file is loaded (types, arguments, regexes that
 compile, JSON schemas that are valid), so a bad tests file fails before any model call.
@@ -41,6 +47,15 @@ ASSERTION_TYPES: dict[str, str] = {
 }
 
 SPLITS = ("train", "holdout")
+
+#: Labels of the shapes :func:`parse_meta` reads (``SkillMeta.source_format``).
+FORMAT_OURS = "upskill-hub schema 1"
+FORMAT_UPSKILL_SKILL = "upskill skill_meta.json (\"tests\")"
+FORMAT_UPSKILL_SUITE = "upskill TestCaseSuite"
+FORMAT_LIST = "a list of cases"
+
+#: Keys of upskill's ``TestCase`` that upskill-hub reads beyond ``input``/``expected``.
+_UPSKILL_CASE_KEYS = {"context", "output_file", "validator", "validator_config"}
 
 
 class CasesError(ValueError):
@@ -97,6 +112,13 @@ class SkillMeta:
     #: Every other top-level key, kept verbatim (teacher model, created_at, ...).
     extra: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
+    #: Which shape the file had (``FORMAT_*``); written files are always ours.
+    source_format: str = FORMAT_OURS
+
+    def describe(self, source: str = "skill_meta.json") -> str:
+        """One line saying what was read, e.g. ``3 test cases from x.json (upskill TestCaseSuite)``."""
+        n = len(self.cases)
+        return f"{n} test case{'' if n == 1 else 's'} from {source} ({self.source_format})"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"schema_version": self.schema_version}
@@ -180,6 +202,37 @@ def _expected_to_assertions(expected: Any, where: str) -> list[Assertion]:
     return out
 
 
+def _upskill_extras(raw: dict[str, Any], text: str, loc: str) -> str:
+    """Apply upskill's optional ``TestCase`` fields; return the prompt to send.
+
+    upskill dumps every field, so ``null`` means "not used" and is accepted. Context
+    files are what the agent would have found in its workspace: a plain model call has no
+    workspace, so they are appended to the prompt. A custom ``validator`` is upskill code
+    that cannot run here; refusing the case is better than silently dropping a check.
+    """
+    for key in ("validator", "output_file", "validator_config"):
+        if raw.get(key) is not None:
+            raise CasesError(
+                f"{loc}.{key}",
+                "upskill's custom validators cannot run in upskill-hub: express the check with "
+                "'expected'/'assert' instead",
+            )
+    context = raw.get("context")
+    if context is None:
+        return text
+    if not isinstance(context, dict) or set(context) - {"files"}:
+        raise CasesError(f"{loc}.context", "must be null or {\"files\": {\"NAME\": \"CONTENT\"}}")
+    files = context.get("files")
+    if files is None:
+        return text
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        raise CasesError(f"{loc}.context.files", "must map file names to their text")
+    parts = [text.rstrip()]
+    for name, content in files.items():
+        parts.append(f"File `{name}`:\n```\n{content.rstrip()}\n```")
+    return "\n\n".join(parts)
+
+
 def parse_case(raw: Any, index: int, where: str = "cases") -> Case:
     """Validate one case in our shape or upskill's."""
     loc = f"{where}[{index}]"
@@ -188,10 +241,11 @@ def parse_case(raw: Any, index: int, where: str = "cases") -> Case:
     text = raw.get("input")
     if not isinstance(text, str) or not text.strip():
         raise CasesError(f"{loc}.input", "must be a non-empty string")
-    known = {"id", "input", "assert", "expected", "split", "description", "vars"}
+    known = {"id", "input", "assert", "expected", "split", "description", "vars"} | _UPSKILL_CASE_KEYS
     unknown = set(raw) - known
     if unknown:
         raise CasesError(loc, f"unknown case keys: {', '.join(sorted(unknown))}")
+    text = _upskill_extras(raw, text, loc)
     asserts: list[Assertion] = []
     if "assert" in raw:
         if not isinstance(raw["assert"], list):
@@ -215,25 +269,42 @@ def parse_case(raw: Any, index: int, where: str = "cases") -> Case:
 
 def parse_meta(data: Any) -> SkillMeta:
     """Turn decoded JSON (object or plain list) into a :class:`SkillMeta`."""
+    key = "cases"
     if isinstance(data, list):
-        raw_cases, extra, version = data, {}, SCHEMA_VERSION
+        raw_cases, extra, version, fmt = data, {}, SCHEMA_VERSION, FORMAT_LIST
     elif isinstance(data, dict):
         version = data.get("schema_version", SCHEMA_VERSION)
         if version != SCHEMA_VERSION:
             raise CasesError("schema_version", f"unsupported version {version!r} (this tool reads 1)")
-        raw_cases = data.get("cases", [])
+        if "tests" in data and "cases" in data:
+            raise CasesError("tests", "both 'cases' and upskill's 'tests' are present: keep one list")
+        key = "tests" if "tests" in data else "cases"
+        raw_cases = data.get(key, [])
         if not isinstance(raw_cases, list):
-            raise CasesError("cases", "must be a list")
-        extra = {k: v for k, v in data.items() if k not in ("cases", "schema_version")}
+            raise CasesError(key, "must be a list")
+        extra = {k: v for k, v in data.items() if k not in (key, "schema_version")}
+        fmt = _detect_format(data, key, raw_cases)
     else:
         raise CasesError("skill_meta.json", "must be a JSON object or a list of cases")
-    cases = [parse_case(c, i) for i, c in enumerate(raw_cases)]
+    cases = [parse_case(c, i, key) for i, c in enumerate(raw_cases)]
     seen: set[str] = set()
     for c in cases:
         if c.id in seen:
             raise CasesError("cases", f"duplicate case id {c.id!r}")
         seen.add(c.id)
-    return SkillMeta(cases=cases, extra=extra, schema_version=version)
+    return SkillMeta(cases=cases, extra=extra, schema_version=version, source_format=fmt)
+
+
+def _detect_format(data: dict[str, Any], key: str, raw_cases: list[Any]) -> str:
+    """Name the shape of a decoded tests object (for the one-line "what was read")."""
+    if key == "tests":
+        return FORMAT_UPSKILL_SKILL
+    if "schema_version" in data:
+        return FORMAT_OURS
+    upskill_like = raw_cases and all(
+        isinstance(c, dict) and "expected" in c and not {"assert", "id", "split"} & set(c) for c in raw_cases
+    )
+    return FORMAT_UPSKILL_SUITE if upskill_like and set(data) == {"cases"} else FORMAT_OURS
 
 
 def load_meta_text(text: str | bytes, source: str = "skill_meta.json") -> SkillMeta:

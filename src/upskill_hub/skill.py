@@ -2,9 +2,14 @@
 
 A skill is a folder ``<name>/`` with ``SKILL.md`` (YAML frontmatter + Markdown body) and
 optionally ``skill_meta.json`` (our metadata and test cases), ``references/``, ``scripts/``
-and ``assets/``. The rules checked here are those of the Agent Skills spec as summarised in
-ARCHITECTURE.md. A skill's *version* is a hash of its files' contents, so an eval result
-always names the exact bytes it measured.
+and ``assets/``. The rules checked here are those of the Agent Skills spec as its reference
+validator (``skills-ref``) reads them: names are NFKC-normalised Unicode letters, digits and
+hyphens, a lowercase ``skill.md`` is accepted, and duplicate frontmatter keys are an error
+(its strict YAML parser refuses them; PyYAML would silently keep the last). That validator
+reads every value as a string; PyYAML types ``1.0`` as a float, so in lenient mode such
+scalars are read back as the text that was written, with a warning to quote them. A skill's
+*version* is a hash of its files' contents, so an eval result always names the exact bytes
+it measured.
 
 Validation never raises for a bad skill: it returns :class:`Problem` s, one per thing that
 is wrong, each naming the file and the field, so the CLI can print one line per problem.
@@ -12,9 +17,10 @@ is wrong, each naming the file and the field, so the CLI can print one line per 
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import os
-import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,13 +30,18 @@ import yaml
 from upskill_hub.cases import CasesError, SkillMeta, load_meta_text
 
 SKILL_FILE = "SKILL.md"
+#: Also accepted (the reference validator looks for it after SKILL.md), with a warning.
+SKILL_FILE_LOWER = "skill.md"
 META_FILE = "skill_meta.json"
 RESOURCE_DIRS = ("references", "scripts", "assets")
 
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
 COMPATIBILITY_MAX = 500
-NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+#: Frontmatter values that must be strings (``metadata`` values are checked too).
+STRING_KEYS = ("name", "description", "license", "compatibility")
+#: YAML scalars PyYAML types but the spec (and strictyaml) reads as the written text.
+_COERCIBLE = (bool, int, float, datetime.date)
 
 #: Keys the Agent Skills spec defines.
 SPEC_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
@@ -48,26 +59,41 @@ KNOWN_EXTENSION_KEYS = (
 #: Names never part of a skill's content (editor/OS litter, caches).
 IGNORED_NAMES = {".DS_Store", "__pycache__", ".git", ".ipynb_checkpoints", "Thumbs.db"}
 
+#: Permission bits written when the source gives none (a Hub download, a generated skill).
+DIR_MODE = 0o755
+FILE_MODE = 0o644
+EXEC_MODE = 0o755
+
 #: Body length the spec recommends staying under.
 BODY_LINES_SOFT_MAX = 500
 
 
+def normalize_name(name: str) -> str:
+    """The form names are compared in: NFKC, surrounding spaces removed (as skills-ref does)."""
+    return unicodedata.normalize("NFKC", name.strip())
+
+
 def name_problem(name: Any) -> str | None:
-    """Why ``name`` is not a valid skill name, or ``None`` when it is."""
+    """Why ``name`` is not a valid skill name, or ``None`` when it is.
+
+    Letters of any script are allowed (``café``, ``数据-分析``), after NFKC normalisation,
+    like the reference validator; so are digits and single inner hyphens.
+    """
     if not isinstance(name, str):
         return "must be a string"
+    name = normalize_name(name)
     if not name:
         return "must not be empty"
     if len(name) > NAME_MAX:
         return f"is {len(name)} characters; at most {NAME_MAX} allowed"
     if name != name.lower():
-        return f"{name!r} has capitals; use lowercase a-z, 0-9 and '-'"
+        return f"{name!r} has capitals; use lowercase letters, digits and '-'"
     if name.startswith("-") or name.endswith("-"):
         return f"{name!r} must not start or end with '-'"
     if "--" in name:
         return f"{name!r} must not contain '--'"
-    if not NAME_RE.match(name):
-        return f"{name!r} may only contain lowercase a-z, 0-9 and '-'"
+    if not all(c.isalnum() or c == "-" for c in name):
+        return f"{name!r} may only contain lowercase letters, digits and '-'"
     return None
 
 
@@ -101,12 +127,72 @@ class FrontmatterError(ValueError):
         self.message = message
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that repeats a key."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+            seen.add(key)
+        except TypeError:  # unhashable key: construct_mapping reports it
+            continue
+        if duplicate:
+            raise FrontmatterError(
+                "frontmatter",
+                f"duplicate key {key!r} at line {key_node.start_mark.line + 2}: YAML would keep only the "
+                "last value; remove one",
+            )
+    return loader.construct_mapping(node, deep=True)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def _load_yaml(raw: str) -> tuple[Any, yaml.Node | None]:
+    """Parse frontmatter YAML; return the data and the node tree (for the written text)."""
+    loader = _UniqueKeyLoader(raw)
+    try:
+        node = loader.get_single_node()
+        return (loader.construct_document(node) if node is not None else None), node
+    finally:
+        loader.dispose()
+
+
+def raw_scalars(node: yaml.Node | None) -> dict[str, Any]:
+    """The text written for each top-level scalar (and each ``metadata`` entry) of a mapping."""
+    out: dict[str, Any] = {}
+    if not isinstance(node, yaml.MappingNode):
+        return out
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            continue
+        if isinstance(value_node, yaml.ScalarNode):
+            out[key_node.value] = value_node.value
+        elif key_node.value == "metadata" and isinstance(value_node, yaml.MappingNode):
+            # In document order, like the constructed dict; None where not a scalar.
+            out["metadata"] = [
+                (k.value if isinstance(k, yaml.ScalarNode) else None, v.value if isinstance(v, yaml.ScalarNode) else None)
+                for k, v in value_node.value
+            ]
+    return out
+
+
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """Split SKILL.md text into (frontmatter mapping, body).
 
     A UTF-8 BOM and CRLF line endings are accepted. YAML is parsed in safe mode, so tags
     such as ``!!python/object`` are refused rather than executed.
     """
+    data, body, _ = parse_frontmatter(text)
+    return data, body
+
+
+def parse_frontmatter(text: str) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """Like :func:`split_frontmatter`, plus the text written for each scalar (see :func:`raw_scalars`)."""
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     if not lines or lines[0].rstrip() != "---":
@@ -116,8 +202,9 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     except StopIteration:
         raise FrontmatterError("frontmatter", "unterminated: no closing '---' line") from None
     raw = "\n".join(lines[1:end])
+    node = None
     try:
-        data = yaml.safe_load(raw) if raw.strip() else None
+        data, node = _load_yaml(raw) if raw.strip() else (None, None)
     except yaml.constructor.ConstructorError as exc:
         tag = getattr(exc, "problem", "") or "unsupported tag"
         raise FrontmatterError("frontmatter", f"YAML tag not allowed ({tag.strip()})") from None
@@ -130,7 +217,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
         kind = "empty" if data is None else type(data).__name__
         raise FrontmatterError("frontmatter", f"must be a YAML mapping of keys, got {kind}")
     body = "\n".join(lines[end + 1 :])
-    return data, body
+    return data, body, raw_scalars(node)
 
 
 def render_skill_md(frontmatter: dict[str, Any], body: str) -> str:
@@ -182,6 +269,9 @@ class Skill:
     files: dict[str, bytes] = field(default_factory=dict)
     meta: SkillMeta = field(default_factory=SkillMeta)
     path: Path | None = None
+    #: Permission bits found on disk, by relative path; folders under "dir/" keys ("" is the root).
+    #: Empty for skills that did not come from a local folder.
+    modes: dict[str, int] = field(default_factory=dict)
 
     # ----------------------------------------------------------------- derived facts
     @property
@@ -200,7 +290,7 @@ class Skill:
 
     @property
     def skill_md_text(self) -> str:
-        data = self.files.get(SKILL_FILE)
+        data = self.files.get(SKILL_FILE, self.files.get(SKILL_FILE_LOWER))
         if data is None:
             return render_skill_md(self.frontmatter, self.body)
         return data.decode("utf-8-sig").replace("\r\n", "\n")
@@ -266,6 +356,41 @@ class Skill:
             all_files[META_FILE] = meta.to_json().encode("utf-8")
         return cls(name=name, description=description, body=parsed_body, frontmatter=fm, files=all_files, meta=meta)
 
+    def file_mode(self, rel: str) -> int:
+        """Mode to write ``rel`` with: the source's, else executable when it starts with ``#!``.
+
+        Always owner-readable and -writable (so a later ``--force`` can replace it), never
+        setuid/setgid/sticky.
+        """
+        mode = self.modes.get(rel)
+        if mode is None:
+            mode = EXEC_MODE if self.files.get(rel, b"").startswith(b"#!") else FILE_MODE
+        return (mode & 0o777) | 0o600
+
+    def dir_mode(self, rel_dir: str) -> int:
+        """Mode for folder ``rel_dir`` ("" for the skill folder): the source's, else 0755."""
+        mode = self.modes.get(f"{rel_dir}/" if rel_dir else "")
+        return ((DIR_MODE if mode is None else mode) & 0o777) | 0o700
+
+    def write_files(self, into: Path) -> None:
+        """Write every file under ``into`` (an empty folder) with its mode, then fix folder modes.
+
+        Executables stay executable and folders get 0755 unless the source said otherwise;
+        without this, files follow the umask and the top folder the 0700 of ``mkdtemp``.
+        """
+        from upskill_hub.fsutil import check_relpath
+
+        folders = {""}
+        for rel, data in sorted(self.files.items()):
+            check_relpath(rel)
+            target = into / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            target.chmod(self.file_mode(rel))
+            folders.update(_parent_dirs(rel))
+        for rel_dir in sorted(folders, key=len, reverse=True):
+            (into / rel_dir if rel_dir else into).chmod(self.dir_mode(rel_dir))
+
     def write(self, dest: str | Path, *, overwrite: bool = False) -> Path:
         """Write the skill to ``dest`` (the skill folder itself) atomically.
 
@@ -280,15 +405,15 @@ class Skill:
         if dest.exists() and not overwrite:
             raise FileExistsError(f"{dest} already exists")
 
-        def fill(tmp: Path) -> None:
-            for rel, data in self.files.items():
-                target = tmp / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
-
-        atomic_replace_dir(dest, fill)
+        atomic_replace_dir(dest, self.write_files)
         self.path = dest
         return dest
+
+
+def _parent_dirs(rel: str) -> list[str]:
+    """``a/b/c.txt`` -> ``["a", "a/b"]``."""
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 @dataclass
@@ -311,37 +436,84 @@ class LoadResult:
         return self.skill is not None and not self.errors
 
 
-def _check_frontmatter(fm: dict[str, Any], folder_name: str | None, where: str, strict: bool) -> list[Problem]:
+def _quote_hint(key: str, value: Any, text: str | None) -> str:
+    """``YAML reads 1.0 as a float; quote it: version: "1.0"`` (empty when not a plain scalar)."""
+    if text is None or not isinstance(value, _COERCIBLE):
+        return ""
+    kind = {bool: "a boolean", int: "a number", float: "a number"}.get(type(value), "a date")
+    return f"YAML reads {text} as {kind}; quote it: {key}: \"{text}\""
+
+
+def coerce_scalars(fm: dict[str, Any], raw: dict[str, Any], where: str) -> list[Problem]:
+    """Lenient mode: read numbers, booleans and dates where strings belong as the text written.
+
+    ``metadata: {version: 1.0}`` then means the string ``"1.0"``, as the spec's own
+    validator reads it. Each coercion is a warning with the quoting that makes it exact.
+    """
     probs: list[Problem] = []
+    for key in STRING_KEYS:
+        value, text = fm.get(key), raw.get(key)
+        if isinstance(value, _COERCIBLE) and isinstance(text, str):
+            fm[key] = text
+            probs.append(Problem(where, key, f"read as the string {text!r}: {_quote_hint(key, value, text)}", "warning"))
+    md, raw_md = fm.get("metadata"), raw.get("metadata")
+    if isinstance(md, dict) and isinstance(raw_md, list) and len(raw_md) == len(md):
+        fixed: dict[Any, Any] = {}
+        for (k, v), (k_text, v_text) in zip(md.items(), raw_md, strict=True):
+            if isinstance(k, _COERCIBLE) and k_text is not None:
+                probs.append(Problem(where, f"metadata.{k_text}", "key read as a string", "warning"))
+                k = k_text
+            if isinstance(v, _COERCIBLE) and v_text is not None:
+                hint = _quote_hint(str(k), v, v_text)
+                probs.append(Problem(where, f"metadata.{k}", f"read as the string {v_text!r}: {hint}", "warning"))
+                v = v_text
+            fixed[k] = v
+        fm["metadata"] = fixed
+    return probs
+
+
+def _check_frontmatter(
+    fm: dict[str, Any], folder_name: str | None, where: str, strict: bool, raw: dict[str, Any] | None = None
+) -> list[Problem]:
+    probs: list[Problem] = []
+    raw = raw or {}
 
     def err(fld: str, msg: str) -> None:
         probs.append(Problem(where, fld, msg))
 
+    def not_string(key: str) -> str:
+        hint = _quote_hint(key, fm.get(key), raw.get(key) if isinstance(raw.get(key), str) else None)
+        return f"must be a string ({hint})" if hint else "must be a string"
+
     name = fm.get("name")
     if "name" not in fm:
         err("name", "missing (required)")
+    elif not isinstance(name, str):
+        err("name", not_string("name"))
     else:
         why = name_problem(name)
         if why:
             err("name", why)
-        elif folder_name is not None and name != folder_name:
+        elif folder_name is not None and normalize_name(name) != unicodedata.normalize("NFKC", folder_name):
             err("name", f"{name!r} does not match its folder name {folder_name!r}")
 
     desc = fm.get("description")
     if "description" not in fm:
         err("description", "missing (required)")
     elif not isinstance(desc, str):
-        err("description", "must be a string")
+        err("description", not_string("description"))
     elif not desc.strip():
         err("description", "must not be empty")
     elif len(desc) > DESCRIPTION_MAX:
         err("description", f"is {len(desc)} characters; at most {DESCRIPTION_MAX} allowed")
 
     if "license" in fm and not (isinstance(fm["license"], str) and fm["license"].strip()):
-        err("license", "must be a non-empty string")
+        err("license", not_string("license") if not isinstance(fm["license"], str) else "must be a non-empty string")
     if "compatibility" in fm:
         comp = fm["compatibility"]
-        if not isinstance(comp, str) or not comp.strip():
+        if not isinstance(comp, str):
+            err("compatibility", not_string("compatibility"))
+        elif not comp.strip():
             err("compatibility", "must be a non-empty string")
         elif len(comp) > COMPATIBILITY_MAX:
             err("compatibility", f"is {len(comp)} characters; at most {COMPATIBILITY_MAX} allowed")
@@ -350,9 +522,11 @@ def _check_frontmatter(fm: dict[str, Any], folder_name: str | None, where: str, 
         if not isinstance(md, dict):
             err("metadata", "must be a mapping of string keys to string values")
         else:
+            raw_md = dict(p for p in raw.get("metadata", []) if p[0] is not None)
             for k, v in md.items():
                 if not isinstance(k, str) or not isinstance(v, str):
-                    err("metadata", f"entry {k!r}: {v!r} is not string -> string (quote the value)")
+                    hint = _quote_hint(str(k), v, raw_md.get(str(k)))
+                    err("metadata", f"entry {k!r}: {v!r} is not string -> string ({hint or 'quote the value'})")
                     break
     if "allowed-tools" in fm:
         at = fm["allowed-tools"]
@@ -379,20 +553,33 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
     shown = str(path)
     if not root.exists():
         return LoadResult(None, [Problem(shown, "path", "does not exist")])
-    if root.is_file() and root.name == SKILL_FILE:
+    if root.is_file() and root.name in (SKILL_FILE, SKILL_FILE_LOWER):
         root = root.parent
         shown = str(root)
     if not root.is_dir():
         return LoadResult(None, [Problem(shown, "path", "is not a skill folder (expected a directory)")])
-    skill_md = root / SKILL_FILE
-    if not skill_md.is_file() or skill_md.is_symlink():
+    md_name = skill_md_name(root)
+    if md_name is None:
         return LoadResult(None, [Problem(shown, SKILL_FILE, "missing (a skill folder needs SKILL.md)")])
 
     problems: list[Problem] = []
+    if md_name == SKILL_FILE_LOWER:
+        problems.append(
+            Problem(
+                shown,
+                SKILL_FILE_LOWER,
+                "lowercase file name: read as SKILL.md (as the reference validator does), but some agents "
+                "only look for SKILL.md; rename it",
+                "warning",
+            )
+        )
     files: dict[str, bytes] = {}
+    modes: dict[str, int] = {"": root.stat().st_mode & 0o777}
     real_root = root.resolve()
     for f in _iter_files(root):
         rel = f.relative_to(root).as_posix()
+        for rel_dir in _parent_dirs(rel):
+            modes.setdefault(f"{rel_dir}/", (root / rel_dir).stat().st_mode & 0o777)
         if f.is_symlink():
             target = f.resolve()
             if not target.is_relative_to(real_root):
@@ -403,22 +590,25 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
                 continue
         try:
             files[rel] = f.read_bytes()
+            modes[rel] = f.stat().st_mode & 0o777
         except OSError as exc:
             problems.append(Problem(shown, rel, f"cannot be read ({exc.strerror})"))
 
-    raw = files.get(SKILL_FILE, b"")
+    raw = files.get(md_name, b"")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        problems.append(Problem(shown, SKILL_FILE, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"))
+        problems.append(Problem(shown, md_name, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"))
         return LoadResult(None, problems)
     try:
-        fm, body = split_frontmatter(text)
+        fm, body, written = parse_frontmatter(text)
     except FrontmatterError as exc:
         problems.append(Problem(shown, exc.field, exc.message))
         return LoadResult(None, problems)
 
-    problems += _check_frontmatter(fm, root.resolve().name, shown, strict)
+    if not strict:
+        problems += coerce_scalars(fm, written, shown)
+    problems += _check_frontmatter(fm, root.resolve().name, shown, strict, written)
     if not body.strip():
         problems.append(Problem(shown, "body", "SKILL.md has no instructions after the frontmatter", "warning"))
     elif body.count("\n") + 1 > BODY_LINES_SOFT_MAX:
@@ -442,6 +632,7 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
         files=files,
         meta=meta,
         path=root,
+        modes=modes,
     )
     return LoadResult(skill, problems)
 
@@ -459,11 +650,33 @@ def require_skill(path: str | Path, *, strict: bool = False) -> Skill:
     return res.skill
 
 
-def find_skills(root: str | Path) -> list[Path]:
-    """Skill folders at or directly under ``root`` (folders holding a SKILL.md)."""
+def skill_md_name(folder: Path) -> str | None:
+    """``SKILL.md``, else ``skill.md``, as actually spelled in ``folder`` (regular files only)."""
+    try:
+        names = set(os.listdir(folder))
+    except OSError:
+        return None
+    for name in (SKILL_FILE, SKILL_FILE_LOWER):
+        path = folder / name
+        if name in names and path.is_file() and not path.is_symlink():
+            return name
+    return None
+
+
+def find_skills(root: str | Path, depth: int = 2) -> list[Path]:
+    """Skill folders at or under ``root`` (folders holding a SKILL.md or skill.md).
+
+    A folder without a SKILL.md is searched as a collection, ``depth`` levels down, hidden
+    ones included: published collections keep skills in ``.curated/`` or ``.system/``.
+    A skill folder's own subfolders are not searched.
+    """
     root = Path(root)
-    if (root / SKILL_FILE).is_file():
+    if skill_md_name(root) is not None:
         return [root]
-    if not root.is_dir():
+    if depth <= 0 or not root.is_dir() or root.is_symlink():
         return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and (p / SKILL_FILE).is_file())
+    found: list[Path] = []
+    for child in sorted(root.iterdir()):
+        if child.is_dir() and not child.is_symlink() and child.name not in IGNORED_NAMES:
+            found += find_skills(child, depth - 1)
+    return found

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 
@@ -188,3 +189,33 @@ def test_binary_assets_round_trip_and_unknown_revision(hub_server, hub_repo_id, 
     with pytest.raises(UpskillError, match="revision not found"):
         pull(hub_repo_id, out_dir=tmp_path / "o2", revision="no-such-branch")
     assert not (tmp_path / "o2").exists()
+
+
+def test_pull_and_install_make_scripts_executable_and_folders_0755(hub_server, hub_repo_id, tmp_path):
+    import os
+
+    skill_dir = write_skill(tmp_path / "src", extra={"scripts/run.sh": b"#!/bin/sh\necho hi\n"})
+    push([skill_dir], hub_repo_id)
+    old = os.umask(0o077)
+    try:
+        pull(hub_repo_id, out_dir=tmp_path / "out")
+        proc = subprocess.run(
+            [*CLI, "skills", "install", hub_repo_id, "--dest", str(tmp_path / "agent")],
+            capture_output=True, text=True, timeout=120,
+        )
+    finally:
+        os.umask(old)
+    assert proc.returncode == 0, proc.stderr
+    for root in (tmp_path / "out" / "tiny-skill", tmp_path / "agent" / "tiny-skill"):
+        assert (root / "scripts" / "run.sh").stat().st_mode & 0o777 == 0o755
+        assert (root / "references" / "notes.md").stat().st_mode & 0o777 == 0o644
+        assert root.stat().st_mode & 0o777 == 0o755 and (root / "scripts").stat().st_mode & 0o777 == 0o755
+        assert subprocess.run([str(root / "scripts" / "run.sh")], capture_output=True, text=True).stdout == "hi\n"
+    proc = subprocess.run(
+        [*CLI, "pull", hub_repo_id, "-o", str(tmp_path / "out"), "--json"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["repo"] == hub_repo_id and [(r["name"], r["status"]) for r in data["skills"]] == [
+        ("tiny-skill", "unchanged")
+    ]

@@ -79,7 +79,9 @@ def test_cli_check_prints_one_line_per_problem(noarch_project: Path) -> None:
         "build/torch-cpu: metadata.json: missing: every variant needs metadata.json (kernels cannot load it)",
         "build/torch213-cpu-linux: variant: 'torch213-cpu-linux' is not a build variant name (expected e.g. "
         "torch213-cxx11-cpu-x86_64-linux, torch213-cxx11-cu130-x86_64-linux or a noarch torch-cpu / torch-cuda)",
+        f"Error: {noarch_project}: 2 problem(s), listed above",
     ]
+    assert proc.stdout == ""  # no ✓ line when there are problems: one verdict, last
 
 
 def test_kernels_own_parser_is_consulted(noarch_project: Path) -> None:

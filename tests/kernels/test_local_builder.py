@@ -56,8 +56,9 @@ def test_failed_build_keeps_previous_build_and_shows_the_error(cpu_project: Path
     proc = run_cli("kernels", "build", str(cpu_project), "--builder", "local")
     assert proc.returncode == 1
     lines = error_lines(proc.stderr)
-    assert lines[-1].startswith("Error: compiling my_op_cpu/my_op.cpp failed: ")
+    assert lines[-1] == "Error: compiling my_op_cpu/my_op.cpp failed (compiler output above)"
     assert any("fatal error: no_such_header.h" in ln for ln in lines[:-1])  # the compiler's line, shown
+    assert proc.stderr.count("fatal error: no_such_header.h") == 1  # ... once
     assert len(lines) < 15 and "Traceback" not in proc.stderr
 
 
@@ -96,3 +97,24 @@ def test_noarch_build_layout(noarch_project: Path) -> None:
     # loads through kernels exactly like kernel-builder's output
     proc = run_cli("kernels", "check", str(noarch_project))
     assert proc.returncode == 0, proc.stderr
+
+
+def test_local_builder_reads_legacy_and_tvm_ffi_projects_like_kernel_builder(noarch_project: Path, tmp_path: Path):
+    # legacy (no edition): built, with kernel-builder's warning passed on
+    text = (noarch_project / "build.toml").read_text()
+    (noarch_project / "build.toml").write_text(text.replace("edition = 5\n", ""))
+    messages: list[str] = []
+    built = build_local(noarch_project, progress=messages.append, variant="torch-cpu")
+    assert [b.variant for b in built] == ["torch-cpu"]
+    assert any(m.startswith("warning: build.toml: general.edition: legacy format") for m in messages), messages
+    # legacy v3 (no framework table): refused until `kernels update`, as kernel-builder does
+    (noarch_project / "build.toml").write_text(text.replace("edition = 5\n", "").replace("[torch-noarch]\n", ""))
+    with pytest.raises(UpskillError, match="legacy v3 format.*kernels update"):
+        build_local(noarch_project)
+    # tvm-ffi: refused with a clear line (the local builder only knows torch bindings)
+    from kernelbuilder_shapes import write_project
+
+    proc = run_cli("kernels", "build", str(write_project(tmp_path, "relu-tvm-ffi")))
+    assert proc.returncode == 1
+    assert error_lines(proc.stderr)[-1].endswith("the local builder supports [torch] and [torch-noarch] kernels, "
+                                                 "not [tvm-ffi]")

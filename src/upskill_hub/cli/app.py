@@ -11,9 +11,10 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from upskill_hub import __version__
-from upskill_hub.cli import demo, doctor, evals, generate, hub, kernels, publish, skills, space
+from upskill_hub.cli import corpus, demo, doctor, evals, generate, hub, kernels, publish, skills, space
 from upskill_hub.errors import UpskillError
 from upskill_hub.redact import redact
 
@@ -35,6 +36,7 @@ app.add_typer(kernels.app, name="kernels")
 app.add_typer(space.app, name="space")
 demo.register(app)
 doctor.register(app)
+corpus.register(app)
 
 
 def _version_callback(value: bool) -> None:
@@ -58,7 +60,8 @@ def main() -> None:
     try:
         app()
     except UpskillError as exc:
-        err.print(f"[bold red]Error:[/] {redact(str(exc))}", markup=True, soft_wrap=True)
+        # The message is plain text: "[torch]" in it must print, not be read as Rich markup.
+        err.print(f"[bold red]Error:[/] {escape(redact(str(exc)))}", markup=True, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print("[yellow]Interrupted.[/]")

@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from upskill_hub.cli.output import make_console
 from upskill_hub.errors import UpskillError
 
-err_console = Console(stderr=True)
+err_console = make_console(stderr=True, highlight=True)
 
 
 def _progress():
@@ -84,6 +84,10 @@ def eval_command(
 
     def on_start(total: int, done: int) -> None:
         nonlocal task
+        # Everything is validated by now: say what was read, then start the bar.
+        what = _cases_line(skill, tests)
+        if what:
+            err_console.print(what, markup=False, highlight=False, soft_wrap=True)
         progress.start()
         task = progress.add_task("eval", total=total, completed=done, info="")
 
@@ -121,7 +125,7 @@ def eval_command(
     if as_json:
         typer.echo(json.dumps(result.summary.to_dict(), indent=2))
     else:
-        print_report(result.summary, Console(), str(result.run_dir))
+        print_report(result.summary, make_console(), str(result.run_dir))
     failed = [r for r in result.rows if r.error is not None]
     if failed:
         # The report is printed and every finished call is saved; exit 1 tells scripts and CI
@@ -132,24 +136,58 @@ def eval_command(
         )
 
 
+def _cases_line(skill: Path, tests: Path | None) -> str | None:
+    """"tests: 3 test cases from skill_meta.json (upskill ...)" so no format is read silently.
+
+    ``None`` when the file cannot be read: ``run_eval`` then reports the problem itself.
+    """
+    from upskill_hub.cases import CasesError, load_cases_file
+    from upskill_hub.skill import META_FILE, load_skill
+
+    if tests is not None:
+        try:
+            return f"tests: {load_cases_file(tests).describe(str(tests))}"
+        except CasesError:
+            return None
+    res = load_skill(skill)
+    if res.skill is None or META_FILE not in res.skill.files:
+        return None
+    return f"tests: {res.skill.meta.describe(META_FILE)}"
+
+
 def runs_command(
     directory: Path = typer.Argument(Path("upskill-runs"), help="Output folder of past runs (or one run folder)."),
     as_csv: bool = typer.Option(False, "--csv", help="Print one CSV row per run x model x condition."),
+    as_json: bool = typer.Option(False, "--json", help="Print the same rows as a JSON list."),
 ) -> None:
-    """List past eval runs and compare their pass rates and lifts."""
+    """List past eval runs and compare their pass rates and lifts (upskill's batch folders too)."""
     from rich.table import Table
 
     from upskill_hub.evals.history import comparison_rows, list_runs, to_csv
+    from upskill_hub.evals.upskill_runs import batch_rows, find_batches
 
     if not directory.is_dir():
         raise UpskillError(f"{directory} is not a folder of eval runs")
     infos = list_runs(directory)
-    rows = comparison_rows(infos)
+    batches = find_batches(directory)
+    upskill_rows = [row for b in batches for row in batch_rows(b)]
+    rows = comparison_rows(infos) + upskill_rows
     if as_csv:
         typer.echo(to_csv(rows), nl=False)
         return
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, default=str))
+        return
+    if upskill_rows:
+        err_console.print(
+            f"read {len(batches)} upskill batch folder(s) (batch_summary.json / run_*/run_result.json) from {directory}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        _print_upskill_batches(upskill_rows)
     if not infos:
-        err_console.print(f"No runs in {directory}.", highlight=False)
+        if not upskill_rows:
+            err_console.print(f"No runs in {directory}.", highlight=False)
         return
 
     def pct(x: float | None) -> str:
@@ -184,7 +222,22 @@ def runs_command(
                 ("done" if info.complete else f"{info.done}/{info.planned}") if i == 0 else "",
             )
         t.add_section()
-    Console().print(t)
+    make_console().print(t)
+
+
+def _print_upskill_batches(rows: list[dict]) -> None:
+    """upskill's batches: pass rates with Wilson intervals; no lift (upskill keeps no case pairing)."""
+    from rich.table import Table
+
+    t = Table(title="upskill batches", caption="pass rate [95% Wilson CI] over runs; mean total tokens per run")
+    for col in ("batch", "skill", "model", "condition", "runs", "pass rate", "tokens"):
+        t.add_column(col, justify="right" if col in ("runs", "pass rate", "tokens") else "left")
+    for r in rows:
+        rate = r["pass_rate"]
+        shown = "–" if rate is None else f"{rate * 100:.0f}% [{(r['ci_low'] or 0) * 100:.0f}–{(r['ci_high'] or 0) * 100:.0f}%]"
+        tokens = "–" if r["mean_total_tokens"] is None else f"{r['mean_total_tokens']:.0f}"
+        t.add_row(r["run_id"], r["skill_name"], r["model"], r["condition"], str(r["n"]), shown, tokens)
+    make_console().print(t)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,9 +11,10 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-err_console = Console(stderr=True, highlight=False)
+from upskill_hub.cli.output import make_console
+
+err_console = make_console(stderr=True)
 
 _BAR = 24
 

@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from upskill_hub.cli.output import make_console
 from upskill_hub.errors import UpskillError
 
 app = typer.Typer(
@@ -20,8 +20,8 @@ app = typer.Typer(
     "that `kernels.get_kernel` loads them.",
     no_args_is_help=True,
 )
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 def _split(value: str) -> list[str]:
@@ -68,39 +68,81 @@ def check(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
 ) -> None:
-    """Check build.toml (edition 5), the layout and the built variants; exit 1 on problems."""
+    """Check build.toml, the layout and the built variants (and, with --nvcc, compile); exit 1 on problems.
+
+    The last line is the one verdict: a ✓ line when everything passed, an Error line otherwise.
+    """
     from upskill_hub.kernels.check import check_project, has_errors
+    from upskill_hub.skill import Problem
 
     problems = check_project(path, manylinux=manylinux)
-    if as_json:
-        typer.echo(json.dumps([p.to_dict() for p in problems], indent=2))
-    else:
-        for p in problems:
-            if p.severity == "error":
-                err_console.print(str(p), markup=False, soft_wrap=True)
-            else:
-                err_console.print(f"warning: {p}", markup=False, soft_wrap=True, style="yellow")
-        if not has_errors(problems):
-            built = path / "build"
-            count = (
-                len([d for d in built.iterdir() if d.is_dir() and not d.name.startswith(".")])
-                if built.is_dir()
-                else 0
-            )
-            console.print(f"[green]✓[/] {path}: build.toml and {count} built variant(s) OK")
+    compiled: list[str] = []
+    failure: Exception | None = None
     if nvcc and not has_errors(problems):
-        from upskill_hub.kernels.builders.local import BuildError, compile_cuda_check
+        compiled, failure = _nvcc_check(path, _split(nvcc), quiet=as_json)
+    if as_json:
+        if failure is not None:
+            problems.append(Problem("nvcc", nvcc or "", str(failure)))
+        typer.echo(json.dumps([p.to_dict() for p in problems], indent=2))
+        raise typer.Exit(1 if has_errors(problems) else 0)
+    for p in problems:
+        if p.severity == "error":
+            err_console.print(str(p), markup=False, soft_wrap=True)
+        else:
+            err_console.print(f"warning: {p}", markup=False, soft_wrap=True, style="yellow")
+    if has_errors(problems):
+        n = sum(p.severity == "error" for p in problems)
+        raise UpskillError(f"{path}: {n} problem(s), listed above")
+    if failure is not None:
+        raise failure
+    built = path / "build"
+    count = len([d for d in built.iterdir() if d.is_dir() and not d.name.startswith(".")]) if built.is_dir() else 0
+    line = f"[green]✓[/] {path}: build.toml and {count} built variant(s) OK"
+    if nvcc:
+        line += f"; nvcc compiled {len(compiled)} source(s) for {', '.join(_split(nvcc))}"
+    console.print(line, soft_wrap=True)
 
-        caps = _split(nvcc)
+
+def _nvcc_check(path: Path, caps: list[str], *, quiet: bool) -> tuple[list[str], Exception | None]:
+    """Compile the CUDA sources; return (compiled sources, the one-line error or None).
+
+    The compiler's error lines are printed here, once; the returned error only names the
+    step that failed so the final line does not repeat them.
+    """
+    from upskill_hub.kernels.builders.local import BuildError, compile_cuda_check
+
+    try:
         with err_console.status(f"compiling CUDA sources for {', '.join(caps)}…") as status:
-            try:
-                compiled = compile_cuda_check(path, caps, progress=status.update)
-            except BuildError as exc:
-                for line in exc.details:
-                    err_console.print(line, markup=False, soft_wrap=True, style="red")
-                raise
-        console.print(f"[green]✓[/] nvcc compiled {len(compiled)} source(s) for {', '.join(caps)}")
-    raise typer.Exit(1 if has_errors(problems) else 0)
+            return compile_cuda_check(path, caps, progress=status.update), None
+    except BuildError as exc:
+        if not quiet:
+            for line in exc.details:
+                err_console.print(line, markup=False, soft_wrap=True, style="red")
+        return [], UpskillError(f"nvcc ({', '.join(caps)}): {exc.summary() if not quiet else exc}")
+    except UpskillError as exc:
+        return [], exc
+
+
+@app.command("update")
+def update(
+    path: Path = typer.Argument(Path("."), help="Kernel project folder whose build.toml has no edition."),
+) -> None:
+    """Rewrite a legacy build.toml (no edition) as edition 5, keeping its comments and layout."""
+    from upskill_hub.kernels.buildtoml import validate_build_toml
+    from upskill_hub.kernels.legacy import update_project
+
+    changes = update_project(path)
+    if not changes:
+        console.print(f"{path}/build.toml is already edition 5: nothing changed", markup=False, soft_wrap=True)
+        return
+    errors = [p for p in validate_build_toml(path)[0] if p.severity == "error"]
+    console.print(f"[green]✓[/] {path}/build.toml upgraded to edition 5: {'; '.join(changes)}", soft_wrap=True)
+    if errors:
+        console.print(
+            f"note: {len(errors)} other problem(s) remain; run upskill-hub kernels check {path}",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 @app.command("build")
@@ -113,6 +155,7 @@ def build(
     ),
     variant: str | None = typer.Option(None, "--variant", help="Build only this variant."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", help="Parallel compile jobs (local builder)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the built variants as JSON (local builder)."),
 ) -> None:
     """Build variants into PATH/build/<variant>/ (a failed build keeps the previous build/)."""
     if builder not in ("local", "nix"):
@@ -138,7 +181,12 @@ def build(
         except BuildError as exc:
             for line in exc.details:
                 err_console.print(line, markup=False, soft_wrap=True, style="red")
-            raise
+            raise UpskillError(exc.summary()) from None
+    if as_json:
+        rows = [{"variant": b.variant, "path": str(b.path), "seconds": round(b.seconds, 2), "files": b.files}
+                for b in built]
+        typer.echo(json.dumps(rows, indent=2))
+        return
     table = Table(title="built variants")
     table.add_column("variant")
     table.add_column("path")

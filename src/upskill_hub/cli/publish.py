@@ -5,14 +5,17 @@ Thin commands: the work is in :mod:`upskill_hub.hub.push` and :mod:`upskill_hub.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-console = Console(highlight=False, soft_wrap=True)  # keep URLs on one line
-err_console = Console(stderr=True, highlight=False)
+from upskill_hub.cli.output import make_console
+
+console = make_console()
+console.soft_wrap = True  # keep URLs on one line, on a terminal too
+err_console = make_console(stderr=True)
 
 _STATUS_STYLE = {"added": "green", "updated": "yellow", "deleted": "red", "kept": "dim", "unchanged": "dim"}
 
@@ -28,6 +31,7 @@ def push_cmd(
     create_pr: bool = typer.Option(False, "--create-pr", help="Open a pull request instead of committing."),
     message: str | None = typer.Option(None, "--message", "-m", help="Commit message."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List unchanged files too."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result and every file's change as JSON."),
 ) -> None:
     """Publish skills and their eval results to a Hub dataset repo, in one commit."""
     from upskill_hub.hub.push import push
@@ -43,6 +47,18 @@ def push_cmd(
             message=message,
             on_status=lambda msg: spinner.update(msg),
         )
+    if as_json:
+        data = {
+            "repo": repo,
+            "url": result.url,
+            "committed": result.committed,
+            "commit_url": result.commit_url,
+            "pr_url": result.pr_url,
+            "bytes_uploaded": result.bytes_uploaded,
+            "changes": [{"path": c.path, "status": c.status, "size": c.size} for c in result.changes],
+        }
+        typer.echo(json.dumps(data, indent=2))
+        return
     shown = [c for c in result.changes if verbose or c.status != "unchanged"]
     if shown:
         table = Table(show_header=True, header_style="bold")
@@ -80,12 +96,25 @@ def pull_cmd(
         Path("skills"), "--output", "-o", help="Folder to write skills/<name>/ into."
     ),
     force: bool = typer.Option(False, "--force", help="Replace local skill folders that differ."),
+    as_json: bool = typer.Option(False, "--json", help="Print the pulled skills as JSON."),
 ) -> None:
     """Download skills from a Hub dataset repo, byte-identical, after checking every file's hash."""
     from upskill_hub.hub.pull import pull
 
     with err_console.status(f"Pulling from {repo}..."):
         result = pull(repo, skill_names or None, revision=revision, out_dir=output, force=force)
+    if as_json:
+        rows = [
+            {
+                "name": s.name,
+                "version": s.version,
+                "path": str(output / s.name),
+                "status": result.status.get(s.name, "?"),
+            }
+            for s in result.skills
+        ]
+        typer.echo(json.dumps({"repo": repo, "commit": result.commit, "skills": rows}, indent=2))
+        return
     for skill in result.skills:
         state = result.status.get(skill.name, "?")
         mark = "[green]✓[/]" if state == "written" else "[dim]=[/]"

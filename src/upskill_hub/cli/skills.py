@@ -6,16 +6,16 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.table import Table
 
+from upskill_hub.cli.output import make_console
 from upskill_hub.errors import UpskillError
 
 app = typer.Typer(help="Validate, list, show and install agent skills.", no_args_is_help=True)
-console = Console()
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 @app.command("validate")
@@ -25,7 +25,7 @@ def validate(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON report instead of text."),
 ) -> None:
     """Check skills against the Agent Skills spec. Exit 0 when all are valid, 1 otherwise."""
-    from upskill_hub.skill import load_skill
+    from upskill_hub.skill import META_FILE, load_skill
 
     report = []
     failed = False
@@ -49,7 +49,10 @@ def validate(
                     err_console.print(f"warning: {pr}", markup=False, highlight=False, soft_wrap=True, style="yellow")
             if res.ok:
                 assert res.skill is not None
-                console.print(f"[green]✓[/] {p} ({res.skill.name} {res.skill.version})", highlight=False)
+                tests = f"; {res.skill.meta.describe(META_FILE)}" if META_FILE in res.skill.files else ""
+                console.print(
+                    f"[green]✓[/] {p} ({res.skill.name} {res.skill.version}{tests})", highlight=False, soft_wrap=True
+                )
     if as_json:
         typer.echo(json.dumps({"valid": not failed, "skills": report}, indent=2))
     raise typer.Exit(1 if failed else 0)
@@ -73,6 +76,7 @@ def list_skills(
             continue
         s = res.skill.summary()
         s["valid"] = res.ok
+        s["path"] = folder.relative_to(directory).as_posix() if folder != directory else "."
         rows.append(s)
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
@@ -80,16 +84,20 @@ def list_skills(
     if not rows:
         console.print(f"No skills found in {directory}.")
         return
+    tty = console.is_terminal
+    nested = any("/" in r.get("path", "") for r in rows)
     table = Table(title=f"Skills in {directory}")
     table.add_column("Name", style="bold cyan", no_wrap=True)
-    table.add_column("Description", overflow="fold", max_width=60)
+    # On a terminal long descriptions fold and are shortened; piped, they stay whole, on one line.
+    table.add_column("Description", overflow="fold", max_width=60 if tty else None, no_wrap=not tty)
     table.add_column("Version", style="dim")
     table.add_column("Tokens", justify="right")
     table.add_column("Tests", justify="right")
     for r in rows:
         desc = r.get("description", "")
-        desc = desc if len(desc) <= 120 else desc[:117] + "..."
-        name = r["name"] if r.get("valid") else f"{r['name']} [red](invalid)[/]"
+        desc = desc if len(desc) <= 120 or not tty else desc[:117] + "..."
+        label = r.get("path", r["name"]) if nested else r["name"]
+        name = label if r.get("valid") else f"{label} [red](invalid)[/]"
         table.add_row(
             name, desc, r.get("version", "-"), str(r.get("token_estimate", "-")), str(r.get("n_cases", "-"))
         )
@@ -102,7 +110,7 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of rendering."),
 ) -> None:
     """Show a skill: its metadata, files, test cases and rendered SKILL.md."""
-    from upskill_hub.skill import load_skill
+    from upskill_hub.skill import META_FILE, load_skill
 
     res = load_skill(path)
     if res.skill is None:
@@ -123,19 +131,22 @@ def show(
     info.add_row("version", skill.version)
     info.add_row("license", skill.license or "-")
     info.add_row("tokens", f"~{skill.token_estimate}")
-    info.add_row("tests", str(len(skill.meta.cases)))
+    info.add_row("tests", skill.meta.describe(META_FILE) if META_FILE in skill.files else "0 (no skill_meta.json)")
     for d, files in skill.resources().items():
         if files:
             info.add_row(d, ", ".join(f.split("/", 1)[1] for f in files))
     console.print(Panel(info, title=skill.name, expand=False))
     for p in res.problems:
         err_console.print(f"{p.severity}: {p}", markup=False, style="yellow" if p.severity == "warning" else "red")
-    console.print(Markdown(skill.body))
+    if console.is_terminal:
+        console.print(Markdown(skill.body))
+    else:  # piped: the Markdown as written, not laid out for a screen
+        console.print(skill.body.strip("\n"), markup=False)
     if skill.meta.cases:
         t = Table(title="Test cases")
         t.add_column("id", style="cyan")
         t.add_column("split")
-        t.add_column("input", overflow="fold", max_width=60)
+        t.add_column("input", overflow="fold", max_width=60 if console.is_terminal else None)
         t.add_column("assertions", overflow="fold")
         for c in skill.meta.cases:
             t.add_row(c.id, c.split, c.input, ", ".join(a.type for a in c.asserts))

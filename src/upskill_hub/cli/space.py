@@ -9,16 +9,16 @@ import os
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from upskill_hub.cli.output import make_console
 from upskill_hub.errors import UpskillError
 
 app = typer.Typer(
     help="Browse skills and results, and run evaluations, in a Gradio app (local or as a Space).",
     no_args_is_help=True,
 )
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 @app.command("run")

@@ -189,6 +189,7 @@ def _validated_skill(repo_id: str, name: str, files: dict[str, bytes], row: dict
     if row.get("content_hash") and skill.full_hash != row["content_hash"]:
         raise _refuse(repo_id, f"skill {name!r} does not match its recorded content hash")
     skill.path = None
+    skill.modes = {}  # the temporary folder's modes say nothing about the Hub copy
     return skill
 
 
@@ -232,13 +233,7 @@ def pull(
         todo.append(skill)
     for skill in todo:
 
-        def fill(tmp: Path, skill: Skill = skill) -> None:
-            for rel, data in skill.files.items():
-                check_relpath(rel)
-                t = tmp / rel
-                t.parent.mkdir(parents=True, exist_ok=True)
-                t.write_bytes(data)
-
-        atomic_replace_dir(out / skill.name, fill)
+        # Files with a shebang become executable and folders 0755 (the Hub keeps no modes).
+        atomic_replace_dir(out / skill.name, skill.write_files)
         result.status[skill.name] = "written"
     return result

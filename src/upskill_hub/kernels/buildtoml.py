@@ -1,11 +1,14 @@
 """Read, validate and write kernel-builder ``build.toml`` files (edition 5).
 
-kernel-builder rejects a build.toml with an unknown key, a bad kernel name or a CUDA
-capability it does not know, but only deep inside a Nix build that cannot run here. We
-check the same schema up front (mirroring ``kernels-data/src/config/v5.rs``, which uses
-serde's ``deny_unknown_fields``) and report every problem at once, one line each, so a
-project is known to be buildable by the Nix flake before anyone tries. Files are read and
-written with ``tomlkit`` so that ``init`` produces the same formatting a human would.
+kernel-builder rejects a build.toml with an unknown key or a bad kernel name, but only deep
+inside a Nix build that cannot run here. We check the same schema up front (mirroring
+``kernels-data/src/config/v5.rs``, which uses serde's ``deny_unknown_fields``) and report
+every problem at once, one line each, so a project is known to be buildable by the Nix
+flake before anyone tries. Where kernel-builder is lenient we are too, with a warning:
+legacy files without an edition (see :mod:`.legacy`), backends listed without a
+``[kernel.*]`` section, and CUDA capabilities or ROCm archs it does not build, which it
+drops (only an empty set after dropping fails, as in its ``kernel.cmake``). Files are read
+and written with ``tomlkit`` so that ``init`` produces the same formatting a human would.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.kernels.legacy import V4, legacy_format, legacy_message
 from upskill_hub.skill import Problem
 
 BUILD_TOML = "build.toml"
@@ -51,11 +55,17 @@ DEPENDENCIES = (
 )
 #: CUDA capabilities kernel-builder builds (``kernel-builder/src/cuda_supported_archs.json``).
 CUDA_CAPABILITIES = ("7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "11.0", "12.0")
-#: ROCm archs kernel-builder builds (``preamble.cmake`` HIP_SUPPORTED_ARCHS) plus older ones it accepts.
+#: ROCm archs kernel-builder builds (``preamble.cmake`` HIP_SUPPORTED_ARCHS); others are dropped.
 ROCM_ARCHS = (
-    "gfx906", "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950",
+    "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950",
     "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201",
 )  # fmt: skip
+#: What a capability looks like (``9.0``, ``9.0a``, ``10.0f``, ``8.0+PTX``), supported or not.
+CAPABILITY_RE = re.compile(r"^\d+\.\d+[af]?(\+PTX)?$")
+#: What a ROCm arch looks like (``gfx90a``, ``gfx1100``), supported or not.
+ROCM_ARCH_RE = re.compile(r"^gfx[0-9]+[a-z0-9]*$")
+#: Folder holding the Python package, per framework.
+EXT_DIRS = {"torch": "torch-ext", "torch-noarch": "torch-ext", "tvm-ffi": "tvm-ffi-ext"}
 FRAMEWORKS = ("torch", "torch-noarch", "tvm-ffi")
 
 _STR_LIST = "list of strings"
@@ -144,6 +154,8 @@ class BuildConfig:
     upstream: str | None = None
     source: str | None = None
     noarch_cuda_capabilities: list[str] = field(default_factory=list)
+    #: Warnings found while loading (legacy format, dropped capabilities...), for builders to show.
+    warnings: list[Problem] = field(default_factory=list)
 
     @property
     def python_name(self) -> str:
@@ -155,9 +167,14 @@ class BuildConfig:
         return self.framework == "torch-noarch"
 
     @property
+    def ext_dir(self) -> Path:
+        """``torch-ext/`` or, for ``[tvm-ffi]`` kernels, ``tvm-ffi-ext/``."""
+        return self.root / EXT_DIRS[self.framework]
+
+    @property
     def package_dir(self) -> Path:
-        """``torch-ext/<python_name>/``: the Python package every variant ships."""
-        return self.root / "torch-ext" / self.python_name
+        """``<ext_dir>/<python_name>/``: the Python package every variant ships."""
+        return self.ext_dir / self.python_name
 
     def kernels_for(self, backend: str) -> list[KernelSection]:
         return [k for k in self.kernels.values() if k.backend == backend]
@@ -182,6 +199,11 @@ def valid_capability(cap: str) -> bool:
     if base.endswith(("a", "f")):
         base = base[:-1]
     return base in CUDA_CAPABILITIES
+
+
+def supported_capabilities(caps: list[str]) -> list[str]:
+    """The capabilities kernel-builder keeps (its loose intersection with the supported set)."""
+    return [c for c in caps if isinstance(c, str) and valid_capability(c)]
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -236,7 +258,7 @@ class _Checker:
                 if dep not in DEPENDENCIES:
                     self.add(where, f"unknown dependency {dep!r} (known: {', '.join(DEPENDENCIES)})")
         elif kind == "edition" and value != EDITION:
-            self.add(where, f"must be {EDITION} (this is the edition-5 schema; got {value!r})")
+            self.add(where, f"unsupported build edition {value!r}: this tool reads edition {EDITION}")
         elif kind == "backends":
             if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
                 self.add(where, "must be a non-empty list of backend names")
@@ -253,6 +275,40 @@ class _Checker:
                     self.add(where, "each entry needs a string repo-id")
                 if ("version" in dep) == ("revision" in dep):
                     self.add(where, "each entry needs exactly one of version or revision")
+
+    def targets(self, values: Any, where: str, kind: str) -> None:
+        """Check a capability or arch list the way kernel-builder treats it.
+
+        Malformed entries are errors. Well-formed ones it does not build are dropped with a
+        warning, as kernel-builder drops them; nothing left after dropping is an error, the
+        build's own "empty set" failure.
+        """
+        if not isinstance(values, list):
+            return
+        cuda = kind == "cuda"
+        pattern, supported = (CAPABILITY_RE, CUDA_CAPABILITIES) if cuda else (ROCM_ARCH_RE, ROCM_ARCHS)
+        noun = "CUDA capability" if cuda else "ROCm arch"
+        keep = valid_capability if cuda else (lambda a: a in ROCM_ARCHS)
+        kept, dropped = [], []
+        for value in values:
+            if not isinstance(value, str):
+                continue
+            if not pattern.match(value):
+                self.add(where, f"invalid {noun} {value!r} (supported: {', '.join(supported)})")
+            elif keep(value):
+                kept.append(value)
+            else:
+                dropped.append(value)
+        if dropped:
+            what = "capabilities" if cuda else "architectures"
+            self.add(
+                where,
+                f"dropping unsupported {what} {', '.join(dropped)}: kernel-builder does not build them "
+                f"(supported: {', '.join(supported)})",
+                "warning",
+            )
+            if not kept:
+                self.add(where, f"empty set of {what} after dropping unsupported ones: nothing would be built")
 
     def path_exists(self, rel_path: Any, where: str, want_dir: bool = False) -> None:
         if not isinstance(rel_path, str):
@@ -282,6 +338,10 @@ def validate_build_toml(root: Path) -> tuple[list[Problem], dict[str, Any] | Non
     except UpskillError as exc:
         chk.add("build.toml", str(exc).split(": ", 1)[-1])
         return chk.problems, None
+    legacy = legacy_format(data)
+    if legacy is not None:
+        chk.add("general.edition", legacy_message(legacy, str(root)), "warning" if legacy == V4 else "error")
+        data = _upgraded_view(data)
 
     frameworks = [f for f in FRAMEWORKS if f in data]
     chk.keys(data, {"general": "table", "kernel": "table", **{f: "table" for f in FRAMEWORKS}}, "")
@@ -330,12 +390,8 @@ def validate_build_toml(root: Path) -> tuple[list[Problem], dict[str, Any] | Non
             chk.path_exists(src, f"{framework}.src[{i}]")
         for i, inc in enumerate(fw.get("include", []) if isinstance(fw.get("include"), list) else []):
             chk.path_exists(inc, f"{framework}.include[{i}]", want_dir=True)
-        for cap in fw.get("cuda_capabilities", []) or []:
-            if isinstance(cap, str) and not valid_capability(cap):
-                chk.add(
-                    f"{framework}.cuda_capabilities",
-                    f"invalid CUDA capability {cap!r} (supported: {', '.join(CUDA_CAPABILITIES)})",
-                )
+        chk.targets(fw.get("cuda_capabilities"), f"{framework}.cuda_capabilities", "cuda")
+        chk.targets(fw.get("rocm_archs"), f"{framework}.rocm_archs", "rocm")
         if framework == "torch-noarch" and data.get("kernel"):
             chk.add("kernel", "a [torch-noarch] kernel has no compiled [kernel.*] sections")
         if framework == "torch" and "src" not in fw:
@@ -374,32 +430,42 @@ def validate_build_toml(root: Path) -> tuple[list[Problem], dict[str, Any] | Non
             section.get("include", []) if isinstance(section.get("include"), list) else []
         ):
             chk.path_exists(inc, f"{where}.include[{i}]", want_dir=True)
-        for cap in section.get("cuda-capabilities", []) or []:
-            if isinstance(cap, str) and not valid_capability(cap):
-                chk.add(
-                    f"{where}.cuda-capabilities",
-                    f"invalid CUDA capability {cap!r} (supported: {', '.join(CUDA_CAPABILITIES)})",
-                )
-        for arch in section.get("rocm-archs", []) or []:
-            if isinstance(arch, str) and arch not in ROCM_ARCHS:
-                chk.add(f"{where}.rocm-archs", f"unknown ROCm arch {arch!r} (known: {', '.join(ROCM_ARCHS)})")
+        chk.targets(section.get("cuda-capabilities"), f"{where}.cuda-capabilities", "cuda")
+        chk.targets(section.get("rocm-archs"), f"{where}.rocm-archs", "rocm")
 
-    if framework == "torch":
+    if framework in ("torch", "tvm-ffi"):
         compiled = {s.get("backend") for s in kernels.values() if isinstance(s, dict)}
         for backend in backends:
             if backend in KERNEL_BACKENDS and backend not in compiled:
+                # kernel-builder builds such a variant with the binding alone (its CI does).
                 chk.add(
                     "general.backends",
-                    f"backend {backend!r} has no [kernel.*] section with backend = {backend!r}",
+                    f"backend {backend!r} has no [kernel.*] section: its variant holds only the binding",
+                    "warning",
                 )
 
     if isinstance(name, str) and NAME_RE.match(name):
-        pkg = root / "torch-ext" / name.replace("-", "_")
-        if not (pkg / "__init__.py").is_file():
-            chk.add("general.name", f"package torch-ext/{name.replace('-', '_')}/__init__.py does not exist")
-    if not [p for p in chk.problems if p.severity == "error"]:
+        ext = EXT_DIRS.get(framework or "torch", "torch-ext")
+        pkg = f"{ext}/{name.replace('-', '_')}"
+        if not (root / pkg / "__init__.py").is_file():
+            chk.add("general.name", f"package {pkg}/__init__.py does not exist")
+    if legacy is None and not [p for p in chk.problems if p.severity == "error"]:
         _cross_check_with_kernels_parser(root, chk)
     return chk.problems, data
+
+
+def _upgraded_view(data: dict[str, Any]) -> dict[str, Any]:
+    """A legacy table as kernel-builder reads it: edition 5, version 1 by default, noarch by default.
+
+    Only the in-memory view changes; ``kernels update`` writes the same upgrade to disk.
+    """
+    general = dict(data["general"])
+    general.setdefault("version", 1)
+    general["edition"] = EDITION
+    view = {**data, "general": general}
+    if not any(f in view for f in FRAMEWORKS):
+        view["torch-noarch"] = {}
+    return view
 
 
 def _cross_check_with_kernels_parser(root: Path, chk: _Checker) -> None:
@@ -433,7 +499,9 @@ def load_build(root: Path) -> BuildConfig:
             else ""
         )
         raise UpskillError(f"{root / errors[0].path}: {errors[0].field}: {errors[0].message}{more}")
-    return config_from_table(root, data)
+    cfg = config_from_table(root, data)
+    cfg.warnings = [p for p in problems if p.severity == "warning"]
+    return cfg
 
 
 def config_from_table(root: Path, data: dict[str, Any]) -> BuildConfig:
@@ -449,7 +517,7 @@ def config_from_table(root: Path, data: dict[str, Any]) -> BuildConfig:
             depends=list(sec.get("depends", [])),
             include=list(sec.get("include", [])),
             cxx_flags=list(sec.get("cxx-flags", [])),
-            cuda_capabilities=list(sec.get("cuda-capabilities", [])),
+            cuda_capabilities=supported_capabilities(list(sec.get("cuda-capabilities", []))),
             cuda_flags=list(sec.get("cuda-flags", [])),
         )
         for kname, sec in data.get("kernel", {}).items()
@@ -470,7 +538,7 @@ def config_from_table(root: Path, data: dict[str, Any]) -> BuildConfig:
         repo_id=(general.get("hub") or {}).get("repo-id"),
         upstream=general.get("upstream"),
         source=general.get("source"),
-        noarch_cuda_capabilities=list(fw.get("cuda_capabilities", [])),
+        noarch_cuda_capabilities=supported_capabilities(list(fw.get("cuda_capabilities", []))),
     )
 
 

@@ -29,10 +29,10 @@ NOARCH_SUFFIX = {"cann": "npu"}
 
 
 def source_files(cfg: BuildConfig) -> list[Path]:
-    """Every file whose content defines the build (build.toml, torch-ext/, sources, includes)."""
+    """Every file whose content defines the build (build.toml, torch-ext/ or tvm-ffi-ext/, sources...)."""
     root = cfg.root
     files: set[Path] = {root / "build.toml"}
-    for base in [root / "torch-ext"] + [root / inc for inc in cfg.torch_include]:
+    for base in [cfg.ext_dir] + [root / inc for inc in cfg.torch_include]:
         if base.is_dir():
             files.update(p for p in base.rglob("*") if p.is_file() and not _skipped(p))
     for rel in cfg.torch_src:

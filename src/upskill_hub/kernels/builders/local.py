@@ -82,11 +82,20 @@ spec.loader.exec_module(mod)
 
 
 class BuildError(UpskillError):
-    """A failed build: one-line message, plus the compiler's error lines in ``details``."""
+    """A failed build: one-line message, plus the compiler's error lines in ``details``.
 
-    def __init__(self, message: str, details: list[str] | None = None) -> None:
+    ``step`` names what failed without the compiler's words, so a front end that prints
+    ``details`` can end with a line that does not repeat them.
+    """
+
+    def __init__(self, message: str, details: list[str] | None = None, step: str | None = None) -> None:
         super().__init__(message)
         self.details = details or []
+        self.step = step or message
+
+    def summary(self) -> str:
+        """One line for after ``details`` were shown: what failed, not the compiler text again."""
+        return f"{self.step} failed (compiler output above)" if self.details else str(self)
 
 
 @dataclass
@@ -166,7 +175,7 @@ def _torch_flags() -> tuple[list[str], list[str]]:
 
 def _include_flags(cfg: BuildConfig, srcs: list[str], gen_dir: Path) -> list[str]:
     root = cfg.root
-    dirs: list[Path] = [root, root / "torch-ext"]
+    dirs: list[Path] = [root, cfg.ext_dir]
     dirs += [root / inc for inc in cfg.torch_include]
     for sec in cfg.kernels.values():
         dirs += [root / inc for inc in sec.include]
@@ -209,7 +218,7 @@ def _run(cmd: list[str], what: str, cancel: threading.Event | None = None) -> No
         first = details[0] if details else f"exit status {proc.returncode}"
         if cancel is not None:
             cancel.set()
-        raise BuildError(f"{what} failed: {first}", details)
+        raise BuildError(f"{what} failed: {first}", details, step=what)
 
 
 class _Cancelled(Exception):
@@ -328,7 +337,7 @@ def smoke_import(variant_dir: Path) -> None:
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
         last = lines[-1] if lines else f"exit status {proc.returncode}"
-        raise BuildError(f"the built variant does not import: {last}", lines[-12:])
+        raise BuildError(f"the built variant does not import: {last}", lines[-12:], step="importing the built variant")
 
 
 def _build_info(backend: str) -> dict[str, str]:
@@ -392,6 +401,8 @@ def build_local(
     """
     report = progress or (lambda _msg: None)
     cfg = load_build(root)
+    for warning in cfg.warnings:  # legacy format, dropped capabilities: kernel-builder warns too
+        report(f"warning: {warning}")
     plan = plan_variants(cfg, variant)
     uid = layout.source_hash(cfg)
     jobs = jobs or min(4, os.cpu_count() or 1)
