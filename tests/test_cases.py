@@ -76,3 +76,29 @@ def test_tests_file_needs_cases(tmp_path: Path) -> None:
         load_cases_file(empty)
     with pytest.raises(CasesError, match="not found"):
         load_cases_file(tmp_path / "missing.json")
+
+
+def test_skill_meta_nested_100000_deep_is_a_one_line_error() -> None:
+    deep = '{"cases": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with pytest.raises(CasesError, match="deeper than 64 levels"):
+        load_meta_text(deep)
+    with pytest.raises(CasesError, match="deeper than"):
+        load_meta_text(deep.encode())
+
+
+def test_deep_schema_inside_limits_is_a_one_line_error_not_recursion() -> None:
+    schema: dict = {}
+    for _ in range(30):
+        schema = {"not": {"not": schema}}
+    meta = json.dumps({"cases": [{"input": "q", "assert": [{"type": "json-schema", "value": schema}]}]})
+    try:
+        load_meta_text(meta)
+    except CasesError as exc:  # rejected or accepted: either is fine, a traceback is not
+        assert "\n" not in str(exc)
+
+
+def test_regex_too_long_is_refused_when_loading() -> None:
+    from upskill_hub.cases import parse_assertion
+
+    with pytest.raises(CasesError, match="longer than"):
+        parse_assertion({"type": "regex", "value": "a" * 5000}, "t")
