@@ -301,15 +301,16 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                 summary,
                 views.figure_png(views.pass_rate_figure(frame), f"run:{result.run_dir}:pass"),
                 views.figure_png(views.tokens_figure(frame), f"run:{result.run_dir}:tokens"),
-                str(result.run_dir),
+                session.remember_run(result.run_dir),
             )
 
-    def on_push(source: str, run_dir: str, oauth_token: gr.OAuthToken | None = None):
-        if not run_dir:
+    def on_push(source: str, run_handle: str, oauth_token: gr.OAuthToken | None = None):
+        # ``run_handle`` is what on_run gave this visitor: a handle, never a path.
+        if not run_handle:
             return "Run an evaluation first."
         token = oauth_token.token if oauth_token is not None else None
         try:
-            return session.push_run(Path(run_dir), (source or "").strip(), token)
+            return session.push_run(session.run_for(run_handle), (source or "").strip(), token)
         except UpskillError as exc:
             return f"Error: {redact(str(exc), [token] if token else [])}"
 
