@@ -348,7 +348,6 @@ class HubApp:
         self.writable_refs(ctx, repo_type, repo_id)
         header: payloads.CommitHeader | None = None
         ops: list[Operation] = []
-        new_blobs: list[bytes] = []
         for key, value in payloads.parse_commit_lines(body):
             if isinstance(value, payloads.CommitHeader):
                 header = value
@@ -362,8 +361,7 @@ class HubApp:
                     )
                 except (binascii.Error, ValueError):
                     raise StoreError(400, f"Invalid base64 content for {path}", "BadRequest") from None
-                new_blobs.append(data)
-                ops.append(Operation("add", path, Entry.regular(data)))
+                ops.append(Operation("add", path, Entry.regular(data), data=data))
             elif isinstance(value, payloads.CommitLfsFile):
                 path = check_repo_path(value.path)
                 oid = value.oid
@@ -384,9 +382,6 @@ class HubApp:
                 ops.append(Operation("delete_file" if key == "deletedFile" else "delete_folder", path))
         if header is None or not header.summary.strip():
             raise StoreError(400, "A commit needs a header with a non-empty summary", "BadRequest")
-        # Blobs are written only once the whole payload is valid: a refused commit leaves nothing.
-        for data in new_blobs:
-            self.store.put_bytes(data)
         create_pr = _bool_param(ctx.query.get("create_pr"))
         commit, pr_num = self.store.commit(
             repo_type,

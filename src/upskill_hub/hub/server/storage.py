@@ -217,6 +217,8 @@ class Operation:
     kind: str  # "add" | "delete_file" | "delete_folder"
     path: str
     entry: Entry | None = None
+    #: Inline content of an added regular file; stored only once the whole commit is valid.
+    data: bytes | None = None
 
 
 class HubStore:
@@ -522,6 +524,9 @@ class HubStore:
                         )
                     for p in doomed:
                         del tree[p]
+            for op in operations:  # every operation checked: now the new blobs may be written
+                if op.data is not None:
+                    self.put_bytes(op.data)
             commit = self._make_commit(repo_type, repo_id, (head_id,), tree, title, message, author)
             self._mark_owned(repo_type, repo_id, sorted({op.entry.sha256 for op in operations if op.entry}))
             pr_num: int | None = None
