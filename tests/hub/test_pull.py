@@ -240,9 +240,9 @@ def test_cli_prints_rich_markup_and_escapes_in_names_as_one_plain_line(hub_serve
 
 
 def test_printable_escapes_markup_and_control_characters():
-    from upskill_hub.cli.app import printable
-
     from rich.console import Console
+
+    from upskill_hub.cli.app import printable
 
     console = Console(record=True, width=200)
     for raw, shown in (("a [/] b [bold]c", "a [/] b [bold]c"), ("x\x1b[31my", "x\\x1b[31my")):
