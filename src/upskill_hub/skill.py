@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from upskill_hub import safeyaml
 from upskill_hub.cases import CasesError, SkillMeta, load_meta_text
 
 SKILL_FILE = "SKILL.md"
@@ -105,7 +106,8 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """Split SKILL.md text into (frontmatter mapping, body).
 
     A UTF-8 BOM and CRLF line endings are accepted. YAML is parsed in safe mode, so tags
-    such as ``!!python/object`` are refused rather than executed.
+    such as ``!!python/object`` are refused rather than executed, and within the limits of
+    :mod:`upskill_hub.safeyaml` (size, depth, alias expansion).
     """
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
@@ -117,7 +119,10 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
         raise FrontmatterError("frontmatter", "unterminated: no closing '---' line") from None
     raw = "\n".join(lines[1:end])
     try:
-        data = yaml.safe_load(raw) if raw.strip() else None
+        # Bounded: an alias bomb or deep nesting in someone's SKILL.md is an error, not gigabytes.
+        data = safeyaml.load(raw) if raw.strip() else None
+    except safeyaml.YAMLLimitError as exc:
+        raise FrontmatterError("frontmatter", str(exc)) from None
     except yaml.constructor.ConstructorError as exc:
         tag = getattr(exc, "problem", "") or "unsupported tag"
         raise FrontmatterError("frontmatter", f"YAML tag not allowed ({tag.strip()})") from None
