@@ -33,6 +33,11 @@ def test_searches_answer_under_1s_while_a_catastrophic_regex_eval_runs(running_a
     attacker = Client(running_app, verbose=False)
     visitor = Client(running_app, verbose=False)
     visitor.predict(space_repo, api_name="/load")
+    quiet = []
+    for _ in range(5):  # the same searches with nobody else on the Space, for comparison
+        t = time.monotonic()
+        visitor.predict(space_repo, "gree", 0, False, "best lift", api_name="/search")
+        quiet.append(time.monotonic() - t)
     with running_llm_server(_x_script, models=("xs",)) as srv:
         job = attacker.submit(
             space_repo, "paste", "", HOSTILE_MD, HOSTILE_META, "xs", f"{srv.url}/v1", "", "", "", "", 2,
@@ -54,6 +59,7 @@ def test_searches_answer_under_1s_while_a_catastrophic_regex_eval_runs(running_a
         status = job.result()[0]
     assert status.startswith("Finished **hostile-regex**: 16 calls"), status
     assert busy_for > 2 and len(latencies) >= 5  # the searches really overlapped the hostile run
-    print(f"hostile eval {busy_for:.1f}s; {len(latencies)} searches, median "
-          f"{statistics.median(latencies) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms")  # fmt: skip
+    print(f"search alone: median {statistics.median(quiet) * 1000:.0f} ms; during the {busy_for:.1f}s hostile eval: "
+          f"{len(latencies)} searches, median {statistics.median(latencies) * 1000:.0f} ms, "
+          f"max {max(latencies) * 1000:.0f} ms")  # fmt: skip
     assert max(latencies) < 1.0
