@@ -36,3 +36,6 @@ SCHEMA_MAX_DEPTH = int(_env_number("UPSKILL_SCHEMA_MAX_DEPTH", 48))
 
 #: How deep any JSON we parse from others (skill_meta.json, answers, payloads) may nest.
 JSON_MAX_DEPTH = int(_env_number("UPSKILL_JSON_MAX_DEPTH", 64))
+
+#: ``regex`` / ``json-schema`` checks running at once in one process (half the cores, at least 1).
+CHECK_THREADS = int(_env_number("UPSKILL_CHECK_THREADS", max(1, (os.cpu_count() or 2) // 2)))

@@ -40,7 +40,7 @@ def test_searches_answer_under_1s_while_a_catastrophic_regex_eval_runs(running_a
         quiet.append(time.monotonic() - t)
     with running_llm_server(_x_script, models=("xs",)) as srv:
         job = attacker.submit(
-            space_repo, "paste", "", HOSTILE_MD, HOSTILE_META, "xs", f"{srv.url}/v1", "", "", "", "", 2,
+            space_repo, "paste", "", HOSTILE_MD, HOSTILE_META, "xs", f"{srv.url}/v1", "", "", "", "", 1,
             api_name="/run_eval",
         )  # fmt: skip
         deadline = time.monotonic() + 60
@@ -57,7 +57,7 @@ def test_searches_answer_under_1s_while_a_catastrophic_regex_eval_runs(running_a
             assert "1 of 3 skills match" in note
         busy_for = time.monotonic() - started
         status = job.result()[0]
-    assert status.startswith("Finished **hostile-regex**: 16 calls"), status
+    assert status.startswith("Finished **hostile-regex**: 8 calls"), status
     assert busy_for > 2 and len(latencies) >= 5  # the searches really overlapped the hostile run
     print(f"search alone: median {statistics.median(quiet) * 1000:.0f} ms; during the {busy_for:.1f}s hostile eval: "
           f"{len(latencies)} searches, median {statistics.median(latencies) * 1000:.0f} ms, "

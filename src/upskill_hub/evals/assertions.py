@@ -19,11 +19,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from upskill_hub import safejson
+from upskill_hub import limits, safejson
 from upskill_hub.cases import Assertion, Case
 from upskill_hub.evals import guarded
 from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ModelClient
@@ -303,6 +304,14 @@ async def check_rubric(
 
 #: Checks that may take up to their time budget: run off the event loop.
 _THREADED = frozenset({"regex", "json-schema"})
+#: How many such checks run at once in this process, whatever the number of evaluations: a
+#: hostile pattern then holds at most these cores and the Space keeps answering everyone else.
+_CHECK_SLOTS = threading.BoundedSemaphore(limits.CHECK_THREADS)
+
+
+def _slotted_check(assertion: Assertion, output: str) -> AssertionResult:
+    with _CHECK_SLOTS:
+        return check_sync(assertion, output)
 
 
 async def evaluate_case(
@@ -325,7 +334,7 @@ async def evaluate_case(
                 raise JudgeError(f"case {case.id!r} has an llm-rubric assertion but no judge model is set")
             results.append(await check_rubric(a, case, output, judge, call))
         elif a.type in _THREADED:
-            results.append(await asyncio.to_thread(check_sync, a, output))
+            results.append(await asyncio.to_thread(_slotted_check, a, output))
         else:
             results.append(check_sync(a, output))
     return CaseOutcome(results)
