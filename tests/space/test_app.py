@@ -120,6 +120,15 @@ def test_bad_input_is_one_clear_line(running_app, space_repo, monkeypatch):
     assert "**Error:**" in out[0] and "internal address" in out[0]
 
 
+def test_huge_or_deep_test_cases_for_a_library_skill_are_one_line_errors(running_app, space_repo, llm_server):
+    client = Client(running_app, verbose=False)
+    spec = model_specs(llm_server)[0]
+    for meta, needle in (("[" * 300_000, "larger than"), ('{"cases": ' + "[" * 5000 + "]" * 5000 + "}", "deeper than")):
+        out = client.predict(space_repo, "library", "greeting", "", meta, spec, "", "", "", "", "", 1,
+                             api_name="/run_eval")  # fmt: skip
+        assert out[0].startswith("**Error:**") and needle in out[0] and "\n" not in out[0]
+
+
 @pytest.mark.parametrize("skill", ["json-helper"])
 def test_skill_without_cases_cannot_be_evaluated(running_app, space_repo, llm_server, skill):
     client = Client(running_app, verbose=False)

@@ -239,6 +239,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         if (meta or "").strip():
             from upskill_hub.cases import CasesError, load_meta_text
 
+            if len(meta.encode("utf-8")) > session.MAX_SKILL_BYTES:
+                raise UpskillError(f"skill_meta.json is larger than {session.MAX_SKILL_BYTES // 1000} kB")
             try:
                 skill.meta = load_meta_text(meta)
             except CasesError as exc:

@@ -850,7 +850,8 @@ def create_app(config: ServerConfig) -> FastAPI:
     async def validate_yaml(request: Request) -> Response:
         c = ctx(request)
         c.require_valid()
-        body = await json_body(request, payloads.ValidateYaml)
+        raw = await _read_body(request, min(config.max_json_bytes, 4 * safeyaml.MAX_CHARS))
+        body = payloads.parse_body(payloads.ValidateYaml, raw)
         # Parsing a large document takes a while: never on the event loop other requests share.
         return await run_in_threadpool(hub.validate_yaml, c, body)
 
