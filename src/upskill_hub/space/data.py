@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.space.intake import MB, ReadBudget, _env_int, plan_download
+from upskill_hub.limits import env_int
+from upskill_hub.space.intake import MB, ReadBudget, plan_download
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -285,7 +286,7 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
 #: Libraries kept in memory (a visitor can type any repo: bounded, least recently loaded dropped).
 MAX_CACHED_LIBRARIES = 8
 #: Decompressed table bytes all cached libraries may hold together (the newest always stays).
-MAX_CACHED_BYTES = _env_int("UPSKILL_SPACE_CACHE_MB", 512) * MB
+MAX_CACHED_BYTES = env_int("UPSKILL_SPACE_CACHE_MB", 512) * MB
 _CACHE: dict[tuple[str, str | None], Library] = {}
 _CHECKED: dict[str, float] = {}  # repo -> when its current commit was last looked up
 _LOCK = threading.Lock()

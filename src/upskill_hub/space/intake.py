@@ -10,36 +10,27 @@ the cache in :mod:`upskill_hub.space.data` bounds how many libraries stay in mem
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.limits import env_int
 
 MB = 1024 * 1024
 
 
-def _env_int(name: str, default: int) -> int:
-    """``$name`` as a positive integer, else ``default`` (a typo must not lift a limit)."""
-    try:
-        value = int(os.environ.get(name, "").strip() or default)
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
 #: Bytes a library's files may take on the Hub (compressed, as listed).
-MAX_DOWNLOAD_BYTES = _env_int("UPSKILL_SPACE_MAX_DOWNLOAD_MB", 256) * MB
+MAX_DOWNLOAD_BYTES = env_int("UPSKILL_SPACE_MAX_DOWNLOAD_MB", 256) * MB
 #: Parquet shards a library may have (all tables together).
-MAX_FILES = _env_int("UPSKILL_SPACE_MAX_FILES", 5000)
+MAX_FILES = env_int("UPSKILL_SPACE_MAX_FILES", 5000)
 #: Bytes the columns we read may take once decompressed (all tables together).
-MAX_READ_BYTES = _env_int("UPSKILL_SPACE_MAX_READ_MB", 256) * MB
+MAX_READ_BYTES = env_int("UPSKILL_SPACE_MAX_READ_MB", 256) * MB
 #: Rows all tables together may have.
-MAX_ROWS = _env_int("UPSKILL_SPACE_MAX_ROWS", 1_000_000)
+MAX_ROWS = env_int("UPSKILL_SPACE_MAX_ROWS", 1_000_000)
 #: Bytes one skill's files may take (fetched when a visitor opens or evaluates the skill).
-MAX_SKILL_DOWNLOAD_BYTES = _env_int("UPSKILL_SPACE_MAX_SKILL_MB", 20) * MB
+MAX_SKILL_DOWNLOAD_BYTES = env_int("UPSKILL_SPACE_MAX_SKILL_MB", 20) * MB
 #: Files one skill may have.
-MAX_SKILL_FILES = _env_int("UPSKILL_SPACE_MAX_SKILL_FILES", 500)
+MAX_SKILL_FILES = env_int("UPSKILL_SPACE_MAX_SKILL_FILES", 500)
 #: README.md is fetched too (the card); it stays small.
 MAX_README_BYTES = 1 * MB
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote
 
+import yaml
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
@@ -680,7 +681,7 @@ class HubApp:
         if match:
             try:
                 data = safeyaml.load(match.group(1))
-            except safeyaml.yaml.YAMLError as exc:
+            except yaml.YAMLError as exc:
                 msg = f"Invalid YAML in README.md metadata: {(str(exc).splitlines() or ['?'])[0]}"
                 return JSONResponse({"error": msg, "errors": [{"message": msg}]}, status_code=400)
             if data is not None and not isinstance(data, dict):
@@ -728,7 +729,7 @@ def _front_matter(text: str) -> Any:
         return None
     try:
         return safeyaml.load(match.group(1))
-    except safeyaml.yaml.YAMLError:
+    except yaml.YAMLError:
         return None
 
 
