@@ -24,7 +24,6 @@ Why this shape:
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -475,11 +474,13 @@ def skill_md_text(lib: Library, name: str) -> str:
         from upskill_hub.skill import render_skill_md
 
         row = lib.skill_row(name)
+        from upskill_hub import safejson
+
         try:
-            fm = json.loads(row.get("frontmatter") or "{}")
-        except json.JSONDecodeError:
+            fm = safejson.loads(row.get("frontmatter") or "{}")  # a visitor's repo: bounded nesting
+        except ValueError:
             fm = {}
-        fm = fm or {"name": name, "description": row.get("description", "")}
+        fm = (fm if isinstance(fm, dict) else {}) or {"name": name, "description": row.get("description", "")}
         return render_skill_md(fm, row.get("body") or "")
 
 
