@@ -395,7 +395,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                 with gr.Row():
                     run_plot = gr.Image(label="Pass rate", type="filepath", interactive=False)
                     run_tokens = gr.Image(label="Tokens", type="filepath", interactive=False)
-                run_dir = gr.Textbox(visible=False)
+                run_handle = gr.Textbox(visible=False)  # a handle from session.remember_run, never a path
                 with gr.Row():
                     if _sign_in_available():
                         gr.LoginButton()  # needs gradio[oauth] (the space extra); real sign-in on a Space
@@ -447,11 +447,11 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             on_run,
             [repo_box, mode, eval_skill, pasted, meta, models_text, base_url, hf_token, openai_key, anthropic_key,
              endpoint_key, runs],  # fmt: skip
-            [run_status, live_table, summary_table, run_plot, run_tokens, run_dir],
+            [run_status, live_table, summary_table, run_plot, run_tokens, run_handle],
             api_name="run_eval",
             concurrency_limit=4,
         )
-        push_btn.click(on_push, [repo_box, run_dir], [push_status], api_name="push_results")
+        push_btn.click(on_push, [repo_box, run_handle], [push_status], api_name="push_results")
         lb_inputs = [repo_box, lb_sort, lb_query]
         lb_sort.change(on_leaderboard, lb_inputs, [lb_table], api_name="leaderboard")
         lb_tab.select(on_leaderboard, lb_inputs, [lb_table], api_name=False)  # built when first shown
