@@ -436,7 +436,8 @@ def read_skill_file(lib: Library, name: str, rel: str, *, limit: int = 200_000) 
     path = lib.skill_dir(name) / rel
     if not path.is_file():
         raise UpskillError(f"file {rel!r} of skill {name!r} is missing from {lib.source}")
-    data = path.read_bytes()[: limit + 1]
+    with open(path, "rb") as fh:  # never more than the page shows
+        data = fh.read(limit + 1)
     try:
         text = data[:limit].decode("utf-8")
     except UnicodeDecodeError:
