@@ -261,3 +261,16 @@ def test_read_token_still_cannot_write_with_a_body(hub_server, repo):
     r = httpx2.post(_commit_url(hub_server, repo), headers={"Authorization": f"Bearer {TEST_READ_TOKEN}"},
                     content=_ndjson(_header(), _file("a.txt")))  # fmt: skip
     assert r.status_code == 403
+
+
+def test_repo_may_reuse_its_own_blobs_even_from_before_ownership_markers(hub_server, hub_repo_id):
+    import shutil
+
+    from huggingface_hub import CommitOperationCopy
+
+    api = HfApi()
+    api.create_repo(hub_repo_id)
+    api.upload_file(path_or_fileobj=b"\0own weights" * 100, path_in_repo="w.bin", repo_id=hub_repo_id)
+    shutil.rmtree(hub_server.root / "repos" / "model" / hub_repo_id / "objects")  # as a repo from an older server
+    api.create_commit(hub_repo_id, [CommitOperationCopy("w.bin", "copy.bin")], commit_message="copy")
+    assert {"w.bin", "copy.bin"} <= set(api.list_repo_files(hub_repo_id))

@@ -235,6 +235,7 @@ class HubStore:
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
         self._commit_cache: dict[str, Commit] = {}
+        self._head_blob_cache: dict[tuple[str, str, tuple[str, ...]], frozenset[str]] = {}
 
     def _sweep_tmp(self, grace_s: float = 60.0) -> None:
         """Remove what earlier runs left in ``tmp/`` (uploads killed mid-way, half-deleted repos).
@@ -294,12 +295,23 @@ class HubStore:
             return True
         # Repos written before markers existed: any blob in one of their heads is theirs.
         with contextlib.suppress(StoreError):
-            refs = self.refs(repo_type, repo_id)
-            heads = [*refs["branches"].values(), *(t["commit"] for t in refs["tags"].values()), *refs["prs"].values()]
-            return any(
-                e.sha256 == sha256 for h in heads for e in self.get_commit(repo_type, repo_id, h).tree.values()
-            )
+            return sha256 in self._head_blobs(repo_type, repo_id)
         return False
+
+    def _head_blobs(self, repo_type: str, repo_id: str) -> frozenset[str]:
+        """sha256 of every file in the repo's branch, tag and PR heads (cached per set of heads)."""
+        refs = self.refs(repo_type, repo_id)
+        heads = tuple(
+            sorted({*refs["branches"].values(), *(t["commit"] for t in refs["tags"].values()), *refs["prs"].values()})
+        )
+        key = (repo_type, repo_id, heads)
+        found = self._head_blob_cache.get(key)
+        if found is None:
+            found = frozenset(e.sha256 for h in heads for e in self.get_commit(repo_type, repo_id, h).tree.values())
+            if len(self._head_blob_cache) > 256:
+                self._head_blob_cache.clear()
+            self._head_blob_cache[key] = found
+        return found
 
     # ------------------------------------------------------------------ repos
     def repo_dir(self, repo_type: str, repo_id: str) -> Path:
