@@ -76,3 +76,69 @@ def test_tests_file_needs_cases(tmp_path: Path) -> None:
         load_cases_file(empty)
     with pytest.raises(CasesError, match="not found"):
         load_cases_file(tmp_path / "missing.json")
+
+
+def test_skill_meta_nested_100000_deep_is_a_one_line_error() -> None:
+    deep = '{"cases": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with pytest.raises(CasesError, match="deeper than 64 levels"):
+        load_meta_text(deep)
+    with pytest.raises(CasesError, match="deeper than"):
+        load_meta_text(deep.encode())
+
+
+def test_deep_schema_inside_limits_is_a_one_line_error_not_recursion() -> None:
+    schema: dict = {}
+    for _ in range(30):
+        schema = {"not": {"not": schema}}
+    meta = json.dumps({"cases": [{"input": "q", "assert": [{"type": "json-schema", "value": schema}]}]})
+    try:
+        load_meta_text(meta)
+    except CasesError as exc:  # rejected or accepted: either is fine, a traceback is not
+        assert "\n" not in str(exc)
+
+
+def test_regex_too_long_is_refused_when_loading() -> None:
+    from upskill_hub.cases import parse_assertion
+
+    with pytest.raises(CasesError, match="longer than"):
+        parse_assertion({"type": "regex", "value": "a" * 5000}, "t")
+
+
+# --------------------------------------------------------------------------- fuzz
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20)
+_values = st.recursive(_scalars, lambda k: st.lists(k, max_size=4) | st.dictionaries(st.text(max_size=8), k, max_size=4), max_leaves=15)  # fmt: skip
+_assertions = st.fixed_dictionaries(
+    {"type": st.sampled_from(["contains", "regex", "json-schema", "is-json", "equals", "llm-rubric", "nope"])},
+    optional={"value": _values | st.sampled_from(["(a+)+$", "[", "x" * 3000]) | st.just({"$ref": "#"})
+              | st.just({"$ref": "http://127.0.0.1:9/s.json"}), "judge": _values},  # fmt: skip
+)
+_cases = st.fixed_dictionaries(
+    {"input": st.text(max_size=10) | _values},
+    optional={"id": st.text(max_size=12) | _values, "assert": st.lists(_assertions, max_size=3) | _values,
+              "expected": _values, "split": st.sampled_from(["train", "holdout", "x"])},  # fmt: skip
+)
+_metas = st.fixed_dictionaries({}, optional={"schema_version": st.sampled_from([1, 2, "1"]),
+                                             "cases": st.lists(_cases, max_size=3) | _values}) | _values  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(meta=_metas, wrap=st.integers(0, 3))
+def test_fuzzed_skill_meta_is_a_meta_or_one_line_error(meta, wrap) -> None:
+    text = json.dumps(meta)
+    text = "[" * (wrap * 40) + text + "]" * (wrap * 40)  # sometimes past the depth limit
+    try:
+        load_meta_text(text)
+    except CasesError as exc:
+        assert "\n" not in str(exc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=st.binary(max_size=200) | st.text(max_size=200).map(str.encode))
+def test_fuzzed_skill_meta_bytes_are_a_meta_or_one_line_error(raw) -> None:
+    try:
+        load_meta_text(raw)
+    except CasesError as exc:
+        assert "\n" not in str(exc)

@@ -220,3 +220,15 @@ def test_write_then_load_round_trips(
     again = tmp_path_factory.mktemp("rt2") / name
     loaded.write(again)
     assert load_skill(again).skill.full_hash == skill.full_hash
+
+
+def test_yaml_alias_bomb_in_frontmatter_is_one_error_not_gigabytes() -> None:
+    from upskill_hub.skill import FrontmatterError, split_frontmatter
+
+    levels = [f'l0: &l0 [{", ".join(["lol"] * 9)}]']
+    levels += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 9)]
+    text = "---\nname: bomb\ndescription: d\n" + "\n".join(levels) + "\n---\nbody\n"
+    with pytest.raises(FrontmatterError, match="alias bomb"):
+        split_frontmatter(text)
+    with pytest.raises(FrontmatterError, match="deeper than"):
+        split_frontmatter("---\nname: x\nd: " + "[" * 2000 + "]" * 2000 + "\n---\n")

@@ -143,6 +143,8 @@ def test_secrets_in_traces_are_redacted() -> None:
         ('{"role": "user", "content": "a"}\n{oops\n', ".jsonl", "line 2 is not valid JSON"),
         ("[]", ".json", "no messages"),
         ("   \n\n", ".md", "no messages"),
+        ("[" * 100_000 + "]" * 100_000, ".json", "deeper than 256"),
+        ('{"role": "user", "content": "a"}\n' + "[" * 100_000 + "]" * 100_000, ".jsonl", "line 2: JSON nests"),
     ],
 )
 def test_bad_traces_are_one_line_errors(tmp_path: Path, content: str, suffix: str, needle: str) -> None:

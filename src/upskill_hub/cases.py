@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import safejson
+
 SCHEMA_VERSION = 1
 
 #: Assertion types and the kind of ``value`` each takes.
@@ -153,20 +155,22 @@ def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
     if kind == "regex":
         if not isinstance(value, str) or value == "":
             raise CasesError(where, "'regex' needs a pattern string")
+        from upskill_hub.evals.guarded import compile_pattern
+
         try:
-            re.compile(value)
-        except re.error as exc:
-            raise CasesError(where, f"regex {value!r} does not compile: {exc}") from None
+            compile_pattern(value)
+        except ValueError as exc:
+            raise CasesError(where, f"regex {value[:200]!r} does not compile: {exc}") from None
         return value
     if kind == "schema":
-        import jsonschema
+        from upskill_hub.evals.guarded import check_schema
 
         if not isinstance(value, dict):
             raise CasesError(where, "'json-schema' needs a JSON Schema object")
         try:
-            jsonschema.validators.validator_for(value).check_schema(value)
-        except jsonschema.SchemaError as exc:
-            raise CasesError(where, f"invalid JSON Schema: {exc.message}") from None
+            check_schema(value)
+        except ValueError as exc:
+            raise CasesError(where, str(exc)) from None
         return value
     raise AssertionError(kind)  # pragma: no cover - table above is exhaustive
 
@@ -315,7 +319,9 @@ def load_meta_text(text: str | bytes, source: str = "skill_meta.json") -> SkillM
         except UnicodeDecodeError:
             raise CasesError(source, "not valid UTF-8") from None
     try:
-        data = json.loads(text)
+        data = safejson.loads(text)
+    except safejson.JSONTooDeep as exc:
+        raise CasesError(source, str(exc)) from None
     except json.JSONDecodeError as exc:
         raise CasesError(source, f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
     return parse_meta(data)

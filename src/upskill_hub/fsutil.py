@@ -15,19 +15,36 @@ from pathlib import Path, PurePosixPath
 
 from upskill_hub.errors import UpskillError
 
+#: Longest file or folder name most file systems accept (bytes of UTF-8).
+MAX_NAME_BYTES = 255
+#: Longest relative path accepted from a skill or a repo.
+MAX_PATH_CHARS = 1024
+
 
 def check_relpath(rel: str) -> str:
-    """Return ``rel`` when it is a safe relative POSIX path, else raise ``UpskillError``."""
+    """Return ``rel`` when it is a safe relative POSIX path, else raise ``UpskillError``.
+
+    Besides escaping the target (absolute, ``..``, backslashes, drive letters), a path is
+    refused when writing it would fail or mislead: a control character (a terminal escape
+    in a name rewrites what the user sees), a name longer than the file system allows.
+    """
+    if not isinstance(rel, str):
+        raise UpskillError(f"unsafe path {rel!r}: not a string")
     bad = (
         not rel
         or "\\" in rel
-        or "\0" in rel
         or PurePosixPath(rel).is_absolute()
         or (len(rel) > 1 and rel[1] == ":")
         or any(part in ("", ".", "..") for part in rel.split("/"))
     )
     if bad:
         raise UpskillError(f"unsafe path {rel!r}: paths must be relative and must not contain '..'")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in rel):
+        raise UpskillError(f"unsafe path {rel!r}: control characters are not allowed in names")
+    if len(rel) > MAX_PATH_CHARS or any(len(p.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for p in rel.split("/")):
+        raise UpskillError(
+            f"unsafe path {rel[:60]!r}…: names are limited to {MAX_NAME_BYTES} bytes and paths to {MAX_PATH_CHARS} characters"
+        )
     return rel
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from upskill_hub import safeyaml
 from upskill_hub.cases import CasesError, SkillMeta, load_meta_text
 
 SKILL_FILE = "SKILL.md"
@@ -127,8 +128,9 @@ class FrontmatterError(ValueError):
         self.message = message
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a mapping that repeats a key."""
+class _UniqueKeyLoader(safeyaml.DepthLimitedLoader):
+    """PyYAML's safe loader within :mod:`upskill_hub.safeyaml`'s depth limit, refusing a
+    mapping that repeats a key."""
 
 
 def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
@@ -154,10 +156,18 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 
 def _load_yaml(raw: str) -> tuple[Any, yaml.Node | None]:
     """Parse frontmatter YAML; return the data and the node tree (for the written text)."""
+    # Bounded like safeyaml.load: an alias bomb or deep nesting is an error, not gigabytes.
+    if len(raw) > safeyaml.MAX_CHARS:
+        raise safeyaml.YAMLLimitError(f"YAML longer than {safeyaml.MAX_CHARS} characters")
     loader = _UniqueKeyLoader(raw)
     try:
         node = loader.get_single_node()
-        return (loader.construct_document(node) if node is not None else None), node
+        if node is None:
+            return None, None
+        safeyaml.expanded_size(node, safeyaml.MAX_NODES)
+        return loader.construct_document(node), node
+    except RecursionError:
+        raise safeyaml.YAMLLimitError("YAML nests too deep") from None
     finally:
         loader.dispose()
 
@@ -185,7 +195,8 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """Split SKILL.md text into (frontmatter mapping, body).
 
     A UTF-8 BOM and CRLF line endings are accepted. YAML is parsed in safe mode, so tags
-    such as ``!!python/object`` are refused rather than executed.
+    such as ``!!python/object`` are refused rather than executed, and within the limits of
+    :mod:`upskill_hub.safeyaml` (size, depth, alias expansion).
     """
     data, body, _ = parse_frontmatter(text)
     return data, body
@@ -205,6 +216,8 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str, dict[str, Any]]:
     node = None
     try:
         data, node = _load_yaml(raw) if raw.strip() else (None, None)
+    except safeyaml.YAMLLimitError as exc:
+        raise FrontmatterError("frontmatter", str(exc)) from None
     except yaml.constructor.ConstructorError as exc:
         tag = getattr(exc, "problem", "") or "unsupported tag"
         raise FrontmatterError("frontmatter", f"YAML tag not allowed ({tag.strip()})") from None

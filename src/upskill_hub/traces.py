@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import safejson
 from upskill_hub.errors import UpskillError
 from upskill_hub.redact import redact
 from upskill_hub.skill import estimate_tokens
@@ -152,9 +153,15 @@ def _events_from_records(records: list[Any]) -> list[TraceEvent]:
     return events
 
 
+#: Traces nest tool calls inside messages, but never hundreds deep; past this is hostile or broken.
+TRACE_MAX_DEPTH = 256
+
+
 def _parse_json_text(text: str, source: str) -> Trace:
     try:
-        data = json.loads(text)
+        data = safejson.loads(text, max_depth=TRACE_MAX_DEPTH)
+    except safejson.JSONTooDeep as exc:
+        raise UpskillError(f"{source}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise UpskillError(
             f"{source}: not valid JSON ({exc.msg} at line {exc.lineno}); "
@@ -179,7 +186,9 @@ def _parse_jsonl_text(text: str, source: str) -> Trace:
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            records.append(safejson.loads(line, max_depth=TRACE_MAX_DEPTH))
+        except safejson.JSONTooDeep as exc:
+            raise UpskillError(f"{source}: line {n}: {exc}") from None
         except json.JSONDecodeError as exc:
             raise UpskillError(f"{source}: line {n} is not valid JSON ({exc.msg})") from None
     claude = any(isinstance(r, dict) and "message" in r and "sessionId" in r for r in records)

@@ -128,3 +128,114 @@ def test_parse_verdict_forms():
     assert parse_verdict('Verdict: {"pass": true, "reason": "ok"} thanks')[0] is True
     assert parse_verdict("PASS")[0] is True
     assert parse_verdict("???")[0] is None
+
+
+# --------------------------------------------------------------------------- hostile assertions
+def _case(*asserts: dict) -> Case:
+    return Case(id="c", input="q", asserts=tuple(parse_assertion(a, "t") for a in asserts))
+
+
+def test_catastrophic_regex_fails_its_row_within_the_time_limit(monkeypatch) -> None:
+    import time
+
+    from upskill_hub import limits
+
+    monkeypatch.setattr(limits, "REGEX_TIMEOUT_S", 0.3)
+    # The issue's pattern: the regex engine answers it at once (no hang either way).
+    quick = chk("regex", "^(a+)+$", "a" * 40 + "!")
+    assert not quick.passed and "no match" in quick.evidence
+    started = time.monotonic()
+    r = chk("regex", "(x+x+)+y", "x" * 5000)
+    took = time.monotonic() - started
+    assert not r.passed
+    assert "gave up after 0.3s" in r.evidence and "5000 characters" in r.evidence
+    assert took < 3
+
+
+def test_catastrophic_regex_does_not_stall_other_coroutines(monkeypatch) -> None:
+    """The check runs in a thread: the event loop keeps serving other calls meanwhile."""
+    from upskill_hub import limits
+
+    monkeypatch.setattr(limits, "REGEX_TIMEOUT_S", 0.5)
+    ticks: list[float] = []
+
+    async def ticker() -> None:
+        for _ in range(10):
+            ticks.append(asyncio.get_running_loop().time())
+            await asyncio.sleep(0.02)
+
+    async def main():
+        return await asyncio.gather(
+            evaluate_case(_case({"type": "regex", "value": "(x+x+)+y"}), "x" * 5000), ticker()
+        )
+
+    outcome, _ = asyncio.run(main())
+    assert not outcome.passed
+    assert len(ticks) == 10 and ticks[-1] - ticks[0] < 0.45  # the loop was never blocked for long
+
+
+def test_json_schema_ref_to_a_url_is_never_fetched(tmp_path) -> None:
+    import http.server
+    import threading
+
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - stdlib name
+            hits.append(self.path)
+            body = b'{"type": "object"}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/schema.json"
+    try:
+        # Refused when the tests file loads ...
+        with pytest.raises(ValueError, match="not inside the schema"):
+            parse_assertion({"type": "json-schema", "value": {"$ref": url}}, "t")
+        # ... and when the ref is only reached by some answers: that row fails, nothing is fetched.
+        a = parse_assertion(
+            {"type": "json-schema", "value": {"properties": {"x": {"$ref": url}}}}, "t"
+        )
+        r = check_sync(a, '{"x": 1}')
+        assert not r.passed and "not inside the schema" in r.evidence
+    finally:
+        server.shutdown()
+    assert hits == []
+
+
+def test_json_schema_self_reference_fails_the_row_instead_of_crashing() -> None:
+    with pytest.raises(ValueError, match="refers to itself"):
+        parse_assertion({"type": "json-schema", "value": {"$ref": "#"}}, "t")
+    # A loop reached only through the answer's data: bounded at run time.
+    a = Assertion("json-schema", {"properties": {"a": {"$ref": "#/properties/a"}}})
+    r = check_sync(a, '{"a": 1}')
+    assert not r.passed and "schema not checked" in r.evidence
+    # Unresolvable local ref: the row fails with evidence, the eval goes on.
+    r = check_sync(Assertion("json-schema", {"properties": {"a": {"$ref": "#/$defs/nope"}}}), '{"a": 1}')
+    assert not r.passed and "not inside the schema" in r.evidence
+
+
+def test_recursive_schema_that_is_legitimate_still_works() -> None:
+    tree = {
+        "type": "object",
+        "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}, "v": {"type": "integer"}},
+    }
+    a = parse_assertion({"type": "json-schema", "value": tree}, "t")
+    assert check_sync(a, '{"v": 1, "kids": [{"v": 2, "kids": []}]}').passed
+    bad = check_sync(a, '{"v": 1, "kids": [{"v": "two"}]}')
+    assert not bad.passed and "kids/0/v" in bad.evidence
+
+
+def test_answer_nested_100000_deep_is_not_json_instead_of_recursion_error() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    r = chk("is-json", None, deep)
+    assert not r.passed and "deeper than" in r.evidence
+    assert not chk("json-schema", {"type": "array"}, deep).passed
+    assert parse_verdict("[" * 100_000 + " {\"pass\": true}")[0] is True  # no RecursionError

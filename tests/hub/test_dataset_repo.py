@@ -155,3 +155,25 @@ def test_corrupt_run_files_are_one_line_errors(tmp_path, name, text, message):
     with pytest.raises(UpskillError, match=message) as exc:
         dr.load_run_dir(run)
     assert "\n" not in str(exc.value)
+
+
+def test_token_shaped_file_name_is_refused(tmp_path):
+    skill = load_skill(write_skill(tmp_path, extra={f"references/{HF_TOKEN_LIKE}.md": b"# nothing here\n"})).skill
+    with pytest.raises(UpskillError, match="file name in skill 'tiny-skill' looks like an access token") as exc:
+        dr.check_skill_secrets(skill)
+    assert HF_TOKEN_LIKE not in str(exc.value)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_token_in_utf16_text_is_refused(tmp_path, encoding):
+    data = f"HF_TOKEN={HF_TOKEN_LIKE}\n".encode(encoding)
+    assert HF_TOKEN_LIKE.encode() not in data  # invisible to a UTF-8 scan
+    skill = load_skill(write_skill(tmp_path, extra={"references/creds.txt": data})).skill
+    with pytest.raises(UpskillError, match="creds.txt looks like it contains"):
+        dr.check_skill_secrets(skill)
+
+
+def test_decoded_texts_leave_plain_binary_alone():
+    assert len(dr.decoded_texts(b"plain ascii text")) == 1
+    png_like = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+    assert not any(dr.find_secret(t) for t in dr.decoded_texts(png_like))

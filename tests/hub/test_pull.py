@@ -219,3 +219,63 @@ def test_pull_and_install_make_scripts_executable_and_folders_0755(hub_server, h
     assert data["repo"] == hub_repo_id and [(r["name"], r["status"]) for r in data["skills"]] == [
         ("tiny-skill", "unchanged")
     ]
+
+
+def _hostile_table(tmp_path, repo_id, paths: list[str], files: dict[str, bytes] | None = None):
+    """Publish tiny-skill, then rewrite its table to also list ``paths`` (and upload ``files``)."""
+    skill_dir = write_skill(tmp_path / "src")
+    push([skill_dir], repo_id)
+    record = dr.skill_record(load_skill(skill_dir).skill)
+    for p in paths:
+        data = (files or {}).get(p, b"data")
+        record["files"].append({"path": p, "size": len(data), "sha256": dr.sha256_hex(data)})
+    uploads = {"data/skills/tiny-skill.parquet": _table_with(record)}
+    uploads.update({f"skills/tiny-skill/{p}": d for p, d in (files or {}).items()})
+    _upload(repo_id, uploads)
+
+
+@pytest.mark.parametrize(
+    ("attack", "paths", "message"),
+    [
+        ("file and folder of the same name", ["references", "references/x.md"], "both as a file and as a folder"),
+        ("300-character file name", ["references/" + "n" * 300 + ".md"], "limited to 255 bytes"),
+        ("control characters in a name", ["references/a\x1b[2Jb.md"], "control characters"),
+        ("newline in a name", ["references/a\nb.md"], "control characters"),
+        ("rich markup in a path", ["references/[/]boom[bold red].md"], "missing from the repo"),
+    ],
+)
+def test_hostile_names_are_one_line_errors_on_pull(hub_server, hub_repo_id, tmp_path, attack, paths, message):
+    _hostile_table(tmp_path, hub_repo_id, paths)
+    out = tmp_path / "out"
+    with pytest.raises(UpskillError, match=message) as exc:
+        pull(hub_repo_id, out_dir=out)
+    assert "\n" not in str(exc.value) and "nothing was written" in str(exc.value)
+    assert not out.exists()
+
+
+def test_300_character_name_present_in_the_repo_is_refused_before_writing(hub_server, hub_repo_id, tmp_path):
+    long = "references/" + "n" * 300 + ".md"
+    _hostile_table(tmp_path, hub_repo_id, [long], {long: b"long name\n"})
+    with pytest.raises(UpskillError, match="limited to 255 bytes"):
+        pull(hub_repo_id, out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_prints_rich_markup_and_escapes_in_names_as_one_plain_line(hub_server, hub_repo_id, tmp_path):
+    _hostile_table(tmp_path, hub_repo_id, ["references/[/]boom[bold red]\u200b.md"])
+    proc = subprocess.run([*CLI, "pull", hub_repo_id, "-o", str(tmp_path / "o")], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "[/]boom[bold red]" in proc.stderr and "\x1b" not in proc.stderr
+
+
+def test_printable_escapes_markup_and_control_characters():
+    from rich.console import Console
+
+    from upskill_hub.cli.app import printable
+
+    console = Console(record=True, width=200)
+    for raw, shown in (("a [/] b [bold]c", "a [/] b [bold]c"), ("x\x1b[31my", "x\\x1b[31my")):
+        console.print(printable(raw))
+        assert console.export_text().strip() == shown

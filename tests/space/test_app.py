@@ -74,17 +74,27 @@ def test_run_an_evaluation_and_get_the_table_with_lift(running_app, space_repo, 
     outputs = list(job)  # every streamed update
     final = job.result()
     assert len(outputs) >= 2  # progress came before the end
-    status, live, summary, plot1, plot2, run_dir = final
+    status, live, summary, plot1, plot2, run_handle = final
     assert status.startswith("Finished **greeting**: 24 calls")
     assert len(_data(live)[1]) == 24  # 3 cases x 2 conditions x 2 models x 2 runs
     sh, srows = _data(summary)
     assert sh[:4] == ["model", "baseline pass rate", "with skill pass rate", "lift"]
     per_model = {r[0]: r for r in srows}
     assert per_model["scripted-a"][3].startswith("+67 pp") and per_model["scripted-b"][3].startswith("+0 pp")
-    assert plot1 is not None and run_dir
+    assert plot1 is not None and run_handle and "/" not in run_handle  # a handle, not a server path
 
     # Without signing in, nothing is pushed.
-    assert "sign in" in client.predict(space_repo, run_dir, api_name="/push_results").lower()
+    assert "sign in" in client.predict(space_repo, run_handle, api_name="/push_results").lower()
+
+
+def test_push_results_with_a_caller_chosen_run_dir_reads_nothing(running_app, space_repo, tmp_path):
+    """A path typed by the caller is not a run: same answer whether it exists or not (no oracle)."""
+    client = Client(running_app, verbose=False)
+    real = tmp_path / "runs" / "r1"
+    real.mkdir(parents=True)
+    answers = {client.predict(space_repo, p, api_name="/push_results") for p in (str(real), "/etc", "/nope/x", "..")}
+    assert len(answers) == 1
+    assert "no such evaluation" in answers.pop()
 
 
 def test_bad_input_is_one_clear_line(running_app, space_repo, monkeypatch):
@@ -108,6 +118,15 @@ def test_bad_input_is_one_clear_line(running_app, space_repo, monkeypatch):
     out = client.predict(space_repo, "library", "greeting", "", "", "my-model", "http://169.254.169.254/v1", "", "",
                          "", "", 1, api_name="/run_eval")  # fmt: skip
     assert "**Error:**" in out[0] and "internal address" in out[0]
+
+
+def test_huge_or_deep_test_cases_for_a_library_skill_are_one_line_errors(running_app, space_repo, llm_server):
+    client = Client(running_app, verbose=False)
+    spec = model_specs(llm_server)[0]
+    for meta, needle in (("[" * 300_000, "larger than"), ('{"cases": ' + "[" * 5000 + "]" * 5000 + "}", "deeper than")):
+        out = client.predict(space_repo, "library", "greeting", "", meta, spec, "", "", "", "", "", 1,
+                             api_name="/run_eval")  # fmt: skip
+        assert out[0].startswith("**Error:**") and needle in out[0] and "\n" not in out[0]
 
 
 @pytest.mark.parametrize("skill", ["json-helper"])

@@ -151,3 +151,42 @@ def test_old_eval_folders_are_swept(tmp_path):
     fresh = new_workdir()  # creating one sweeps folders past their time
     assert not old.exists() and fresh.is_dir()
     shutil.rmtree(fresh)
+
+
+def test_more_concurrent_evaluations_than_slots_are_refused(monkeypatch, tmp_path):
+    import threading
+
+    from space_helpers import make_skills
+
+    from upskill_hub.skill import load_skill
+    from upskill_hub.space import session
+    from upskill_hub.testing.llm_server import running_llm_server
+
+    monkeypatch.setenv(ALLOW_PRIVATE_ENV, "1")
+    monkeypatch.setattr(session, "MAX_EVALS", 1)
+    monkeypatch.setattr(session, "_EVAL_SLOTS", threading.BoundedSemaphore(1))
+    skill = load_skill(make_skills(tmp_path / "skills")["greeting"]).skill
+    with running_llm_server(banana_script, models=("m",), latency_s=0.3) as srv:
+        clients = build_clients(["m"], SessionKeys(), base_url=f"{srv.url}/v1")
+        first = session.EvalSession(skill, clients, workdir=tmp_path / "w1").start()
+        with pytest.raises(UpskillError, match="running 1 evaluations already"):
+            session.EvalSession(skill, clients, workdir=tmp_path / "w2").start()
+        assert list(first.updates())[-1].error is None
+        # The slot is free again once the first one finished.
+        second = session.EvalSession(skill, clients, workdir=tmp_path / "w3").start()
+        assert list(second.updates())[-1].error is None
+
+
+def test_push_handle_names_only_runs_this_space_made(tmp_path):
+    from upskill_hub.space.session import remember_run, run_for
+
+    run = tmp_path / "run"
+    run.mkdir()
+    handle = remember_run(run)
+    assert run_for(handle) == run and str(tmp_path) not in handle
+    for hostile in (str(run), "/etc", "", "../" + handle):
+        with pytest.raises(UpskillError, match="no such evaluation"):
+            run_for(hostile)
+    run.rmdir()
+    with pytest.raises(UpskillError, match="removed"):
+        run_for(handle)

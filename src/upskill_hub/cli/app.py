@@ -11,7 +11,6 @@ import sys
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from upskill_hub import __version__
 from upskill_hub.cli import corpus, demo, doctor, evals, generate, hub, kernels, publish, skills, space
@@ -54,14 +53,25 @@ def _root(
     """Create, evaluate and share agent skills and compute kernels on the Hugging Face Hub."""
 
 
+def printable(message: str) -> str:
+    """``message`` safe to print: Rich markup escaped, control characters shown as ``\\xNN``.
+
+    Error messages quote names from repos and files written by others; ``[/]`` in a path
+    must not crash the printer, and an ANSI escape must not repaint the user's terminal.
+    """
+    from rich.markup import escape
+
+    shown = "".join(c if c.isprintable() or c == " " else f"\\x{ord(c):02x}" for c in message)
+    return escape(shown)
+
+
 def main() -> None:
     """Run the CLI; turn user errors into one clean line on stderr and exit code 1."""
     err = Console(stderr=True, highlight=False)
     try:
         app()
     except UpskillError as exc:
-        # The message is plain text: "[torch]" in it must print, not be read as Rich markup.
-        err.print(f"[bold red]Error:[/] {escape(redact(str(exc)))}", markup=True, soft_wrap=True)
+        err.print(f"[bold red]Error:[/] {printable(redact(str(exc)))}", markup=True, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print("[yellow]Interrupted.[/]")

@@ -24,8 +24,10 @@ kernels clients (and `upskill-hub push` / `pull`) talk to it when you point them
 Set HF_ENDPOINT before the clients start (they read it at import). Repo types: model,
 dataset, space, kernel. State (repos, commits, files) survives a restart.
 
-Tokens: --token T (repeatable) are allowed to write; --read-token T only read. Without
---token, ANY bearer token may write (local development only). Writes without an accepted
+Tokens: set UPSKILL_HUB_WRITE_TOKENS / UPSKILL_HUB_READ_TOKENS (comma-separated) or pass
+--token-file FILE (lines 'write <token>' / 'read <token>', mode 600). --token T and
+--read-token T also work but show the token to anyone running `ps`. Without any write
+token, ANY bearer token may write (local development only). Writes without an accepted
 token are refused; private repos are invisible without one. Tokens are never logged.
 """
 
@@ -45,6 +47,9 @@ def serve(
     ),
     read_token: list[str] = typer.Option(
         [], "--read-token", metavar="TOKEN", help="Read-only token (repeatable)."
+    ),
+    token_file: Path = typer.Option(
+        None, "--token-file", metavar="FILE", help="Tokens, one 'write <token>' or 'read <token>' per line."
     ),
     trusted_publisher: list[str] = typer.Option(
         [],
@@ -74,20 +79,26 @@ def serve(
         raise UpskillError(f"cannot use --root {root}: {exc.strerror}") from None
     if not 0 < port < 65536:
         raise UpskillError(f"--port must be between 1 and 65535, got {port}")
+    from upskill_hub.hub.server.tokens import collect
+
+    if token or read_token:
+        err.print("[yellow]Tokens on the command line are visible in `ps`: prefer --token-file or "
+                  "UPSKILL_HUB_WRITE_TOKENS / UPSKILL_HUB_READ_TOKENS.[/]")  # fmt: skip
+    write_tokens, read_tokens = collect(list(token), list(read_token), token_file)
     config = ServerConfig(
         root=root,
-        write_tokens=tuple(token),
-        read_tokens=tuple(read_token),
+        write_tokens=write_tokens,
+        read_tokens=read_tokens,
         trusted_publishers=tuple(trusted_publisher),
         user=user,
     )
     url = f"http://{host}:{port}"
     err.print(f"[bold]Local Hub[/] serving [cyan]{root}[/] at [cyan]{url}[/]")
     err.print(f"Point clients at it: [green]export HF_ENDPOINT={url} HF_HUB_DISABLE_XET=1[/]")
-    if not token:
-        err.print("[yellow]No --token given: any bearer token may write (local development only).[/]")
+    if not write_tokens:
+        err.print("[yellow]No write token given: any bearer token may write (local development only).[/]")
     else:
-        err.print(f"{len(token)} write token(s), {len(read_token)} read-only token(s) accepted.")
+        err.print(f"{len(write_tokens)} write token(s), {len(read_tokens)} read-only token(s) accepted.")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     # Our middleware logs method, path and status only; uvicorn's access log is off.
     uvicorn.run(create_app(config), host=host, port=port, access_log=False, log_level="warning")

@@ -7,18 +7,26 @@ the model: the matched text and where it was found, or which expected strings we
 missing, or the judge's verdict together with the judge model and the exact prompt.
 
 ``llm-rubric`` is the only check that calls a model; it uses a :class:`ModelClient` (the
-judge) and is therefore async. All other checks are pure functions.
+judge) and is therefore async. All other checks are pure functions. Patterns and schemas
+are other people's code: they run under the budgets of :mod:`upskill_hub.evals.guarded`,
+and one that runs out (or points outside itself) fails its own assertion with evidence;
+it never hangs or crashes the run. They run in a worker thread, so a slow one does not
+stall the event loop the other calls share.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from upskill_hub import limits, safejson
 from upskill_hub.cases import Assertion, Case
+from upskill_hub.evals import guarded
 from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ModelClient
 
 #: How much of the answer an evidence snippet shows around a match.
@@ -125,17 +133,18 @@ def extract_json(output: str) -> tuple[Any, str] | None:
     """Parse the answer as JSON: the whole text, or the first fenced (```json) block.
 
     Models very often wrap JSON in a Markdown fence; accepting that is what users expect
-    from an ``is-json`` check. Returns ``(data, where)`` or ``None``.
+    from an ``is-json`` check. JSON nested deeper than ``limits.JSON_MAX_DEPTH`` counts
+    as not JSON (parsing it would recurse without bound). Returns ``(data, where)`` or ``None``.
     """
     text = output.strip()
     try:
-        return json.loads(text), "whole answer"
-    except json.JSONDecodeError:
+        return safejson.loads(text), "whole answer"
+    except ValueError:  # JSONDecodeError and JSONTooDeep
         pass
     for i, m in enumerate(_FENCE_RE.finditer(output)):
         try:
-            return json.loads(m.group(1)), f"fenced block {i + 1}"
-        except json.JSONDecodeError:
+            return safejson.loads(m.group(1)), f"fenced block {i + 1}"
+        except ValueError:
             continue
     return None
 
@@ -144,23 +153,25 @@ def _is_json(output: str) -> tuple[bool, str]:
     got = extract_json(output)
     if got is None:
         try:
-            json.loads(output.strip())
+            safejson.loads(output.strip())
+        except safejson.JSONTooDeep as exc:
+            return False, f"not accepted as JSON: {exc}"
         except json.JSONDecodeError as exc:
             return False, f"not JSON ({exc.msg} at line {exc.lineno} col {exc.colno}) and no fenced JSON block"
-        return False, "not JSON"  # pragma: no cover - json.loads succeeded above
+        return False, "not JSON"  # pragma: no cover - loads succeeded above
     data, where = got
     return True, f"valid JSON {type(data).__name__} ({where})"
 
 
 def _json_schema(output: str, schema: dict[str, Any]) -> tuple[bool, str]:
-    import jsonschema
-
     got = extract_json(output)
     if got is None:
         return False, "answer is not JSON (no fenced JSON block either)"
     data, where = got
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    try:
+        errors = guarded.schema_errors(schema, data)
+    except (guarded.BudgetExceeded, guarded.SchemaRefError) as exc:
+        return False, f"schema not checked: {exc}"
     if errors:
         e = errors[0]
         path = "/".join(str(p) for p in e.absolute_path) or "(root)"
@@ -170,7 +181,12 @@ def _json_schema(output: str, schema: dict[str, Any]) -> tuple[bool, str]:
 
 
 def _regex(output: str, pattern: str) -> tuple[bool, str]:
-    m = re.search(pattern, output, re.MULTILINE)
+    try:
+        m = guarded.search(pattern, output)
+    except guarded.BudgetExceeded as exc:
+        return False, f"{exc}: /{pattern[:200]}/ on {len(output)} characters"
+    except ValueError as exc:
+        return False, f"unusable regex /{pattern[:200]}/: {exc}"
     if m is None:
         return False, f"no match for /{pattern}/"
     return True, f"matched {m.group(0)!r} at {m.start()}: {_snippet(output, m.start(), m.end())}"
@@ -234,8 +250,8 @@ def parse_verdict(text: str) -> tuple[bool | None, str]:
         m = re.search(r"\{.*\}", text, re.DOTALL)
         if m:
             try:
-                got = (json.loads(m.group(0)), "embedded")
-            except json.JSONDecodeError:
+                got = (safejson.loads(m.group(0)), "embedded")
+            except ValueError:
                 got = None
     if got is not None and isinstance(got[0], dict):
         data = got[0]
@@ -286,6 +302,18 @@ async def check_rubric(
     )
 
 
+#: Checks that may take up to their time budget: run off the event loop.
+_THREADED = frozenset({"regex", "json-schema"})
+#: How many such checks run at once in this process, whatever the number of evaluations: a
+#: hostile pattern then holds at most these cores and the Space keeps answering everyone else.
+_CHECK_SLOTS = threading.BoundedSemaphore(limits.CHECK_THREADS)
+
+
+def _slotted_check(assertion: Assertion, output: str) -> AssertionResult:
+    with _CHECK_SLOTS:
+        return check_sync(assertion, output)
+
+
 async def evaluate_case(
     case: Case,
     output: str,
@@ -305,6 +333,8 @@ async def evaluate_case(
             if judge is None:
                 raise JudgeError(f"case {case.id!r} has an llm-rubric assertion but no judge model is set")
             results.append(await check_rubric(a, case, output, judge, call))
+        elif a.type in _THREADED:
+            results.append(await asyncio.to_thread(_slotted_check, a, output))
         else:
             results.append(check_sync(a, output))
     return CaseOutcome(results)

@@ -214,11 +214,44 @@ def _redact_value(value: Any) -> Any:
     return value
 
 
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+def decoded_texts(data: bytes) -> list[str]:
+    """``data`` as text in every encoding it plausibly uses, for the secret scan.
+
+    A token saved by a Windows editor as UTF-16 is ``h\0f\0_\0…`` in bytes: read as UTF-8
+    it matches no pattern, yet anyone who downloads the file sees the token. So besides
+    UTF-8, text with a UTF-16/32 byte-order mark is decoded accordingly, and bytes with
+    many NULs (UTF-16 without a mark) are read in both byte orders.
+    """
+    texts = [data.decode("utf-8", errors="replace")]
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            texts.append(data[len(bom) :].decode(encoding, errors="replace"))
+            break
+    else:
+        if data.count(b"\0") * 4 >= len(data) > 0:
+            for encoding in ("utf-16-le", "utf-16-be"):
+                texts.append(data[: len(data) // 2 * 2].decode(encoding, errors="replace"))
+                texts.append(data[1 : 1 + (len(data) - 1) // 2 * 2].decode(encoding, errors="replace"))
+    return texts
+
+
 def check_skill_secrets(skill: Skill) -> None:
-    """Refuse a skill whose files carry a token or key (they are pushed verbatim)."""
+    """Refuse a skill whose files (names or contents) carry a token or key: they are pushed verbatim."""
     for rel in sorted(skill.files):
-        text = skill.files[rel].decode("utf-8", errors="replace")
-        if find_secret(text):
+        if find_secret(rel):
+            raise UpskillError(
+                f"a file name in skill {skill.name!r} looks like an access token or API key; "
+                "rename it before pushing (file names are published too)"
+            )
+        if any(find_secret(text) for text in decoded_texts(skill.files[rel])):
             raise UpskillError(
                 f"{skill.name}/{rel} looks like it contains an access token or API key; "
                 "remove it before pushing (skill files are published verbatim)"

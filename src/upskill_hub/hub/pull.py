@@ -77,14 +77,18 @@ def _check_entries(
             raise _refuse(repo_id, f"skill {name!r} has a file entry without a path")
         try:
             check_relpath(rel)
-        except UpskillError:
-            raise _refuse(repo_id, f"skill {name!r} lists the unsafe path {rel!r}") from None
+        except UpskillError as exc:
+            raise _refuse(repo_id, f"skill {name!r} lists an {exc}") from None
         if rel in recorded:
             raise _refuse(repo_id, f"skill {name!r} lists {rel!r} twice")
         sha = f.get("sha256")
         if not isinstance(sha, str) or len(sha) != 64:
             raise _refuse(repo_id, f"skill {name!r} has no valid sha256 recorded for {rel!r}")
         recorded[rel] = f
+    for rel in recorded:
+        clash = next((d for d in _parents(rel) if d in recorded), None)
+        if clash is not None:
+            raise _refuse(repo_id, f"skill {name!r} lists {clash!r} both as a file and as a folder")
     if "SKILL.md" not in recorded:
         raise _refuse(repo_id, f"skill {name!r} has no SKILL.md recorded")
     prefix = dr.skill_dir_path(name) + "/"
@@ -94,16 +98,22 @@ def _check_entries(
             present[path[len(prefix) :]] = entry
     for rel, entry in present.items():
         if entry is None:
-            raise _refuse(repo_id, f"skills/{name}/{rel} is not a regular file")
+            raise _refuse(repo_id, f"{prefix + rel!r} is not a regular file")
         if rel not in recorded:
-            raise _refuse(repo_id, f"skills/{name}/{rel} is not recorded in the skills table")
+            raise _refuse(repo_id, f"{prefix + rel!r} is not recorded in the skills table")
     missing = sorted(set(recorded) - set(present))
     if missing:
-        raise _refuse(repo_id, f"skills/{name}/{missing[0]} is recorded but missing from the repo")
+        raise _refuse(repo_id, f"{prefix + missing[0]!r} is recorded but missing from the repo")
     for rel, f in recorded.items():
         if present[rel].size != f.get("size"):
-            raise _refuse(repo_id, f"skills/{name}/{rel} does not have its recorded size")
+            raise _refuse(repo_id, f"{prefix + rel!r} does not have its recorded size")
     return recorded
+
+
+def _parents(rel: str) -> list[str]:
+    """``a/b/c.md`` -> ``["a", "a/b"]``."""
+    parts = rel.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def _repo_tree(api, repo_id: str, head: str) -> dict[str, Any]:
@@ -166,7 +176,7 @@ def _load(
                 )
                 data = Path(local).read_bytes()
                 if len(data) != f.get("size") or dr.sha256_hex(data) != f["sha256"]:
-                    raise _refuse(repo_id, f"skills/{name}/{rel} does not match its recorded sha256")
+                    raise _refuse(repo_id, f"{dr.skill_dir_path(name) + '/' + rel!r} does not match its recorded sha256")
                 files[rel] = data
             skills.append(_validated_skill(repo_id, name, files, rows[name]))
     return skills, head
@@ -176,10 +186,13 @@ def _validated_skill(repo_id: str, name: str, files: dict[str, bytes], row: dict
     """Check the downloaded files form a valid skill with the recorded content hash."""
     with tempfile.TemporaryDirectory(prefix="upskill-pull-") as tmp:
         folder = Path(tmp) / name
-        for rel, data in files.items():
-            target = folder / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+        try:
+            for rel, data in files.items():
+                target = folder / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+        except OSError as exc:  # a name this file system cannot hold: refuse, do not crash
+            raise _refuse(repo_id, f"skill {name!r} cannot be written here ({exc.strerror})") from None
         res = load_skill(folder)
         if not res.ok or res.skill is None:
             raise _refuse(

@@ -6,10 +6,13 @@ skills' files under ``skills/<name>/``.
 
 Why this shape:
 
-* Only ``data/**`` is downloaded up front (``snapshot_download`` with ``allow_patterns``):
-  a library of 1,000 skills has thousands of skill files a visitor never opens; those come
-  per skill, on demand, from the same commit.
-* A loaded library is kept in memory keyed by ``(repo, commit sha)``: a page load asks the
+* Only the table shards (``data/<table>/*.parquet``) and the card are downloaded up
+  front, and only once the repo's listing shows they fit the limits of
+  :mod:`upskill_hub.space.intake`; parquet footers and the decompressed batches are
+  measured as they are read. A library of 1,000 skills has thousands of skill files a
+  visitor never opens; those come per skill, on demand, from the same commit.
+* A loaded library is kept in memory keyed by ``(repo, commit sha)``, at most
+  ``MAX_CACHED_LIBRARIES`` of them and ``MAX_CACHED_BYTES`` together: a page load asks the
   Hub for the current sha (one small request) and reuses everything, aggregates included,
   while the repo has not changed. The downloaded files sit in the ordinary HF cache.
 * Only the result columns the aggregates need are read (not the model outputs), so
@@ -21,7 +24,6 @@ Why this shape:
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -29,6 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.limits import env_int
+from upskill_hub.space.intake import MB, ReadBudget, plan_download
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -81,7 +85,11 @@ class Library:
     runs: pd.DataFrame
     aggregates: Aggregates
     is_local: bool = False
+    #: Decompressed bytes its tables took when read (what the cache's byte budget counts).
+    nbytes: int = 0
     token: str | bool | None = None  # what to send when fetching skill files (never shown)
+    #: Every file of the repo at ``revision`` with its size (Hub only): skill downloads are measured first.
+    file_sizes: dict[str, int | None] = field(default_factory=dict, repr=False)
     _files_cache: dict[str, Path] = field(default_factory=dict, repr=False)
     #: Views computed for this commit (figures, leaderboard pages): the data cannot change under them.
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
@@ -121,6 +129,9 @@ class Library:
         else:
             from huggingface_hub import snapshot_download
 
+            from upskill_hub.space.intake import check_skill_download
+
+            check_skill_download(self.source, name, self.file_sizes)
             try:
                 local = snapshot_download(
                     self.source,
@@ -144,13 +155,24 @@ def _one_line(exc: BaseException) -> str:
 
 
 # --------------------------------------------------------------------------- reading tables
-def _read_parquets(files: list[Path], columns: tuple[str, ...] | None, schema=None) -> pd.DataFrame:
+def _read_parquets(
+    files: list[Path],
+    columns: tuple[str, ...] | None,
+    schema=None,
+    *,
+    budget: ReadBudget | None = None,
+    table: str = "",
+) -> pd.DataFrame:
     """Read and stack parquet files, keeping ``columns`` (older shards may lack some).
 
     With the table's known ``schema`` the files are scanned as one ``pyarrow.dataset``
     (multi-threaded; a column missing from a shard reads as nulls): 1,000 one-row skill
     shards load several times faster than file by file. A shard that does not fit the
     schema falls back to the file-by-file path, which unifies what it finds.
+
+    With a ``budget`` the files' footers are checked first, and the data is read in
+    batches whose real decompressed size counts against it too (a footer can lie): a
+    hostile shard stops the load after one batch, not after filling memory.
     """
     import pandas as pd
     import pyarrow as pa
@@ -160,28 +182,50 @@ def _read_parquets(files: list[Path], columns: tuple[str, ...] | None, schema=No
     files = sorted(files)
     if not files:
         return pd.DataFrame({c: [] for c in columns or ()})
-    table = None
+    if budget is not None:
+        budget.take(files, columns, table)
+    table_out = None
     if schema is not None:
         try:
             cols = [c for c in columns if c in schema.names] if columns else None
-            table = pads.dataset([str(f) for f in files], format="parquet", schema=schema).to_table(columns=cols)
+            batches = pads.dataset([str(f) for f in files], format="parquet", schema=schema).to_batches(columns=cols)
+            table_out = pa.Table.from_batches(_metered(batches, budget, table), schema=_project(schema, cols))
         except (OSError, pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-            table = None
-    if table is None:
+            table_out = None
+    if table_out is None:
         tables = []
         for f in files:
             try:
-                names = pq.read_schema(f).names
+                pf = pq.ParquetFile(f)
+                names = pf.schema_arrow.names
                 cols = [c for c in columns if c in names] if columns else None
-                tables.append(pq.read_table(f, columns=cols))
+                batches = list(_metered(pf.iter_batches(columns=cols), budget, table))
+                tables.append(pa.Table.from_batches(batches, schema=_project(pf.schema_arrow, cols)))
             except (OSError, pa.ArrowInvalid) as exc:
                 raise UpskillError(f"{f.name}: not a readable parquet file ({_one_line(exc)})") from None
-        table = pa.concat_tables(tables, promote_options="permissive")
-    df = table.to_pandas()
+        table_out = pa.concat_tables(tables, promote_options="permissive")
+    df = table_out.to_pandas()
     for c in columns or ():
         if c not in df.columns:
             df[c] = None
     return df
+
+
+def _project(schema, cols: list[str] | None):
+    """``schema`` restricted to ``cols`` (in that order); all of it when ``cols`` is None."""
+    import pyarrow as pa
+
+    if cols is None:
+        return schema
+    return pa.schema([schema.field(c) for c in cols])
+
+
+def _metered(batches, budget: ReadBudget | None, table: str):
+    """Pass record batches through, counting their real size against ``budget``."""
+    for batch in batches:
+        if budget is not None:
+            budget.spend(batch.nbytes, table)
+        yield batch
 
 
 def _normalise_skills(df: pd.DataFrame) -> pd.DataFrame:
@@ -215,9 +259,14 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
     from upskill_hub.evals.schema import result_arrow_schema
     from upskill_hub.hub.dataset_repo import runs_arrow_schema, skills_arrow_schema
 
-    skills = _normalise_skills(_read_parquets(list(root.glob(SKILLS_GLOB)), SKILL_COLUMNS, skills_arrow_schema()))
-    results = _read_parquets(list(root.glob(RESULTS_GLOB)), RESULT_COLUMNS, result_arrow_schema())
-    runs = _read_parquets(list(root.glob(RUNS_GLOB)), None, runs_arrow_schema())
+    budget = ReadBudget(source or str(root))
+    skills = _normalise_skills(
+        _read_parquets(list(root.glob(SKILLS_GLOB)), SKILL_COLUMNS, skills_arrow_schema(), budget=budget, table="skills")
+    )
+    results = _read_parquets(
+        list(root.glob(RESULTS_GLOB)), RESULT_COLUMNS, result_arrow_schema(), budget=budget, table="results"
+    )
+    runs = _read_parquets(list(root.glob(RUNS_GLOB)), None, runs_arrow_schema(), budget=budget, table="runs")
     aggregates = compute_aggregates(skills, results)
     return Library(
         source=source or str(root),
@@ -228,12 +277,15 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
         runs=runs,
         aggregates=aggregates,
         is_local=source is None,
+        nbytes=budget.used_bytes,
     )
 
 
 # --------------------------------------------------------------------------- Hub + cache
 #: Libraries kept in memory (a visitor can type any repo: bounded, least recently loaded dropped).
 MAX_CACHED_LIBRARIES = 8
+#: Decompressed table bytes all cached libraries may hold together (the newest always stays).
+MAX_CACHED_BYTES = env_int("UPSKILL_SPACE_CACHE_MB", 512) * MB
 _CACHE: dict[tuple[str, str | None], Library] = {}
 _CHECKED: dict[str, float] = {}  # repo -> when its current commit was last looked up
 _LOCK = threading.Lock()
@@ -244,7 +296,9 @@ def _remember(key: tuple[str, str | None], lib: Library) -> None:
     for k in [k for k in _CACHE if k[0] == key[0]]:
         del _CACHE[k]
     _CACHE[key] = lib
-    while len(_CACHE) > MAX_CACHED_LIBRARIES:
+    while len(_CACHE) > MAX_CACHED_LIBRARIES or (
+        len(_CACHE) > 1 and sum(x.nbytes for x in _CACHE.values()) > MAX_CACHED_BYTES
+    ):
         del _CACHE[next(iter(_CACHE))]
 
 
@@ -315,6 +369,7 @@ def load_library(
 
     repo = check_repo_id(source)
     sha: str | None = None
+    listing: list[tuple[str, int | None]] = []
     if refresh and max_age_s > 0 and time.monotonic() - _CHECKED.get(repo, -1e9) < max_age_s:
         refresh = False
     if refresh or not any(k[0] == repo for k in _CACHE):
@@ -322,7 +377,11 @@ def load_library(
         from huggingface_hub.errors import RepositoryNotFoundError
 
         try:
-            sha = HfApi().dataset_info(repo, token=token).sha
+            info = HfApi().dataset_info(repo, token=token, files_metadata=True)
+            sha = info.sha
+            listing = [(s.rfilename, s.size) for s in info.siblings or []]
+            if len(_CHECKED) > 4 * MAX_CACHED_LIBRARIES:  # visitors can type any number of repos
+                _CHECKED.clear()
             _CHECKED[repo] = time.monotonic()
         except RepositoryNotFoundError:
             raise UpskillError(f"dataset repo {repo!r} not found (or it is private)") from None
@@ -339,20 +398,24 @@ def load_library(
 
     from huggingface_hub import snapshot_download
 
+    patterns = plan_download(repo, listing)  # refuses a repo too big before a byte is fetched
     try:
-        local = snapshot_download(
-            repo, repo_type="dataset", revision=sha, allow_patterns=["data/**", "README.md"], token=token
-        )
+        local = snapshot_download(repo, repo_type="dataset", revision=sha, allow_patterns=patterns, token=token)
     except Exception as exc:
         raise UpskillError(f"cannot download dataset repo {repo!r}: {_one_line(exc)}") from None
     lib = load_library_dir(Path(local), source=repo, revision=sha)
     lib.token = token
+    lib.file_sizes = dict(listing)
     with _LOCK:
         _remember((repo, sha), lib)
     return lib
 
 
 # --------------------------------------------------------------------------- skill details
+#: Largest skill_meta.json the Space parses for display.
+MAX_META_BYTES = 2 * MB
+
+
 def skill_files(lib: Library, name: str) -> list[dict[str, Any]]:
     """The skill's files (path, size) as pushed; from the table, so no download is needed."""
     row = lib.skill_row(name)
@@ -373,7 +436,8 @@ def read_skill_file(lib: Library, name: str, rel: str, *, limit: int = 200_000) 
     path = lib.skill_dir(name) / rel
     if not path.is_file():
         raise UpskillError(f"file {rel!r} of skill {name!r} is missing from {lib.source}")
-    data = path.read_bytes()[: limit + 1]
+    with open(path, "rb") as fh:  # never more than the page shows
+        data = fh.read(limit + 1)
     try:
         text = data[:limit].decode("utf-8")
     except UnicodeDecodeError:
@@ -411,11 +475,13 @@ def skill_md_text(lib: Library, name: str) -> str:
         from upskill_hub.skill import render_skill_md
 
         row = lib.skill_row(name)
+        from upskill_hub import safejson
+
         try:
-            fm = json.loads(row.get("frontmatter") or "{}")
-        except json.JSONDecodeError:
+            fm = safejson.loads(row.get("frontmatter") or "{}")  # a visitor's repo: bounded nesting
+        except ValueError:
             fm = {}
-        fm = fm or {"name": name, "description": row.get("description", "")}
+        fm = (fm if isinstance(fm, dict) else {}) or {"name": name, "description": row.get("description", "")}
         return render_skill_md(fm, row.get("body") or "")
 
 
@@ -432,6 +498,8 @@ def skill_cases(lib: Library, name: str) -> list[dict[str, Any]]:
         return []
     if not path.is_file():
         return []
+    if path.stat().st_size > MAX_META_BYTES:
+        raise UpskillError(f"skill {name!r}: skill_meta.json is larger than {MAX_META_BYTES // MB} MB; not shown")
     try:
         meta = load_meta_text(path.read_bytes())
     except CasesError as exc:

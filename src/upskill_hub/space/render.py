@@ -57,9 +57,17 @@ def sanitize_html(raw_html: str) -> str:
     )
 
 
+#: Characters of Markdown rendered per page; the rest is cut (a visitor's repo can hold any size).
+MAX_RENDER_CHARS = 200_000
+
+
 def render_markdown(text: str) -> str:
-    """Markdown (possibly containing raw HTML) -> sanitised HTML."""
-    return sanitize_html(_markdown().render(text or ""))
+    """Markdown (possibly containing raw HTML) -> sanitised HTML, at most ``MAX_RENDER_CHARS`` of input."""
+    text = text or ""
+    note = ""
+    if len(text) > MAX_RENDER_CHARS:
+        text, note = text[:MAX_RENDER_CHARS], f"<p><em>(cut at {MAX_RENDER_CHARS:,} characters)</em></p>"
+    return sanitize_html(_markdown().render(text)) + note
 
 
 def render_skill_md(skill_md: str) -> str:
@@ -70,6 +78,7 @@ def render_skill_md(skill_md: str) -> str:
     """
     from upskill_hub.skill import FrontmatterError, split_frontmatter
 
+    skill_md = (skill_md or "")[: MAX_RENDER_CHARS + 1]  # render_markdown cuts (and says so) beyond that
     try:
         fm, body = split_frontmatter(skill_md)
     except FrontmatterError:

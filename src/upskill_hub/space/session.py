@@ -35,6 +35,9 @@ MAX_CASES = int(os.environ.get("UPSKILL_SPACE_MAX_CASES", "50"))
 MAX_SKILL_BYTES = 200_000
 #: Calls in flight per visitor evaluation: polite to providers and to a shared Space.
 CONCURRENCY = int(os.environ.get("UPSKILL_SPACE_CONCURRENCY", "4"))
+#: Evaluations running at once in the whole Space; one more is refused (not queued forever).
+MAX_EVALS = int(os.environ.get("UPSKILL_SPACE_MAX_EVALS", "4"))
+_EVAL_SLOTS = threading.BoundedSemaphore(MAX_EVALS)
 
 
 @dataclass(repr=False)
@@ -202,6 +205,8 @@ class EvalSession:
         if not 1 <= self.runs <= MAX_RUNS:
             raise UpskillError(f"runs must be between 1 and {MAX_RUNS}")
         cases = visitor_cases(self.skill)
+        if not _EVAL_SLOTS.acquire(blocking=False):
+            raise UpskillError(f"the Space is running {MAX_EVALS} evaluations already; try again in a minute")
         self._queue.put(("start", len(cases) * self.runs * len(self.clients) * (2 if self.include_baseline else 1)))
 
         def work() -> None:
@@ -225,9 +230,15 @@ class EvalSession:
                 self._queue.put(("error", redact(str(exc), self.secrets)))
             except Exception as exc:  # report, never crash the Space; no traceback to visitors
                 self._queue.put(("error", redact(f"evaluation failed: {type(exc).__name__}: {exc}", self.secrets)))
+            finally:
+                _EVAL_SLOTS.release()
 
         self._thread = threading.Thread(target=work, name="upskill-space-eval", daemon=True)
-        self._thread.start()
+        try:
+            self._thread.start()
+        except BaseException:
+            _EVAL_SLOTS.release()
+            raise
         return self
 
     def updates(self, poll_s: float = 0.1) -> Iterator[EvalUpdate]:
@@ -333,6 +344,36 @@ def summary_frame(summary: Any):
         ],
         columns=["model", "condition", "pass_rate", "ci_low", "ci_high", "mean_tokens"],
     )
+
+
+#: Finished runs by handle. The page holds only the handle: a push names a run this
+#: Space made for that visitor, never a folder of the caller's choosing.
+_RUNS: dict[str, Path] = {}
+_RUNS_LOCK = threading.Lock()
+MAX_REMEMBERED_RUNS = 1000
+
+
+def remember_run(run_dir: Path) -> str:
+    """An unguessable handle for a finished run's folder (what the page keeps for "push")."""
+    import secrets
+
+    handle = secrets.token_urlsafe(18)
+    with _RUNS_LOCK:
+        _RUNS[handle] = Path(run_dir)
+        while len(_RUNS) > MAX_REMEMBERED_RUNS:
+            del _RUNS[next(iter(_RUNS))]
+    return handle
+
+
+def run_for(handle: str) -> Path:
+    """The run folder behind ``handle``; one-line error when unknown or already swept."""
+    with _RUNS_LOCK:
+        run_dir = _RUNS.get((handle or "").strip())
+    if run_dir is None:
+        raise UpskillError("no such evaluation in this Space: run one first (finished runs are kept for a while)")
+    if not run_dir.is_dir():
+        raise UpskillError("this evaluation's results were removed (runs are kept for a while); run it again")
+    return run_dir
 
 
 def push_run(run_dir: Path, repo_id: str, token: str | None) -> str:

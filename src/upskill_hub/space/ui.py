@@ -239,6 +239,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         if (meta or "").strip():
             from upskill_hub.cases import CasesError, load_meta_text
 
+            if len(meta.encode("utf-8")) > session.MAX_SKILL_BYTES:
+                raise UpskillError(f"skill_meta.json is larger than {session.MAX_SKILL_BYTES // 1000} kB")
             try:
                 skill.meta = load_meta_text(meta)
             except CasesError as exc:
@@ -301,15 +303,16 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                 summary,
                 views.figure_png(views.pass_rate_figure(frame), f"run:{result.run_dir}:pass"),
                 views.figure_png(views.tokens_figure(frame), f"run:{result.run_dir}:tokens"),
-                str(result.run_dir),
+                session.remember_run(result.run_dir),
             )
 
-    def on_push(source: str, run_dir: str, oauth_token: gr.OAuthToken | None = None):
-        if not run_dir:
+    def on_push(source: str, run_handle: str, oauth_token: gr.OAuthToken | None = None):
+        # ``run_handle`` is what on_run gave this visitor: a handle, never a path.
+        if not run_handle:
             return "Run an evaluation first."
         token = oauth_token.token if oauth_token is not None else None
         try:
-            return session.push_run(Path(run_dir), (source or "").strip(), token)
+            return session.push_run(session.run_for(run_handle), (source or "").strip(), token)
         except UpskillError as exc:
             return f"Error: {redact(str(exc), [token] if token else [])}"
 
@@ -392,7 +395,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                 with gr.Row():
                     run_plot = gr.Image(label="Pass rate", type="filepath", interactive=False)
                     run_tokens = gr.Image(label="Tokens", type="filepath", interactive=False)
-                run_dir = gr.Textbox(visible=False)
+                run_handle = gr.Textbox(visible=False)  # a handle from session.remember_run, never a path
                 with gr.Row():
                     if _sign_in_available():
                         gr.LoginButton()  # needs gradio[oauth] (the space extra); real sign-in on a Space
@@ -444,11 +447,11 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             on_run,
             [repo_box, mode, eval_skill, pasted, meta, models_text, base_url, hf_token, openai_key, anthropic_key,
              endpoint_key, runs],  # fmt: skip
-            [run_status, live_table, summary_table, run_plot, run_tokens, run_dir],
+            [run_status, live_table, summary_table, run_plot, run_tokens, run_handle],
             api_name="run_eval",
             concurrency_limit=4,
         )
-        push_btn.click(on_push, [repo_box, run_dir], [push_status], api_name="push_results")
+        push_btn.click(on_push, [repo_box, run_handle], [push_status], api_name="push_results")
         lb_inputs = [repo_box, lb_sort, lb_query]
         lb_sort.change(on_leaderboard, lb_inputs, [lb_table], api_name="leaderboard")
         lb_tab.select(on_leaderboard, lb_inputs, [lb_table], api_name=False)  # built when first shown

@@ -6,6 +6,12 @@ which would make ``refs/pr/1`` look like three segments. So repo routes are pars
 raw path, segment by segment. Fixed routes (``/api/whoami-v2``...) use FastAPI as usual.
 
 Every handler that touches the disk runs in the thread pool; the store serializes commits.
+
+Hostile callers: the token is checked before a body is read, bodies are read up to a cap
+(``ServerConfig.max_json_bytes`` / ``max_commit_bytes``, 413 past it), every body is
+validated into a typed model (:mod:`.payloads`: 400, never 500), YAML (cards,
+``validate-yaml``) is parsed with size/depth/alias limits in the thread pool, and error
+text never puts control characters into a response header.
 Errors follow the Hub: JSON ``{"error": ...}`` plus ``X-Error-Code`` / ``X-Error-Message``
 headers, which ``huggingface_hub`` turns into RepositoryNotFoundError, RevisionNotFoundError,
 EntryNotFoundError...
@@ -16,7 +22,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 import logging
 import os
 import re
@@ -32,7 +37,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from upskill_hub.hub.server import lfs
+from upskill_hub import safeyaml
+from upskill_hub.hub.server import lfs, payloads
 from upskill_hub.hub.server.auth import Access, AuthPolicy
 from upskill_hub.hub.server.faults import FaultInjector, RequestRecord
 from upskill_hub.hub.server.storage import (
@@ -67,13 +73,25 @@ class ServerConfig:
     user: str = "user"
     tree_page_size: int = 1000
     commits_page_size: int = 50
+    #: Largest JSON body (create, settings, preupload, LFS batch, paths-info, validate-yaml).
+    max_json_bytes: int = 16 * 1024 * 1024
+    #: Largest NDJSON commit body (regular files travel inside it, base64-encoded).
+    max_commit_bytes: int = 256 * 1024 * 1024
 
 
 # --------------------------------------------------------------------------- helpers
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _header_safe(text: str) -> str:
+    """``text`` fit for a header value: ASCII, no control characters (CR/LF/NUL end a response)."""
+    return _CONTROL_RE.sub("?", text.encode("ascii", "replace").decode())[:500]
+
+
 def _error(
     status: int, message: str, code: str | None = None, headers: dict[str, str] | None = None
 ) -> Response:
-    hdrs = {"X-Error-Message": message.encode("ascii", "replace").decode()[:500]}
+    hdrs = {"X-Error-Message": _header_safe(message)}
     if code:
         hdrs["X-Error-Code"] = code
     hdrs.update(headers or {})
@@ -88,6 +106,8 @@ def _split_revision(segs: list[str]) -> tuple[str, list[str]]:
     """Take a revision off the front of path segments; ``refs/pr/1`` may arrive unencoded."""
     if not segs:
         raise StoreError(400, "Missing revision", "InvalidRevision")
+    if any(_CONTROL_RE.search(s) for s in segs):
+        raise StoreError(400, "Control characters in a revision or path", "InvalidRevision")
     if segs[0] == "refs" and len(segs) >= 3 and segs[1] in ("pr", "heads", "tags", "convert"):
         return "/".join(segs[:3]), segs[3:]
     return segs[0], segs[1:]
@@ -133,6 +153,7 @@ class HubApp:
         self.store = HubStore(config.root)
         self.policy = AuthPolicy(tuple(config.write_tokens), tuple(config.read_tokens))
         self.secret = lfs.load_secret(self.store.root)
+        self._cards: dict[str, dict[str, Any] | None] = {}  # README blob sha256 -> parsed card
 
     # ---------------------------------------------------------------- access
     def visible_refs(self, ctx: _Ctx, repo_type: str, repo_id: str) -> dict[str, Any]:
@@ -148,55 +169,53 @@ class HubApp:
         return self.store.refs(repo_type, repo_id)
 
     # ---------------------------------------------------------------- repos
-    def create_repo(self, ctx: _Ctx, body: dict[str, Any]) -> Response:
+    def create_repo(self, ctx: _Ctx, body: payloads.CreateRepo) -> Response:
         ctx.require_write()
-        repo_type = body.get("type") or "model"
-        if repo_type not in REPO_TYPES:
-            raise StoreError(400, f"Invalid repo type {repo_type!r}", "InvalidRepoType")
-        name = body.get("name") or ""
-        namespace = body.get("organization") or self.config.user
-        repo_id = f"{namespace}/{name}"
+        repo_type = body.type or "model"
+        repo_id = f"{body.organization or self.config.user}/{body.name}"
         check_repo_id(repo_id)
-        visibility = body.get("visibility")
-        private = visibility == "private" if visibility else bool(body.get("private"))
+        private = body.visibility == "private" if body.visibility else bool(body.private)
         url = _repo_url(ctx.base, repo_type, repo_id)
         try:
-            self.store.create_repo(
-                repo_type, repo_id, private=private, author=self.config.user, sdk=body.get("sdk")
-            )
+            self.store.create_repo(repo_type, repo_id, private=private, author=self.config.user, sdk=body.sdk)
         except StoreError as exc:
             if exc.status == 409:
                 return JSONResponse({"error": exc.message, "url": url}, status_code=409)
             raise
         return JSONResponse({"url": url, "name": repo_id, "id": repo_id})
 
-    def delete_repo(self, ctx: _Ctx, body: dict[str, Any]) -> Response:
-        repo_type = body.get("type") or "model"
-        repo_id = f"{body.get('organization') or self.config.user}/{body.get('name') or ''}"
+    def delete_repo(self, ctx: _Ctx, body: payloads.DeleteRepo) -> Response:
+        repo_type = body.type or "model"
+        repo_id = f"{body.organization or self.config.user}/{body.name}"
         self.writable_refs(ctx, repo_type, repo_id)
         self.store.delete_repo(repo_type, repo_id)
         return JSONResponse({})
 
-    def update_settings(self, ctx: _Ctx, repo_type: str, repo_id: str, body: dict[str, Any]) -> Response:
+    def update_settings(self, ctx: _Ctx, repo_type: str, repo_id: str, body: payloads.Settings) -> Response:
         self.writable_refs(ctx, repo_type, repo_id)
-        if "visibility" in body or "private" in body:
-            private = body["visibility"] == "private" if "visibility" in body else bool(body["private"])
-            self.store.set_private(repo_type, repo_id, private)
+        wanted = {body.visibility == "private"} if body.visibility is not None else set()
+        if body.private is not None:
+            wanted.add(body.private)
+        if len(wanted) > 1:
+            raise StoreError(400, "'private' and 'visibility' disagree", "BadRequest")
+        if wanted:
+            self.store.set_private(repo_type, repo_id, wanted.pop())
         return JSONResponse({})
 
     def _card_data(self, commit: Commit) -> dict[str, Any] | None:
+        """The README's YAML metadata (bounded: an alias bomb yields no card, not 659 MB)."""
         entry = commit.tree.get("README.md")
         if entry is None or entry.size > 1_000_000:
             return None
+        if entry.sha256 in self._cards:
+            return self._cards[entry.sha256]
         text = self.store.blob_path(entry.sha256).read_text(encoding="utf-8", errors="replace")
-        match = re.match(r"^---\s*\n(.*?)\n---\s*(\n|$)", text, re.S)
-        if not match:
-            return None
-        try:
-            data = yaml.safe_load(match.group(1))
-        except yaml.YAMLError:
-            return None
-        return data if isinstance(data, dict) else None
+        data = _front_matter(text)
+        card = data if isinstance(data, dict) else None
+        if len(self._cards) > 1024:
+            self._cards.clear()
+        self._cards[entry.sha256] = card
+        return card
 
     def info_json(self, refs: dict[str, Any], commit: Commit, *, siblings: bool = True) -> dict[str, Any]:
         repo_type, repo_id = refs["type"], refs["id"]
@@ -270,7 +289,7 @@ class HubApp:
 
     # ---------------------------------------------------------------- upload
     def preupload(
-        self, ctx: _Ctx, repo_type: str, repo_id: str, revision: str, body: dict[str, Any]
+        self, ctx: _Ctx, repo_type: str, repo_id: str, revision: str, body: payloads.Preupload
     ) -> Response:
         self.writable_refs(ctx, repo_type, repo_id)
         try:
@@ -279,17 +298,14 @@ class HubApp:
             if not _bool_param(ctx.query.get("create_pr")):
                 raise
             tree = self.store.resolve(repo_type, repo_id, "main").tree
-        files = body.get("files")
-        if not isinstance(files, list):
-            raise StoreError(400, "Expected a 'files' list", "BadRequest")
         out = []
-        for item in files:
-            path = check_repo_path(str(item.get("path", "")))
+        for item in body.files:
+            path = check_repo_path(item.path)
             try:
-                sample = base64.b64decode(item.get("sample") or "")
+                sample = base64.b64decode(item.sample)
             except (binascii.Error, ValueError):
                 raise StoreError(400, f"Invalid base64 sample for {path}", "BadRequest") from None
-            size = int(item.get("size") or 0)
+            size = item.size
             is_lfs = lfs.should_be_lfs(path, size, sample)
             existing = tree.get(path)
             oid = None if existing is None else (existing.sha256 if is_lfs else existing.oid)
@@ -303,24 +319,22 @@ class HubApp:
             )
         return JSONResponse({"files": out, "commitOid": None})
 
-    def lfs_batch(self, ctx: _Ctx, repo_type: str, repo_id: str, body: dict[str, Any]) -> Response:
-        if body.get("operation") != "upload":
-            raise StoreError(400, "Only the 'upload' LFS operation is supported", "BadRequest")
+    def lfs_batch(self, ctx: _Ctx, repo_type: str, repo_id: str, body: payloads.LfsBatch) -> Response:
         self.writable_refs(ctx, repo_type, repo_id)
+        if body.operation != "upload":
+            raise StoreError(400, "Only the 'upload' LFS operation is supported", "BadRequest")
         objects = []
-        for obj in body.get("objects") or []:
-            oid, size = obj.get("oid"), obj.get("size")
-            if not isinstance(oid, str) or not _OID_RE.match(oid) or not isinstance(size, int) or size < 0:
+        for obj in body.objects:
+            oid, size = obj.oid, obj.size
+            if not _OID_RE.match(oid):
                 objects.append(
-                    {
-                        "oid": str(oid),
-                        "size": size if isinstance(size, int) else 0,
-                        "error": {"code": 422, "message": "Invalid oid or size"},
-                    }
+                    {"oid": oid[:64], "size": size, "error": {"code": 422, "message": "Invalid oid or size"}}
                 )
                 continue
             item: dict[str, Any] = {"oid": oid, "size": size, "authenticated": True}
-            if not self.store.has_blob(oid, size):
+            # Only this repo's own objects are skipped: another repo's blob must be uploaded
+            # (proving its content) before this repo may use it, and its existence stays secret.
+            if not self.store.repo_has_blob(repo_type, repo_id, oid, size):
                 sig = lfs.sign(self.secret, repo_type, repo_id, oid, size)
                 repo_url = _repo_url(ctx.base, repo_type, repo_id)
                 href = f"{repo_url}.git/info/lfs/objects/upload/{oid}/{size}?sig={sig}"
@@ -333,56 +347,41 @@ class HubApp:
 
     def commit(self, ctx: _Ctx, repo_type: str, repo_id: str, revision: str, body: bytes) -> Response:
         self.writable_refs(ctx, repo_type, repo_id)
-        header: dict[str, Any] | None = None
+        header: payloads.CommitHeader | None = None
         ops: list[Operation] = []
-        for n, line in enumerate(body.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                key, value = item["key"], item["value"]
-            except (ValueError, KeyError, TypeError):
-                raise StoreError(400, f"Malformed commit payload at line {n}", "BadRequest") from None
-            if key == "header":
+        for key, value in payloads.parse_commit_lines(body):
+            if isinstance(value, payloads.CommitHeader):
                 header = value
-            elif key == "file":
-                path = check_repo_path(str(value.get("path", "")))
-                content = value.get("content", "")
+            elif isinstance(value, payloads.CommitFile):
+                path = check_repo_path(value.path)
                 try:
                     data = (
-                        base64.b64decode(content, validate=True)
-                        if value.get("encoding", "base64") == "base64"
-                        else str(content).encode()
+                        base64.b64decode(value.content, validate=True)
+                        if value.encoding == "base64"
+                        else value.content.encode()
                     )
                 except (binascii.Error, ValueError):
                     raise StoreError(400, f"Invalid base64 content for {path}", "BadRequest") from None
-                ops.append(Operation("add", path, self.store.put_bytes(data)))
-            elif key == "lfsFile":
-                path = check_repo_path(str(value.get("path", "")))
-                oid = str(value.get("oid", ""))
-                if value.get("algo", "sha256") != "sha256" or not _OID_RE.match(oid):
-                    raise StoreError(400, f"Invalid LFS oid for {path}", "BadRequest")
-                if not self.store.has_blob(oid):
+                ops.append(Operation("add", path, Entry.regular(data), data=data))
+            elif isinstance(value, payloads.CommitLfsFile):
+                path = check_repo_path(value.path)
+                oid = value.oid
+                if not self.store.repo_has_blob(repo_type, repo_id, oid):
                     raise StoreError(
                         422,
                         f"LFS object {oid} for {path} was not uploaded: upload it first",
                         "LfsObjectNotFound",
                     )
                 size = self.store.blob_path(oid).stat().st_size
-                if value.get("size") is not None and int(value["size"]) != size:
+                if value.size is not None and value.size != size:
                     raise StoreError(400, f"LFS object size mismatch for {path}", "BadRequest")
                 ops.append(Operation("add", path, Entry.lfs_object(oid, size)))
-            elif key in ("deletedFile", "deletedFolder"):
-                path = (
-                    str(value.get("path", "")).rstrip("/")
-                    if key == "deletedFolder"
-                    else str(value.get("path", ""))
-                )
+            else:
+                assert isinstance(value, payloads.CommitDeleted)
+                path = value.path.rstrip("/") if key == "deletedFolder" else value.path
                 check_repo_path(path)
                 ops.append(Operation("delete_file" if key == "deletedFile" else "delete_folder", path))
-            else:
-                raise StoreError(400, f"Unknown commit operation {key!r}", "BadRequest")
-        if header is None or not str(header.get("summary") or "").strip():
+        if header is None or not header.summary.strip():
             raise StoreError(400, "A commit needs a header with a non-empty summary", "BadRequest")
         create_pr = _bool_param(ctx.query.get("create_pr"))
         commit, pr_num = self.store.commit(
@@ -390,10 +389,10 @@ class HubApp:
             repo_id,
             revision=revision,
             operations=ops,
-            title=str(header["summary"]),
-            message=str(header.get("description") or ""),
+            title=header.summary,
+            message=header.description or "",
             author=self.config.user,
-            parent_commit=header.get("parentCommit"),
+            parent_commit=header.parentCommit,
             create_pr=create_pr,
         )
         url = _repo_url(ctx.base, repo_type, repo_id)
@@ -530,7 +529,10 @@ class HubApp:
     def commits(self, ctx: _Ctx, repo_type: str, repo_id: str, revision: str, url: str) -> Response:
         self.visible_refs(ctx, repo_type, repo_id)
         head = self.store.resolve(repo_type, repo_id, revision)
-        page_no = int(ctx.query.get("p") or 0)
+        raw_page = ctx.query.get("p") or "0"
+        if not raw_page.isdigit() or len(raw_page) > 9:
+            raise StoreError(400, f"Invalid page number {raw_page[:20]!r}", "BadRequest")
+        page_no = int(raw_page)
         size = self.config.commits_page_size
         history = list(self.store.history(repo_type, repo_id, head))
         page = history[page_no * size : (page_no + 1) * size]
@@ -550,23 +552,23 @@ class HubApp:
             headers["Link"] = f'<{url}?p={page_no + 1}>; rel="next"'
         return JSONResponse(out, headers=headers)
 
-    def branch(self, ctx: _Ctx, method: str, repo_type: str, repo_id: str, name: str, body: dict) -> Response:
+    def branch(
+        self, ctx: _Ctx, method: str, repo_type: str, repo_id: str, name: str, body: payloads.Branch
+    ) -> Response:
         self.writable_refs(ctx, repo_type, repo_id)
         if method == "POST":
-            self.store.create_branch(repo_type, repo_id, name, body.get("startingPoint"))
+            self.store.create_branch(repo_type, repo_id, name, body.startingPoint)
         else:
             self.store.delete_branch(repo_type, repo_id, name)
         return JSONResponse({})
 
     def tag(
-        self, ctx: _Ctx, method: str, repo_type: str, repo_id: str, rev_or_tag: str, body: dict
+        self, ctx: _Ctx, method: str, repo_type: str, repo_id: str, rev_or_tag: str, body: payloads.Tag | None
     ) -> Response:
         self.writable_refs(ctx, repo_type, repo_id)
         if method == "POST":
-            tag = body.get("tag")
-            if not isinstance(tag, str):
-                raise StoreError(400, "Missing 'tag'", "BadRequest")
-            self.store.create_tag(repo_type, repo_id, tag, rev_or_tag, body.get("message"))
+            assert body is not None
+            self.store.create_tag(repo_type, repo_id, body.tag, rev_or_tag, body.message)
         else:
             self.store.delete_tag(repo_type, repo_id, rev_or_tag)
         return JSONResponse({})
@@ -673,14 +675,14 @@ class HubApp:
         )
 
     @staticmethod
-    def validate_yaml(body: dict[str, Any]) -> Response:
-        content = str(body.get("content") or "")
-        match = re.match(r"^---\s*\n(.*?)\n---\s*(\n|$)", content, re.S)
+    def validate_yaml(ctx: _Ctx, body: payloads.ValidateYaml) -> Response:
+        ctx.require_valid()
+        match = _FRONT_MATTER_RE.match(body.content)
         if match:
             try:
-                data = yaml.safe_load(match.group(1))
+                data = safeyaml.load(match.group(1))
             except yaml.YAMLError as exc:
-                msg = f"Invalid YAML in README.md metadata: {str(exc).splitlines()[0]}"
+                msg = f"Invalid YAML in README.md metadata: {(str(exc).splitlines() or ['?'])[0]}"
                 return JSONResponse({"error": msg, "errors": [{"message": msg}]}, status_code=400)
             if data is not None and not isinstance(data, dict):
                 msg = "README.md metadata must be a YAML mapping"
@@ -717,16 +719,33 @@ def _read_range(path: Path, start: int, length: int) -> Iterator[bytes]:
             yield chunk
 
 
-def _json_body(raw: bytes) -> dict[str, Any]:
-    if not raw.strip():
-        return {}
+_FRONT_MATTER_RE = re.compile(r"^---\s*\n(.*?)\n---\s*(\n|$)", re.S)
+
+
+def _front_matter(text: str) -> Any:
+    """The YAML block at the top of a card, within :mod:`upskill_hub.safeyaml`'s limits; None if unreadable."""
+    match = _FRONT_MATTER_RE.match(text)
+    if not match:
+        return None
     try:
-        data = json.loads(raw)
-    except ValueError:
-        raise StoreError(400, "Request body is not valid JSON", "BadRequest") from None
-    if not isinstance(data, dict):
-        raise StoreError(400, "Request body must be a JSON object", "BadRequest")
-    return data
+        return safeyaml.load(match.group(1))
+    except yaml.YAMLError:
+        return None
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 once it passes ``limit`` bytes (never read in full first)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise StoreError(413, f"Request body larger than {limit} bytes", "PayloadTooLarge")
+    chunks: list[bytes] = []
+    received = 0
+    async for chunk in request.stream():
+        received += len(chunk)
+        if received > limit:
+            raise StoreError(413, f"Request body larger than {limit} bytes", "PayloadTooLarge")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 # --------------------------------------------------------------------------- ASGI
@@ -811,19 +830,31 @@ def create_app(config: ServerConfig) -> FastAPI:
     def whoami(request: Request) -> Response:
         return hub.whoami(ctx(request))
 
+    async def json_body(request: Request, model: type[payloads.M]) -> payloads.M:
+        return payloads.parse_body(model, await _read_body(request, config.max_json_bytes))
+
     @app.post("/api/repos/create")
     async def create_repo(request: Request) -> Response:
-        body = _json_body(await request.body())
-        return await run_in_threadpool(hub.create_repo, ctx(request), body)
+        c = ctx(request)
+        c.require_write()  # before the body is read: a stranger's upload costs nothing
+        body = await json_body(request, payloads.CreateRepo)
+        return await run_in_threadpool(hub.create_repo, c, body)
 
     @app.delete("/api/repos/delete")
     async def delete_repo(request: Request) -> Response:
-        body = _json_body(await request.body())
-        return await run_in_threadpool(hub.delete_repo, ctx(request), body)
+        c = ctx(request)
+        c.require_write()
+        body = await json_body(request, payloads.DeleteRepo)
+        return await run_in_threadpool(hub.delete_repo, c, body)
 
     @app.post("/api/validate-yaml")
     async def validate_yaml(request: Request) -> Response:
-        return hub.validate_yaml(_json_body(await request.body()))
+        c = ctx(request)
+        c.require_valid()
+        raw = await _read_body(request, min(config.max_json_bytes, 4 * safeyaml.MAX_CHARS))
+        body = payloads.parse_body(payloads.ValidateYaml, raw)
+        # Parsing a large document takes a while: never on the event loop other requests share.
+        return await run_in_threadpool(hub.validate_yaml, c, body)
 
     @app.get("/api/organizations/{org}/overview")
     def org_overview(request: Request, org: str) -> Response:
@@ -851,6 +882,13 @@ async def _dispatch(hub: HubApp, request: Request, segs: list[str], raw_path: st
     method = request.method
     c = _Ctx(request, hub.policy)
     url = f"{c.base}{raw_path}"
+    limit = hub.config.max_json_bytes
+
+    async def body_as(model: type[payloads.M]) -> payloads.M:
+        return payloads.parse_body(model, await _read_body(request, limit))
+
+    if method in ("POST", "PUT", "DELETE"):
+        c.require_valid()  # a bad token is refused before any body is read
     # /api/{type}s/{ns}/{name}/...
     if len(segs) >= 4 and segs[0] == "api" and segs[1] in _TYPE_BY_PLURAL:
         repo_type, repo_id, rest = _TYPE_BY_PLURAL[segs[1]], f"{segs[2]}/{segs[3]}", segs[4:]
@@ -862,22 +900,25 @@ async def _dispatch(hub: HubApp, request: Request, segs: list[str], raw_path: st
             rev, _ = _split_revision(rest[1:])
             return await run_in_threadpool(hub.repo_info, c, repo_type, repo_id, rev)
         if method == "PUT" and action == "settings":
-            body = _json_body(await request.body())
+            c.require_write()
+            body = await body_as(payloads.Settings)
             return await run_in_threadpool(hub.update_settings, c, repo_type, repo_id, body)
         if method == "POST" and action == "preupload":
             rev, _ = _split_revision(rest[1:])
-            body = _json_body(await request.body())
+            c.require_write()
+            body = await body_as(payloads.Preupload)
             return await run_in_threadpool(hub.preupload, c, repo_type, repo_id, rev, body)
         if method == "POST" and action == "commit":
             rev, _ = _split_revision(rest[1:])
-            body_bytes = await request.body()
+            c.require_write()
+            body_bytes = await _read_body(request, hub.config.max_commit_bytes)
             return await run_in_threadpool(hub.commit, c, repo_type, repo_id, rev, body_bytes)
         if method == "GET" and action == "tree":
             rev, path = _split_revision(rest[1:])
             return await run_in_threadpool(hub.tree, c, repo_type, repo_id, rev, "/".join(path), url)
         if method == "POST" and action == "paths-info":
             rev, _ = _split_revision(rest[1:])
-            paths, expand = _parse_paths_info(request.headers.get("content-type", ""), await request.body())
+            paths, expand = _parse_paths_info(request.headers.get("content-type", ""), await _read_body(request, limit))
             return await run_in_threadpool(hub.paths_info, c, repo_type, repo_id, rev, paths, expand)
         if method == "GET" and action == "refs":
             return await run_in_threadpool(hub.refs, c, repo_type, repo_id)
@@ -885,12 +926,14 @@ async def _dispatch(hub: HubApp, request: Request, segs: list[str], raw_path: st
             rev, _ = _split_revision(rest[1:])
             return await run_in_threadpool(hub.commits, c, repo_type, repo_id, rev, url)
         if method in ("POST", "DELETE") and action == "branch" and len(rest) >= 2:
-            body = _json_body(await request.body()) if method == "POST" else {}
+            c.require_write()
+            body = await body_as(payloads.Branch) if method == "POST" else payloads.Branch()
             return await run_in_threadpool(
                 hub.branch, c, method, repo_type, repo_id, "/".join(rest[1:]), body
             )
         if method in ("POST", "DELETE") and action == "tag" and len(rest) >= 2:
-            body = _json_body(await request.body()) if method == "POST" else {}
+            c.require_write()
+            body = await body_as(payloads.Tag) if method == "POST" else None
             target = _split_revision(rest[1:])[0] if method == "POST" else "/".join(rest[1:])
             return await run_in_threadpool(hub.tag, c, method, repo_type, repo_id, target, body)
         raise StoreError(404, f"Unknown endpoint {method} {raw_path}", "NotFound")
@@ -903,7 +946,8 @@ async def _dispatch(hub: HubApp, request: Request, segs: list[str], raw_path: st
         repo_id = f"{segs2[0]}/{segs2[1][: -len('.git')]}"
         check_repo_id(repo_id)
         if method == "POST" and segs2[5:] == ["batch"]:
-            body = _json_body(await request.body())
+            c.require_write()
+            body = await body_as(payloads.LfsBatch)
             return await run_in_threadpool(hub.lfs_batch, c, repo_type, repo_id, body)
         if method == "PUT" and len(segs2) == 8 and segs2[5] == "upload":
             return await _lfs_put(hub, request, repo_type, repo_id, segs2[6], segs2[7])
@@ -922,10 +966,12 @@ async def _dispatch(hub: HubApp, request: Request, segs: list[str], raw_path: st
 
 def _parse_paths_info(content_type: str, body: bytes) -> tuple[list[str], bool]:
     if "json" in content_type:
-        data = _json_body(body)
-        paths = data.get("paths") or []
-        return ([paths] if isinstance(paths, str) else [str(p) for p in paths]), bool(data.get("expand"))
-    form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+        data = payloads.parse_body(payloads.PathsInfo, body)
+        return ([data.paths] if isinstance(data.paths, str) else list(data.paths)), data.expand
+    try:
+        form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=100_000)
+    except ValueError:
+        raise StoreError(400, "Too many form fields", "BadRequest") from None
     return form.get("paths", []), _bool_param((form.get("expand") or ["false"])[0])
 
 
@@ -952,7 +998,7 @@ async def _lfs_put(
                 fh.write(chunk)
         if received != size or digest.hexdigest() != oid:
             raise StoreError(400, "Uploaded content does not match its sha256/size", "ChecksumMismatch")
-        await run_in_threadpool(hub.store.adopt_upload, tmp, oid)
+        await run_in_threadpool(hub.store.adopt_upload, tmp, oid, repo_type, repo_id)
     finally:
         tmp.unlink(missing_ok=True)
     return Response(status_code=200)

@@ -10,9 +10,16 @@ ROOT/
   repos/<type>/<namespace>/<name>/
     refs.json                          branches, tags, pull requests, visibility, sdk
     commits/<commit id>.json           parents, full tree (path -> entry), message, author, date
+    objects/<sha256>                   empty marker: this repo uploaded or committed that blob
     .lock                              flock'ed while a commit is being made
-  tmp/                                 partial uploads (same file system => atomic rename)
+  tmp/                                 partial uploads (same file system => atomic rename);
+                                       emptied when the server starts (a killed upload stays no longer)
 ```
+
+Blobs are shared between repos (stored once), but a repo may only *use* a blob it has
+proved it holds: one it uploaded (content checked against the sha256) or committed
+inline. Otherwise a commit naming another repo's hash would copy that repo's private
+file into its own, and the LFS batch answer would reveal that the file exists.
 
 Every JSON file is written to a temporary file and renamed into place, and a commit file
 is written before the ref that points at it, so a crash leaves either the old or the new
@@ -44,6 +51,8 @@ URL_PREFIXES = {"model": "", "dataset": "datasets/", "space": "spaces/", "kernel
 _NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_])?$")
 _COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 _PR_RE = re.compile(r"^refs/pr/(\d+)$")
+#: NUL, CR, LF and the other control characters: never part of a path or ref name.
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 #: The initial commit every new repo gets, like on the Hub (repo info must always have a sha).
 _GITATTRIBUTES = b"""*.7z filter=lfs diff=lfs merge=lfs -text
@@ -92,7 +101,7 @@ def check_repo_path(path: str) -> str:
         not path
         or len(path) > 1000
         or "\\" in path
-        or "\0" in path
+        or _CONTROL_RE.search(path) is not None
         or path.startswith("/")
         or any(part in ("", ".", "..") for part in path.split("/"))
         or path.split("/")[0] == ".git"
@@ -208,6 +217,8 @@ class Operation:
     kind: str  # "add" | "delete_file" | "delete_folder"
     path: str
     entry: Entry | None = None
+    #: Inline content of an added regular file; stored only once the whole commit is valid.
+    data: bytes | None = None
 
 
 class HubStore:
@@ -220,9 +231,30 @@ class HubStore:
         self.tmp = self.root / "tmp"
         for d in (self.blobs, self.repos, self.tmp):
             d.mkdir(parents=True, exist_ok=True)
+        self._sweep_tmp()
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
         self._commit_cache: dict[str, Commit] = {}
+        self._head_blob_cache: dict[tuple[str, str, tuple[str, ...]], frozenset[str]] = {}
+
+    def _sweep_tmp(self, grace_s: float = 60.0) -> None:
+        """Remove what earlier runs left in ``tmp/`` (uploads killed mid-way, half-deleted repos).
+
+        Entries written in the last ``grace_s`` seconds stay: another process sharing this
+        root may be receiving them right now (a live upload keeps its file's mtime fresh).
+        """
+        import time
+
+        cutoff = time.time() - grace_s
+        for p in self.tmp.iterdir():
+            with contextlib.suppress(FileNotFoundError):
+                if p.lstat().st_mtime > cutoff:
+                    continue
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    p.unlink()
 
     # ------------------------------------------------------------------ blobs
     def blob_path(self, sha256: str) -> Path:
@@ -239,11 +271,47 @@ class HubStore:
             _atomic_write_bytes(self.blob_path(entry.sha256), data)
         return entry
 
-    def adopt_upload(self, tmp_path: Path, sha256: str) -> None:
-        """Move a fully received and verified LFS upload (under ``self.tmp``) into the blob store."""
+    def adopt_upload(self, tmp_path: Path, sha256: str, repo_type: str, repo_id: str) -> None:
+        """Move a fully received and verified LFS upload (under ``self.tmp``) into the blob store.
+
+        The upload proved that ``repo_id`` holds the content, so the repo may use the blob.
+        """
         dest = self.blob_path(sha256)
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp_path, dest)
+        self._mark_owned(repo_type, repo_id, [sha256])
+
+    def _mark_owned(self, repo_type: str, repo_id: str, sha256s: list[str]) -> None:
+        folder = self.repo_dir(repo_type, repo_id) / "objects"
+        folder.mkdir(parents=True, exist_ok=True)
+        for sha in sha256s:
+            (folder / sha).touch()
+
+    def repo_has_blob(self, repo_type: str, repo_id: str, sha256: str, size: int | None = None) -> bool:
+        """Does the store hold ``sha256`` *and* may ``repo_id`` use it (uploaded or committed there)?"""
+        if not self.has_blob(sha256, size):
+            return False
+        if (self.repo_dir(repo_type, repo_id) / "objects" / sha256).is_file():
+            return True
+        # Repos written before markers existed: any blob in one of their heads is theirs.
+        with contextlib.suppress(StoreError):
+            return sha256 in self._head_blobs(repo_type, repo_id)
+        return False
+
+    def _head_blobs(self, repo_type: str, repo_id: str) -> frozenset[str]:
+        """sha256 of every file in the repo's branch, tag and PR heads (cached per set of heads)."""
+        refs = self.refs(repo_type, repo_id)
+        heads = tuple(
+            sorted({*refs["branches"].values(), *(t["commit"] for t in refs["tags"].values()), *refs["prs"].values()})
+        )
+        key = (repo_type, repo_id, heads)
+        found = self._head_blob_cache.get(key)
+        if found is None:
+            found = frozenset(e.sha256 for h in heads for e in self.get_commit(repo_type, repo_id, h).tree.values())
+            if len(self._head_blob_cache) > 256:
+                self._head_blob_cache.clear()
+            self._head_blob_cache[key] = found
+        return found
 
     # ------------------------------------------------------------------ repos
     def repo_dir(self, repo_type: str, repo_id: str) -> Path:
@@ -447,6 +515,11 @@ class HubStore:
                         raise StoreError(
                             400, f"Cannot add {op.path!r}: a folder with that name exists", "InvalidPath"
                         )
+                    clash = next((d for d in parent_dirs(op.path) if d in tree), None)
+                    if clash is not None:
+                        raise StoreError(
+                            400, f"Cannot add {op.path!r}: {clash!r} is a file, not a folder", "InvalidPath"
+                        )
                     tree[op.path] = op.entry
                 elif op.kind == "delete_file":
                     if op.path not in tree:
@@ -463,7 +536,11 @@ class HubStore:
                         )
                     for p in doomed:
                         del tree[p]
+            for op in operations:  # every operation checked: now the new blobs may be written
+                if op.data is not None:
+                    self.put_bytes(op.data)
             commit = self._make_commit(repo_type, repo_id, (head_id,), tree, title, message, author)
+            self._mark_owned(repo_type, repo_id, sorted({op.entry.sha256 for op in operations if op.entry}))
             pr_num: int | None = None
             if create_pr:
                 pr_num = max((int(n) for n in refs["prs"]), default=0) + 1
@@ -531,7 +608,8 @@ def _check_ref_name(name: str) -> None:
         or name.endswith(("/", ".", ".lock"))
         or ".." in name
         or "//" in name
-        or any(c in name for c in " ~^:?*[\\\0")
+        or any(c in name for c in " ~^:?*[\\")
+        or _CONTROL_RE.search(name) is not None
         or _COMMIT_RE.match(name) is not None
     )
     if bad:

@@ -104,6 +104,8 @@ def running_server(
     host: str = "127.0.0.1",
     tree_page_size: int = 1000,
     commits_page_size: int = 50,
+    max_json_bytes: int | None = None,
+    max_commit_bytes: int | None = None,
 ) -> Iterator[ServerHandle]:
     """Start the local Hub on ``host`` (a free port unless ``port``), yield its handle, stop it."""
     import uvicorn
@@ -118,6 +120,7 @@ def running_server(
         user=user,
         tree_page_size=tree_page_size,
         commits_page_size=commits_page_size,
+        **{k: v for k, v in (("max_json_bytes", max_json_bytes), ("max_commit_bytes", max_commit_bytes)) if v},
     )
     app = create_app(config)
     port = port or free_port(host)

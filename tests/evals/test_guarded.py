@@ -1,0 +1,51 @@
+"""Budgets for strangers' patterns and schemas: each limit really stops the work it bounds."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from upskill_hub.evals import guarded
+
+
+def test_regex_search_keeps_re_semantics_and_multiline() -> None:
+    m = guarded.search(r"^b\d+$", "a\nb12\nc")
+    assert m is not None and m.group(0) == "b12"
+    with pytest.raises(ValueError):
+        guarded.compile_pattern("(unclosed")
+
+
+def test_regex_timeout_raises_budget_exceeded() -> None:
+    started = time.monotonic()
+    with pytest.raises(guarded.BudgetExceeded, match="gave up after 0.2s"):
+        guarded.search("(x+x+)+y", "x" * 5000, timeout_s=0.2)
+    assert time.monotonic() - started < 2
+
+
+def test_schema_step_budget_stops_an_exponential_schema() -> None:
+    # anyOf of two identical branches, nested, on data that fails both: each level doubles the work.
+    schema: dict = {"type": "integer"}
+    for _ in range(20):
+        schema = {"anyOf": [{"items": schema}, {"items": schema}]}
+    data: list | str = "x"
+    for _ in range(20):
+        data = [data]
+    started = time.monotonic()
+    with pytest.raises(guarded.BudgetExceeded, match="passed 10000 steps"):
+        guarded.schema_errors(schema, data, max_steps=10_000)
+    assert time.monotonic() - started < 2
+
+
+def test_schema_depth_budget_stops_a_self_reference() -> None:
+    with pytest.raises(guarded.BudgetExceeded, match="deeper than 20"):
+        guarded.schema_errors({"$ref": "#"}, {}, max_depth=20)
+
+
+def test_schema_refs_never_leave_the_schema() -> None:
+    local = {"$defs": {"n": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/n"}}}
+    assert guarded.schema_errors(local, {"a": 1}) == []
+    assert guarded.schema_errors(local, {"a": "x"})[0].message == "'x' is not of type 'integer'"
+    for ref in ("https://example.org/s.json", "file:///etc/passwd", "other.json#/x"):
+        with pytest.raises(guarded.SchemaRefError, match="not inside the schema"):
+            guarded.schema_errors({"$ref": ref}, {})

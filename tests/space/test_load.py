@@ -1,0 +1,65 @@
+"""The Space under a hostile evaluation: other visitors' searches still answer quickly.
+
+One visitor pastes a skill whose ``regex`` assertion backtracks catastrophically on the
+model's answer (each check runs until its time limit). Meanwhile a second visitor types
+searches. The regex engine releases the GIL and the checks run off the event loop, so the
+searches must keep answering in well under a second.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from gradio_client import Client
+
+from upskill_hub.testing.llm_server import running_llm_server
+
+HOSTILE_MD = "---\nname: hostile-regex\ndescription: Backtracks. Use never.\n---\n# Hostile\n\nAnswer with x.\n"
+HOSTILE_META = (
+    '{"cases": ['
+    + ", ".join(
+        f'{{"id": "c{i}", "input": "go {i}", "assert": [{{"type": "regex", "value": "(x+x+)+y"}}]}}' for i in range(4)
+    )
+    + "]}"
+)
+
+
+def _x_script(system, messages, params) -> str:
+    return "x" * 5000
+
+
+def test_searches_answer_under_1s_while_a_catastrophic_regex_eval_runs(running_app, space_repo):
+    attacker = Client(running_app, verbose=False)
+    visitor = Client(running_app, verbose=False)
+    visitor.predict(space_repo, api_name="/load")
+    quiet = []
+    for _ in range(5):  # the same searches with nobody else on the Space, for comparison
+        t = time.monotonic()
+        visitor.predict(space_repo, "gree", 0, False, "best lift", api_name="/search")
+        quiet.append(time.monotonic() - t)
+    with running_llm_server(_x_script, models=("xs",)) as srv:
+        job = attacker.submit(
+            space_repo, "paste", "", HOSTILE_MD, HOSTILE_META, "xs", f"{srv.url}/v1", "", "", "", "", 1,
+            api_name="/run_eval",
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        # A streaming handler reports ITERATING once it yields; PROCESSING before that.
+        while job.status().code.name not in ("PROCESSING", "ITERATING") and not job.done():
+            assert time.monotonic() < deadline, job.status()
+            time.sleep(0.05)
+        latencies = []
+        started = time.monotonic()
+        while not job.done() and time.monotonic() < deadline:
+            t = time.monotonic()
+            table, note, _ = visitor.predict(space_repo, "gree", 0, False, "best lift", api_name="/search")
+            latencies.append(time.monotonic() - t)
+            assert "1 of 3 skills match" in note
+        busy_for = time.monotonic() - started
+        status = job.result()[0]
+    assert status.startswith("Finished **hostile-regex**: 8 calls"), status
+    assert busy_for > 2 and len(latencies) >= 5  # the searches really overlapped the hostile run
+    print(f"search alone: median {statistics.median(quiet) * 1000:.0f} ms; during the {busy_for:.1f}s hostile eval: "
+          f"{len(latencies)} searches, median {statistics.median(latencies) * 1000:.0f} ms, "
+          f"max {max(latencies) * 1000:.0f} ms")  # fmt: skip
+    assert max(latencies) < 1.0
