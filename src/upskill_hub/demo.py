@@ -28,7 +28,9 @@ from pathlib import Path
 from upskill_hub.errors import UpskillError
 from upskill_hub.hub.server.testing import free_port
 
-DEMO_SKILL = "kernel-builder-cuda-kernels"
+#: A skill the 135M local model can use: it teaches an API (kernels.get_kernel) and the
+#: repository naming the model cannot know, and its cases check the code it writes.
+DEMO_SKILL = "hub-kernels"
 DEMO_KERNEL = "rmsnorm"
 
 
@@ -66,6 +68,21 @@ def _wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None) -
     raise UpskillError(f"{url} did not answer within {timeout:.0f} s")
 
 
+def lift_sentence(run_dir: Path, skill: str) -> str:
+    """One sentence with the measured lift and its interval, from the run's summary.json."""
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    parts = []
+    for lift in summary.get("lifts", []):
+        if lift.get("lift") is None:
+            continue
+        verdict = "the interval excludes 0" if lift.get("conclusive") else "not conclusive"
+        parts.append(
+            f"{skill} lifts {lift['model']} by {lift['lift'] * 100:+.0f} points "
+            f"(95% CI {lift['ci_low'] * 100:+.0f} to {lift['ci_high'] * 100:+.0f}; {verdict})"
+        )
+    return "; ".join(parts) or f"no lift measured for {skill}"
+
+
 class Demo:
     """Runs the walk-through in ``workdir`` from the repository root ``repo``."""
 
@@ -75,8 +92,8 @@ class Demo:
         workdir: Path,
         *,
         model: str = "local",
-        cases: int = 2,
-        max_tokens: int = 256,
+        cases: int | None = None,
+        max_tokens: int = 64,
         kernels: bool = True,
         space: bool = True,
         echo: Callable[[str], None] = print,
@@ -90,6 +107,7 @@ class Demo:
         self.space = space
         self.echo = echo
         self.report = DemoReport()
+        self.lift_line = ""
         # A throwaway write token for the local Hub; never a real credential.
         self.token = "demo-" + secrets.token_hex(8)
         self.port = free_port()
@@ -161,12 +179,15 @@ class Demo:
         self.workdir.mkdir(parents=True)
         skills = sorted(str(p.relative_to(self.repo)) for p in (self.repo / "skills").iterdir() if p.is_dir())
 
+        if self.model == "local":
+            self.step("Check that the offline model runs on this machine", lambda: self.run([*self.cli, "doctor"]))
         self.step("Validate the shipped skills", lambda: self.run([*self.cli, "skills", "validate", *skills]))
         self.step("List them", lambda: self.run([*self.cli, "skills", "list", "skills"]))
 
         tests_file = self.workdir / "demo-tests.json"
         meta = json.loads((skill_dir / "skill_meta.json").read_text(encoding="utf-8"))
-        tests_file.write_text(json.dumps({"cases": meta["cases"][: self.cases]}, indent=2), encoding="utf-8")
+        chosen = meta["cases"] if self.cases is None else meta["cases"][: self.cases]
+        tests_file.write_text(json.dumps({"cases": chosen}, indent=2), encoding="utf-8")
         runs_dir = self.workdir / "runs"
 
         def evaluate() -> str:
@@ -178,11 +199,13 @@ class Demo:
             )
             return ""
 
-        self.step(f"Evaluate {DEMO_SKILL} on '{self.model}' ({self.cases} cases, with and without the skill)", evaluate)
+        self.step(f"Evaluate {DEMO_SKILL} on '{self.model}' ({len(chosen)} cases, with and without the skill)", evaluate)
         run_dirs = sorted(p for p in runs_dir.iterdir() if p.is_dir())
         if not run_dirs:
             raise UpskillError(f"the eval wrote no run folder under {runs_dir}")
         run_dir = run_dirs[-1]
+        self.lift_line = lift_sentence(run_dir, DEMO_SKILL)
+        self.echo(self.lift_line)
 
         serve = [*self.cli, "hub", "serve", "--root", str(self.workdir / "hub"), "--port", str(self.port), "--token", self.token]
         with self.background(serve, f"http://127.0.0.1:{self.port}/api/whoami-v2"):

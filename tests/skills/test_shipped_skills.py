@@ -33,13 +33,15 @@ def _load_answers(stem: str) -> ModuleType:
 
 answers_kernel_builder = _load_answers("answers_kernel_builder")
 answers_hf_dataset_card = _load_answers("answers_hf_dataset_card")
+answers_hub_kernels = _load_answers("answers_hub_kernels")
 
 SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
 ANSWERS = {
     "kernel-builder-cuda-kernels": answers_kernel_builder,
     "hf-dataset-card": answers_hf_dataset_card,
+    "hub-kernels": answers_hub_kernels,
 }
-MIN_CASES = {"kernel-builder-cuda-kernels": 8, "hf-dataset-card": 4}
+MIN_CASES = {"kernel-builder-cuda-kernels": 8, "hf-dataset-card": 4, "hub-kernels": 12}
 
 
 def _skill(name: str):

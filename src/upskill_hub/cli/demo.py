@@ -17,8 +17,8 @@ def register(app: typer.Typer) -> None:
     @app.command("demo")
     def demo(
         model: str = typer.Option("local", "--model", help="Model to evaluate on (default: the offline local model)."),
-        cases: int = typer.Option(2, "--cases", min=1, help="How many of the skill's test cases to run."),
-        max_tokens: int = typer.Option(256, "--max-tokens", min=16, help="Answer length cap per call."),
+        cases: int | None = typer.Option(None, "--cases", min=1, help="Run only the first N test cases (default: all)."),
+        max_tokens: int = typer.Option(64, "--max-tokens", min=16, help="Answer length cap per call."),
         workdir: Path = typer.Option(Path(".upskill-demo"), "--workdir", help="Scratch folder (recreated)."),
         kernels: bool = typer.Option(True, "--kernels/--no-kernels", help="Also build, publish and load a kernel."),
         space: bool = typer.Option(True, "--space/--no-space", help="Also launch the Space once."),
@@ -42,4 +42,6 @@ def register(app: typer.Typer) -> None:
                 table.add_row(s.title, "[green]ok[/]" if s.ok else "[red]failed[/]", f"{s.seconds:.1f}")
             console.print(table)
         if report.ok:
+            if d.lift_line:
+                console.print(f"[bold]Measured:[/] {d.lift_line}", highlight=False)
             console.print(f"[bold green]All done.[/] Scratch files are in {workdir}.")
