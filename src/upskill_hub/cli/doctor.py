@@ -20,6 +20,7 @@ def register(app: typer.Typer) -> None:
         model: str = typer.Option("local", "--model", help="Local model spec: local or local:PATH.gguf."),
         tokens: int = typer.Option(48, "--tokens", min=8, max=512, help="Tokens to generate for the speed check."),
         as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
+        device: str | None = typer.Option(None, "--device", help="auto (a GPU if torch sees one), cpu or cuda."),
     ) -> None:
         """Check the offline model: load it, run a two-token and a long prompt, measure tokens/s.
 
@@ -27,8 +28,11 @@ def register(app: typer.Typer) -> None:
         the model cannot run here, with what to try next. Settings: UPSKILL_LOCAL_BACKEND
         (transformers | llama.cpp), UPSKILL_LOCAL_THREADS, UPSKILL_LOCAL_DEVICE (auto | cpu | cuda).
         """
+        from upskill_hub.cli.evals import set_local_device
         from upskill_hub.models.doctor import check_local_model
 
+        if device is not None:
+            set_local_device(device)
         report = check_local_model(model, tokens=tokens)
         if as_json:
             typer.echo(json.dumps(report.to_dict(), indent=2))

@@ -32,6 +32,17 @@ def _progress():
     )
 
 
+def set_local_device(device: str) -> None:
+    """``--device``: the local worker reads ``UPSKILL_LOCAL_DEVICE`` when it starts."""
+    import os
+
+    from upskill_hub.models.local import DEVICES
+
+    if device not in DEVICES:
+        raise UpskillError(f"--device must be one of {', '.join(DEVICES)}, not {device!r}")
+    os.environ["UPSKILL_LOCAL_DEVICE"] = device
+
+
 def eval_command(
     skill: Path = typer.Argument(..., help="The skill folder (holding SKILL.md) to evaluate."),
     model: list[str] = typer.Option(
@@ -70,6 +81,9 @@ def eval_command(
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds per attempt before a call times out."),
     retries: int = typer.Option(4, "--retries", help="Retries after a 429/5xx/timeout/dropped connection."),
     no_plots: bool = typer.Option(False, "--no-plots", help="Skip the PNG/HTML plots."),
+    device: str | None = typer.Option(
+        None, "--device", help="Where --model local runs: auto (a GPU if torch sees one), cpu or cuda."
+    ),
 ) -> None:
     """Measure whether a skill helps: run each case with and without the skill and compare.
 
@@ -78,6 +92,8 @@ def eval_command(
     from upskill_hub.evals.api import run_eval
     from upskill_hub.evals.report import print_report
 
+    if device is not None:
+        set_local_device(device)
     progress = _progress()
     task = None
     counts = {"err": 0, "cached": 0}

@@ -1,0 +1,124 @@
+"""Tokens per second of the offline model's backends, on the same prompts, in one run.
+
+Measured side by side (each on the default GGUF, ``$UPSKILL_LOCAL_THREADS`` threads):
+
+* ``transformers (worker)``: what ``upskill-hub eval --model local`` uses: the GGUF
+  de-quantised into a transformers model, in the worker process;
+* ``transformers (in-process)``: the same backend called directly, to show what the
+  worker's isolation (a process and two pipes) costs per call;
+* ``llama.cpp (worker)``: when ``llama-cpp-python`` is installed (the ``local-llamacpp``
+  extra; build it with ``CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON
+  -DGGML_F16C=ON"`` so it runs on other CPUs too); otherwise reported as not installed.
+
+For each: load time, then per prompt (a short question, and a skill-sized ~1,500-token
+context) the prompt tokens, generated tokens and wall time, and the generation speed in
+tokens/s; the last column is the ratio to the default backend.
+
+    .venv/bin/python benchmarks/local_model.py [--tokens 64] [--repeat 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from dataclasses import asdict
+from typing import Any
+
+from upskill_hub.models.local import DEFAULT_N_CTX, default_gguf_path, local_device, local_threads
+from upskill_hub.models.local_backends import (
+    LoadOptions,
+    TransformersBackend,
+    backend_missing,
+    backend_version,
+    cpu_features,
+    cpu_model,
+)
+from upskill_hub.models.local_worker import LocalWorker, WorkerConfig
+
+PROMPTS = {
+    "short": ("", "Write a short story about a robot who learns to paint."),
+    "long": (
+        "Reference notes:\n" + "A kernel variant is built for one torch version and one backend. " * 110,
+        "Summarise the notes, then write a short story about a robot who learns to paint.",
+    ),
+}
+
+
+def request(system: str, user: str, tokens: int) -> dict[str, Any]:
+    return {"system": system, "messages": [{"role": "user", "content": user}], "temperature": 0.0,
+            "max_tokens": tokens, "top_p": None, "seed": None, "stop": []}
+
+
+def measure(call, tokens: int, repeat: int) -> dict[str, tuple[int, int, float]]:  # noqa: ANN001
+    """Per prompt: (prompt tokens, generated tokens, best wall seconds over ``repeat``)."""
+    out = {}
+    for name, (system, user) in PROMPTS.items():
+        times, answer = [], {}
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            answer = call(request(system, user, tokens))
+            times.append(time.perf_counter() - t0)
+        out[name] = (int(answer["input_tokens"]), int(answer["output_tokens"]), min(times))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tokens", type=int, default=64, help="tokens to generate per prompt")
+    ap.add_argument("--repeat", type=int, default=2, help="runs per prompt; the best is kept")
+    args = ap.parse_args()
+    path = default_gguf_path()
+    options = LoadOptions(path=str(path), threads=local_threads(), device=local_device(), n_ctx=DEFAULT_N_CTX)
+    print(f"model {path.name}; {options.threads} thread(s); device {options.device}")
+    print(f"cpu {cpu_model()} [{' '.join(cpu_features())}]\n")
+
+    results: dict[str, tuple[float | None, dict | None, str]] = {}
+    for label, backend in (("transformers (worker)", "transformers"), ("llama.cpp (worker)", "llama.cpp")):
+        missing = backend_missing(backend)
+        if missing:
+            results[label] = (None, None, f"not installed: {missing}")
+            continue
+        worker = LocalWorker(WorkerConfig(backend=backend, options=options))
+        t0 = time.perf_counter()
+        try:
+            worker.ensure_started()
+            load = time.perf_counter() - t0
+            results[label] = (load, measure(worker.call, args.tokens, args.repeat), backend_version(backend))
+        except Exception as exc:  # noqa: BLE001 - a crashing backend is a result here
+            results[label] = (None, None, f"failed: {exc}")
+        finally:
+            worker.close()
+
+    direct = TransformersBackend()
+    t0 = time.perf_counter()
+    direct.load(LoadOptions(**asdict(options)))
+    load = time.perf_counter() - t0
+    results["transformers (in-process)"] = (load, measure(direct.generate, args.tokens, args.repeat),
+                                           backend_version("transformers"))
+
+    base = results["transformers (worker)"][1]
+    header = f"{'backend':28s} {'load s':>7s} {'prompt':>7s} {'in tok':>7s} {'out tok':>7s} {'wall s':>7s} {'tok/s':>7s} {'ratio':>6s}"
+    print(header)
+    print("-" * len(header))
+    for label, (load, per_prompt, note) in results.items():
+        if per_prompt is None:
+            print(f"{label:28s} {note}")
+            continue
+        for name, (n_in, n_out, wall) in per_prompt.items():
+            speed = n_out / wall if wall else 0.0
+            ratio = ""
+            if base is not None:
+                b_in, b_out, b_wall = base[name]
+                ratio = f"{speed / (b_out / b_wall):.2f}" if b_wall and b_out else ""
+            first = name == "short"
+            shown_load = f"{load:.1f}" if first and load is not None else ""
+            print(f"{label if first else '':28s} {shown_load:>7s} {name:>7s} "
+                  f"{n_in:7d} {n_out:7d} {wall:7.2f} {speed:7.1f} {ratio:>6s}")
+    speeds = [o / w for _, r, _ in results.values() if r for (_, o, w) in r.values() if w]
+    if speeds:
+        print(f"\nmedian generation speed over all rows: {statistics.median(speeds):.1f} tokens/s")
+
+
+if __name__ == "__main__":
+    main()
