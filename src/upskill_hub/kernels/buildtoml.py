@@ -206,14 +206,19 @@ def supported_capabilities(caps: list[str]) -> list[str]:
     return [c for c in caps if isinstance(c, str) and valid_capability(c)]
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """Parse a TOML file into plain Python values; a syntax error is an ``UpskillError``."""
+def read_toml_text(path: Path) -> str:
+    """A project's build.toml text; a missing or unreadable file is an ``UpskillError``."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UpskillError(f"{path}: not found (a kernel project needs a build.toml)") from None
     except OSError as exc:
         raise UpskillError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file into plain Python values; a syntax error is an ``UpskillError``."""
+    text = read_toml_text(path)
     try:
         return tomlkit.parse(text).unwrap()
     except TOMLKitError as exc:

@@ -101,12 +101,9 @@ def update_project(root: Path) -> list[str]:
     The file is replaced atomically and only after the upgraded text parses again.
     """
     path = Path(root) / "build.toml"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UpskillError(f"{path}: not found (a kernel project needs a build.toml)") from None
-    except OSError as exc:
-        raise UpskillError(f"{path}: cannot read: {exc.strerror}") from None
+    from upskill_hub.kernels.buildtoml import read_toml_text  # buildtoml imports this module
+
+    text = read_toml_text(path)
     try:
         doc = tomlkit.parse(text)
     except TOMLKitError as exc:
