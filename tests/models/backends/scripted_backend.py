@@ -7,6 +7,7 @@ the same process, pipes and restart logic as the real model, minus the 15 s load
 * A prompt containing ``CRASH`` kills the worker with SIGSEGV, as a native library would,
   if the file named by ``$SCRIPTED_CRASH_MARKER`` exists; with ``$SCRIPTED_CRASH_ONCE`` set
   the marker is removed first, so only the first such call crashes.
+* With ``$SCRIPTED_CRASH_ALWAYS`` set, every prompt counts as ``CRASH``.
 * Otherwise the answer is ``BANANA {}`` when the system prompt holds the skill, else ``hi``.
 """
 
@@ -25,7 +26,8 @@ class ScriptedBackend:
     def generate(self, request: dict[str, Any]) -> dict[str, Any]:
         user = request["messages"][-1]["content"]
         marker = os.environ.get("SCRIPTED_CRASH_MARKER")
-        if "CRASH" in user and marker and Path(marker).exists():
+        crash = "CRASH" in user or os.environ.get("SCRIPTED_CRASH_ALWAYS")
+        if crash and marker and Path(marker).exists():
             if os.environ.get("SCRIPTED_CRASH_ONCE"):
                 Path(marker).unlink()
             os.kill(os.getpid(), signal.SIGSEGV)

@@ -1,0 +1,63 @@
+"""``upskill-hub doctor``: a verdict on the local model, and a crash is a finding, not a traceback."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from upskill_hub.cli.app import main
+from upskill_hub.models import local
+
+BACKENDS = Path(__file__).parent / "backends"
+
+
+@pytest.fixture
+def scripted_gguf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("UPSKILL_LOCAL_BACKEND", "scripted_backend:ScriptedBackend")
+    monkeypatch.setenv("PYTHONPATH", str(BACKENDS))
+    monkeypatch.setenv("SCRIPTED_CRASH_MARKER", str(tmp_path / "marker"))
+    gguf = tmp_path / "fake.gguf"
+    gguf.write_bytes(b"GGUF")
+    local.stop_workers()
+    yield gguf
+    local.stop_workers()
+
+
+def run_cli(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["upskill-hub", *args])
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_doctor_reports_backend_checks_and_speed(scripted_gguf: Path, capsys, monkeypatch):
+    code, out, err = run_cli(["doctor", "--model", f"local:{scripted_gguf}", "--json"], capsys, monkeypatch)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["ok"] is True and report["backend"] == "scripted_backend:ScriptedBackend"
+    assert [c["name"] for c in report["checks"]] == ["load", "two-token prompt", "long prompt", "generation speed"]
+    assert all(c["ok"] for c in report["checks"])
+    assert report["tokens_per_s"] > 0 and report["threads"] >= 1 and report["device"] == "cpu"
+
+
+def test_doctor_on_a_crashing_runtime_is_a_verdict_not_a_traceback(scripted_gguf: Path, tmp_path, capsys, monkeypatch):
+    (tmp_path / "marker").touch()
+    monkeypatch.setenv("SCRIPTED_CRASH_ALWAYS", "1")
+    code, out, err = run_cli(["doctor", "--model", f"local:{scripted_gguf}"], capsys, monkeypatch)
+    assert code == 1
+    assert "Traceback" not in out + err
+    assert "✗ two-token prompt" in out and "SIGSEGV" in out
+    (error,) = [line for line in err.splitlines() if line.startswith("Error:")]
+    assert "does not run here" in error and "UPSKILL_LOCAL_BACKEND=" in error
+
+
+def test_doctor_refuses_a_hosted_model(capsys, monkeypatch):
+    code, out, err = run_cli(["doctor", "--model", "haiku"], capsys, monkeypatch)
+    assert code == 1 and "not a local model spec" in err and "Traceback" not in err
