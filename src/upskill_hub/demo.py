@@ -195,6 +195,8 @@ class Demo:
                 [
                     *self.cli, "eval", f"skills/{DEMO_SKILL}", "--model", self.model, "--runs", "1",
                     "--tests", str(tests_file), "--output", str(runs_dir), "--max-tokens", str(self.max_tokens),
+                    # a cache of its own: the demo always makes (and times) real calls
+                    "--cache-dir", str(self.workdir / "cache"),
                 ]
             )
             return ""
