@@ -130,8 +130,12 @@ class Printer:
             self.json(list(rows) if json_data is None else json_data)
         elif self.mode is OutputFormat.quiet:
             key = id_key or headers[0]
-            for r in rows:
-                self._echo(agent_cell(r.get(key)))
+            seen: set[str] = set()
+            for r in rows:  # one line per id, even when a table repeats it (run x model rows)
+                ident = agent_cell(r.get(key))
+                if ident not in seen:
+                    seen.add(ident)
+                    self._echo(ident)
         elif self.mode is OutputFormat.agent:
             self._echo("\t".join(headers))
             for r in rows:

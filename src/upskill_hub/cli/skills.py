@@ -10,6 +10,7 @@ from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.table import Table
 
+from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli.output import make_console
 from upskill_hub.errors import UpskillError
 
@@ -22,11 +23,16 @@ err_console = make_console(stderr=True)
 def validate(
     paths: list[Path] = typer.Argument(..., help="Skill folders (or their SKILL.md) to check."),
     strict: bool = typer.Option(False, "--strict", help="Treat keys outside the spec as errors."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON report instead of text."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
-    """Check skills against the Agent Skills spec. Exit 0 when all are valid, 1 otherwise."""
+    """Check skills against the Agent Skills spec. Exit 0 when all are valid, 1 otherwise.
+
+    agent: one tab-separated line per skill with its problems; quiet: the valid skills' paths.
+    """
     from upskill_hub.skill import META_FILE, load_skill
 
+    out = printer(fmt, as_json)
     report = []
     failed = False
     for p in paths:
@@ -39,9 +45,15 @@ def validate(
                 "name": res.skill.name if res.skill else None,
                 "version": res.skill.version if res.skill else None,
                 "problems": [pr.to_dict() for pr in res.problems],
+                "tests": len(res.skill.meta.cases) if res.skill else None,
+                "problem_text": "; ".join(f"{pr.severity}: {pr}" for pr in res.problems),
             }
         )
-        if not as_json:
+        if out.mode is OutputFormat.quiet:  # errors still say why on stderr
+            for pr in res.problems:
+                if pr.severity == "error":
+                    err_console.print(str(pr), markup=False, highlight=False, soft_wrap=True)
+        if out.human:
             for pr in res.problems:
                 if pr.severity == "error":
                     err_console.print(str(pr), markup=False, highlight=False, soft_wrap=True)
@@ -53,19 +65,24 @@ def validate(
                 console.print(
                     f"[green]✓[/] {p} ({res.skill.name} {res.skill.version}{tests})", highlight=False, soft_wrap=True
                 )
-    if as_json:
-        typer.echo(json.dumps({"valid": not failed, "skills": report}, indent=2))
+    if not out.human:
+        shown = [{k: v for k, v in r.items() if k not in ("tests", "problem_text")} for r in report]
+        rows = [r for r in report if r["valid"]] if out.mode is OutputFormat.quiet else report
+        headers = ["path", "valid", "name", "version", "tests", "problem_text"]
+        out.table(rows, headers, json_data={"valid": not failed, "skills": shown})
     raise typer.Exit(1 if failed else 0)
 
 
 @app.command("list")
 def list_skills(
     directory: Path = typer.Argument(Path("skills"), help="Folder holding skill folders."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Show the skills in DIR as a table: name, description, version, tokens, tests."""
     from upskill_hub.skill import find_skills, load_skill
 
+    out = printer(fmt, as_json)
     if not directory.is_dir():
         raise UpskillError(f"{directory}: not a folder")
     rows = []
@@ -78,8 +95,9 @@ def list_skills(
         s["valid"] = res.ok
         s["path"] = folder.relative_to(directory).as_posix() if folder != directory else "."
         rows.append(s)
-    if as_json:
-        typer.echo(json.dumps(rows, indent=2))
+    if not out.human:
+        headers = ["name", "version", "token_estimate", "n_cases", "valid", "path", "description"]
+        out.table(rows, headers, id_key="name")
         return
     if not rows:
         console.print(f"No skills found in {directory}.")
@@ -107,21 +125,28 @@ def list_skills(
 @app.command("show")
 def show(
     path: Path = typer.Argument(..., help="Skill folder."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of rendering."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
-    """Show a skill: its metadata, files, test cases and rendered SKILL.md."""
+    """Show a skill: its metadata, files, test cases and rendered SKILL.md (agent: one JSON line)."""
     from upskill_hub.skill import META_FILE, load_skill
 
+    out = printer(fmt, as_json)
     res = load_skill(path)
     if res.skill is None:
         raise UpskillError(str(res.problems[0]))
     skill = res.skill
-    if as_json:
+    if not out.human:
         data = skill.summary()
         data["frontmatter"] = skill.frontmatter
         data["cases"] = [c.to_dict() for c in skill.meta.cases]
         data["problems"] = [p.to_dict() for p in res.problems]
-        typer.echo(json.dumps(data, indent=2, default=str))
+        if out.mode is OutputFormat.json:
+            out.json(data)
+        elif out.mode is OutputFormat.quiet:
+            typer.echo(skill.name)
+        else:  # agent: the same document, compact, on one line
+            typer.echo(json.dumps(data, separators=(",", ":"), default=str))
         return
     info = Table.grid(padding=(0, 2))
     info.add_column(style="bold")
