@@ -6,12 +6,12 @@ Progress and compiler errors go to stderr; results to stdout.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
+from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli.output import make_console
 from upskill_hub.errors import UpskillError
 
@@ -66,7 +66,8 @@ def check(
         "--nvcc",
         help="Also compile the CUDA sources with nvcc for these capabilities (e.g. 9.0 or 8.0,9.0); no GPU needed.",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Check build.toml, the layout and the built variants (and, with --nvcc, compile); exit 1 on problems.
 
@@ -75,6 +76,8 @@ def check(
     from upskill_hub.kernels.check import check_project, has_errors
     from upskill_hub.skill import Problem
 
+    out = printer(fmt, as_json)
+    as_json = not out.human  # agent and quiet are for programs too: no compiler chatter
     problems = check_project(path, manylinux=manylinux)
     compiled: list[str] = []
     failure: Exception | None = None
@@ -83,7 +86,13 @@ def check(
     if as_json:
         if failure is not None:
             problems.append(Problem("nvcc", nvcc or "", str(failure)))
-        typer.echo(json.dumps([p.to_dict() for p in problems], indent=2))
+        rows = [p.to_dict() for p in problems]
+        if out.mode is OutputFormat.quiet:  # quiet: only the verdict (the exit code) and errors
+            for p in problems:
+                if p.severity == "error":
+                    err_console.print(str(p), markup=False, soft_wrap=True)
+        else:
+            out.table(rows, ["severity", "path", "field", "message"], json_data=rows)
         raise typer.Exit(1 if has_errors(problems) else 0)
     for p in problems:
         if p.severity == "error":
@@ -155,15 +164,20 @@ def build(
     ),
     variant: str | None = typer.Option(None, "--variant", help="Build only this variant."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", help="Parallel compile jobs (local builder)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the built variants as JSON (local builder)."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Build variants into PATH/build/<variant>/ (a failed build keeps the previous build/)."""
+    out = printer(fmt, as_json)
     if builder not in ("local", "nix"):
         raise UpskillError(f"unknown --builder {builder!r}: use local or nix")
     if builder == "nix":
         from upskill_hub.kernels.builders.nix import build_nix
 
         names = build_nix(path, variant=variant, progress=lambda line: err_console.print(line, markup=False))
+        if not out.human:
+            out.table([{"variant": n} for n in names], ["variant"])
+            return
         console.print(f"[green]✓[/] build/ now holds: {', '.join(names) or 'nothing'}")
         return
 
@@ -182,10 +196,10 @@ def build(
             for line in exc.details:
                 err_console.print(line, markup=False, soft_wrap=True, style="red")
             raise UpskillError(exc.summary()) from None
-    if as_json:
+    if not out.human:
         rows = [{"variant": b.variant, "path": str(b.path), "seconds": round(b.seconds, 2), "files": b.files}
                 for b in built]
-        typer.echo(json.dumps(rows, indent=2))
+        out.table(rows, ["variant", "path", "seconds"], json_data=rows)
         return
     table = Table(title="built variants")
     table.add_column("variant")
