@@ -85,15 +85,26 @@ def eval_command(
     device: str | None = typer.Option(
         None, "--device", help="Where --model local runs: auto (a GPU if torch sees one), cpu or cuda."
     ),
+    compare: str | None = typer.Option(
+        None,
+        "--compare",
+        help="Compare the lift with the latest published run of this skill (OWNER/NAME[@REV]) or a RUN_DIR.",
+    ),
+    fail_on_regression: bool = typer.Option(
+        False, "--fail-on-regression", help="With --compare: exit 1 when the lift is lower (paired test at --level)."
+    ),
+    level: float = typer.Option(0.95, "--level", help="Confidence level of the --compare intervals and test."),
 ) -> None:
     """Measure whether a skill helps: run each case with and without the skill and compare.
 
     Example: [cyan]upskill-hub eval skills/hf-dataset-card --model local --runs 3[/]
     """
+    from upskill_hub.cli import compare as cmp
     from upskill_hub.evals.api import run_eval
     from upskill_hub.evals.report import print_report
 
     out = printer(fmt, as_json)
+    cmp.check_options(compare, fail_on_regression, level)
     # agent / quiet: stdout is the answer and stderr stays quiet (no bar, no notes).
     chatty = out.mode in (OutputFormat.human, OutputFormat.json)
     if device is not None:
@@ -144,8 +155,14 @@ def eval_command(
     finally:
         if task is not None:
             progress.stop()
+    comparison = cmp.compare_with(compare, result.summary.run_id, result.rows, level) if compare else None
     if out.human:
         print_report(result.summary, make_console(), str(result.run_dir))
+        if comparison is not None:
+            cmp.render(comparison, make_console())
+    elif comparison is not None:  # agent: the comparison table, which holds both lifts
+        data = {**result.summary.to_dict(), "comparison": comparison.to_dict()}
+        out.table(comparison.rows(), cmp.COMPARE_HEADERS, id_key="run_id", json_data=data)
     else:
         from upskill_hub.cli.eval_rows import EVAL_HEADERS, lift_rows
 
@@ -158,6 +175,8 @@ def eval_command(
             f"{len(failed)} of {len(result.rows)} calls failed (first: {failed[0].error}); "
             f"the results so far are in {result.run_dir}; finish the run with the same command plus --resume"
         )
+    if comparison is not None and fail_on_regression:
+        cmp.check_regressions(comparison)
 
 
 def _cases_line(skill: Path, tests: Path | None) -> str | None:
