@@ -223,12 +223,23 @@ def push(
     ),
     private: bool = typer.Option(False, "--private", help="Create the repo as private."),
     create_pr: bool = typer.Option(False, "--create-pr", help="Open a pull request instead of committing."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Upload build/ to a Hub kernel repo on branch v<N> in one commit, with a card and benchmarks."""
     from upskill_hub.kernels.push import push_kernel
 
+    out = printer(fmt, as_json)
     with err_console.status(f"pushing to {repo or 'the repo in build.toml'}…"):
         res = push_kernel(path, repo, version=version, private=private, create_pr=create_pr)
+    if not out.human:
+        data = {
+            "repo": res.repo_id, "branch": res.branch, "variants": list(res.variants), "added": len(res.added),
+            "deleted": len(res.deleted), "commit_url": res.commit_url, "pr_url": res.pr_url,
+        }
+        out.result(res.repo_id, json_data=data, **{k: v for k, v in data.items() if k != "variants"},
+                   variants=",".join(res.variants))
+        return
     console.print(
         f"[green]✓[/] {res.repo_id}@{res.branch}: {len(res.variants)} variant(s), "
         f"{len(res.added)} file(s) uploaded, {len(res.deleted)} stale file(s) removed"
@@ -257,9 +268,13 @@ def verify(
         None, "--project", help="Run this project's tests/ (default: the tests/ pushed to the repo)."
     ),
     no_tests: bool = typer.Option(False, "--no-tests", help="Only load the kernel and check its ops."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Load the kernel with kernels.get_kernel in a fresh process and run the project's tests on it."""
     from upskill_hub.kernels.verify import verify_kernel
+
+    out = printer(fmt, as_json)
 
     with err_console.status(f"loading {repo_id} in a fresh process…"):
         res = verify_kernel(
@@ -270,6 +285,18 @@ def verify(
             project=project,
             tests=not no_tests,
         )
+    if not out.human:
+        data = {
+            "repo": repo_id, "variant": res.variant, "backend": res.backend, "op_namespace": res.op_namespace,
+            "functions": list(res.functions), "ops": list(res.ops), "tests_source": res.tests_source,
+            "tests": dict(res.tests), "tests_ok": None if no_tests or res.tests_source is None else res.ok,
+        }
+        flat = {k: v for k, v in data.items() if k not in ("functions", "ops", "tests")}
+        flat["tests"] = ",".join(f"{k}:{n}" for k, n in res.tests.items()) or None
+        out.result(repo_id, json_data=data, **flat)
+        if data["tests_ok"] is False:
+            raise UpskillError(f"{repo_id}: the kernel's tests failed")
+        return
     console.print(
         f"[green]✓[/] loaded {repo_id}: variant {res.variant} ({res.backend}), ops in {res.op_namespace}"
     )
