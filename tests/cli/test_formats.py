@@ -136,3 +136,13 @@ def test_bad_format_is_one_line_error(skills: Path, capsys, monkeypatch):
     out, err = capsys.readouterr()
     assert exc.value.code == 1 and out == ""
     assert err.startswith("Error:") and "contradict" in err and len(err.strip().splitlines()) == 1
+
+
+def test_kernels_init_and_update_formats(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = invoke("kernels", "init", "my-relu", "--format", "quiet")
+    assert (code, out) == (0, "my-relu\n"), err
+    code, out, err = invoke("kernels", "init", "other-relu", "--json")
+    assert code == 0 and "build.toml" in json.loads(out)["files"], err
+    code, out, err = invoke("kernels", "update", "my-relu", "--format", "agent")
+    assert (code, out) == (0, "path=my-relu/build.toml changed=false errors=0\n"), err

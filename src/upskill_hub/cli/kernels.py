@@ -39,12 +39,18 @@ def init(
     repo_id: str | None = typer.Option(
         None, "--repo-id", help="Hub repo (OWNER/NAME) to record in build.toml."
     ),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Create a kernel project (build.toml, torch binding, kernel sources, tests, flake.nix)."""
     from upskill_hub.kernels.scaffold import init_project
 
+    out = printer(fmt, as_json)
     dest = output or Path(name)
     files = init_project(name, dest, backends=_split(backends), license=license, repo_id=repo_id)
+    if not out.human:
+        out.result(str(dest), json_data={"path": str(dest), "files": list(files)}, path=str(dest), files=len(files))
+        return
     console.print(f"[green]✓[/] created {dest} ({len(files)} files)")
     for rel in files:
         console.print(f"  {rel}", markup=False)
@@ -135,12 +141,21 @@ def _nvcc_check(path: Path, caps: list[str], *, quiet: bool) -> tuple[list[str],
 @app.command("update")
 def update(
     path: Path = typer.Argument(Path("."), help="Kernel project folder whose build.toml has no edition."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Rewrite a legacy build.toml (no edition) as edition 5, keeping its comments and layout."""
     from upskill_hub.kernels.buildtoml import validate_build_toml
     from upskill_hub.kernels.legacy import update_project
 
+    out = printer(fmt, as_json)
     changes = update_project(path)
+    if not out.human:
+        errors = [p.to_dict() for p in validate_build_toml(path)[0] if p.severity == "error"] if changes else []
+        data = {"path": f"{path}/build.toml", "changed": bool(changes), "changes": changes, "errors": errors}
+        out.result(data["path"], json_data=data, path=data["path"], changed=bool(changes),
+                   changes="; ".join(changes) or None, errors=len(errors))
+        return
     if not changes:
         console.print(f"{path}/build.toml is already edition 5: nothing changed", markup=False, soft_wrap=True)
         return
