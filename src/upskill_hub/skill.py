@@ -57,8 +57,12 @@ KNOWN_EXTENSION_KEYS = (
     "hooks",
     "version",
 )
-#: Names never part of a skill's content (editor/OS litter, caches).
-IGNORED_NAMES = {".DS_Store", "__pycache__", ".git", ".ipynb_checkpoints", "Thumbs.db"}
+#: Names never part of a skill's content (editor/OS litter, caches, and the markers that
+#: upskill-hub and ``hf skills`` leave in managed installs).
+IGNORED_NAMES = {
+    ".DS_Store", "__pycache__", ".git", ".ipynb_checkpoints", "Thumbs.db",
+    ".upskill-hub-install.json", ".hf-skill-manifest.json",
+}
 
 #: Permission bits written when the source gives none (a Hub download, a generated skill).
 DIR_MODE = 0o755

@@ -17,6 +17,7 @@ from upskill_hub.errors import UpskillError
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.pull import load_skills_from_hub, pull
 from upskill_hub.hub.push import push
+from upskill_hub.managed import MARKER
 from upskill_hub.skill import load_skill
 
 CLI = [sys.executable, "-c", "from upskill_hub.cli.app import main; main()"]
@@ -130,7 +131,9 @@ def test_skills_install_from_the_hub(hub_server, hub_repo_id, tmp_path):
         capture_output=True, text=True, cwd=project, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert folder_bytes(project / ".claude" / "skills" / skill_dir.name) == folder_bytes(skill_dir)
+    installed = folder_bytes(project / ".claude" / "skills" / skill_dir.name)
+    assert json.loads(installed.pop(MARKER))["repo"] == hub_repo_id  # a managed install (skills update)
+    assert installed == folder_bytes(skill_dir)
 
     bad = subprocess.run(
         [*CLI, "skills", "install", hub_repo_id, "--skill", "missing-skill", "--claude"],

@@ -41,6 +41,7 @@ def test_empty_repo_gets_everything(tmp_path):
         "data/results/run-1.parquet",
         "data/runs/run-1.parquet",
         "README.md",
+        "marketplace.json",
     }
     assert {c.status for c in plan.changes} == {"added"}
 

@@ -158,3 +158,14 @@ def test_repo_defaults_to_build_toml_hub_repo_id(hub_server, hub_repo_id: str, b
         )
     )
     assert push_kernel(built_noarch, None).repo_id == hub_repo_id
+
+
+def test_push_agent_and_quiet_formats(hub_server, hub_repo_id: str, built_noarch: Path) -> None:
+    proc = run_cli("kernels", "push", str(built_noarch), "--repo", hub_repo_id, "--format", "agent")
+    assert proc.returncode == 0, proc.stderr
+    fields = dict(kv.split("=", 1) for kv in proc.stdout.strip().split(" "))
+    assert fields["repo"] == hub_repo_id and fields["branch"] == "v1" and "torch-cpu" in fields["variants"]
+    proc = run_cli("kernels", "push", str(built_noarch), "--repo", hub_repo_id, "--format", "quiet")
+    assert (proc.returncode, proc.stdout) == (0, f"{hub_repo_id}\n"), proc.stderr
+    proc = run_cli("kernels", "check", str(built_noarch), "--format", "quiet")
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr

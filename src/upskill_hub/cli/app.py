@@ -13,7 +13,19 @@ import typer
 from rich.console import Console
 
 from upskill_hub import __version__
-from upskill_hub.cli import corpus, demo, doctor, evals, generate, hub, kernels, publish, skills, space
+from upskill_hub.cli import (
+    corpus,
+    demo,
+    doctor,
+    evals,
+    generate,
+    hub,
+    kernels,
+    models,
+    publish,
+    skills,
+    space,
+)
 from upskill_hub.errors import UpskillError
 from upskill_hub.redact import redact
 
@@ -36,6 +48,7 @@ app.add_typer(space.app, name="space")
 demo.register(app)
 doctor.register(app)
 corpus.register(app)
+models.register(app)
 
 
 def _version_callback(value: bool) -> None:

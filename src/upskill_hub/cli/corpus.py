@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
+from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli.output import make_console
 from upskill_hub.errors import UpskillError
 
@@ -18,7 +18,8 @@ _MARK = {"ok": "[green]✓[/]", "warning": "[yellow]![/]", "error": "[red]✗[/]
 def check_command(
     paths: list[Path] = typer.Argument(..., help="Folders to search (a skill collection, a kernels checkout...)."),
     strict: bool = typer.Option(False, "--strict", help="Skills: keys outside the spec and typed scalars are errors."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object per item instead of a table."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Run `skills validate` and `kernels check` on everything under PATHS; print a table of verdicts.
 
@@ -33,10 +34,14 @@ def check_command(
     for p in paths:
         if not p.is_dir():
             raise UpskillError(f"{p}: not a folder")
+    out = printer(fmt, as_json)
     verdicts = check_corpus(paths, strict=strict)
     failed = any(not v.ok for v in verdicts)
-    if as_json:
-        typer.echo(json.dumps({"counts": counts(verdicts), "items": [v.to_dict() for v in verdicts]}, indent=2))
+    if not out.human:
+        items = [v.to_dict() for v in verdicts]
+        json_data = {"counts": counts(verdicts), "items": items}
+        shown = [i for i in items if not i["ok"]] if out.mode is OutputFormat.quiet else items
+        out.table(shown, ["path", "status", "kind", "errors", "warnings", "first"], json_data=json_data)
         raise typer.Exit(1 if failed else 0)
     console = make_console()
     if not verdicts:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.errors import UpskillError
 
 
@@ -19,7 +18,8 @@ def register(app: typer.Typer) -> None:
     def doctor(
         model: str = typer.Option("local", "--model", help="Local model spec: local or local:PATH.gguf."),
         tokens: int = typer.Option(48, "--tokens", min=8, max=512, help="Tokens to generate for the speed check."),
-        as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
+        fmt: OutputFormat = format_option(),
+        as_json: bool = json_option(),
         device: str | None = typer.Option(None, "--device", help="auto (a GPU if torch sees one), cpu or cuda."),
     ) -> None:
         """Check the offline model: load it, run a two-token and a long prompt, measure tokens/s.
@@ -31,11 +31,22 @@ def register(app: typer.Typer) -> None:
         from upskill_hub.cli.evals import set_local_device
         from upskill_hub.models.doctor import check_local_model
 
+        out = printer(fmt, as_json)
         if device is not None:
             set_local_device(device)
         report = check_local_model(model, tokens=tokens)
-        if as_json:
-            typer.echo(json.dumps(report.to_dict(), indent=2))
+        if not out.human:
+            data = report.to_dict()
+            out.result(
+                "ok" if report.ok else "failed",
+                json_data=data,
+                ok=report.ok,
+                backend=report.backend,
+                device=report.device,
+                threads=report.threads,
+                tokens_per_s=report.tokens_per_s,
+                failed=",".join(n for n, passed, _ in report.checks if not passed) or None,
+            )
         else:
             console = Console(highlight=False)
             facts = Table.grid(padding=(0, 2))

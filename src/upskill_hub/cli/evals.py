@@ -7,11 +7,11 @@ run summary JSON and nothing else.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
+from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli.output import make_console
 from upskill_hub.errors import UpskillError
 
@@ -67,7 +67,8 @@ def eval_command(
     resume: bool = typer.Option(
         False, "--resume", help="Finish the latest run in --output with the same plan (retries failed calls)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print only the run summary as JSON on stdout."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
     no_cache: bool = typer.Option(False, "--no-cache", help="Call the models even if answers are cached."),
     cache_dir: Path | None = typer.Option(
         None, "--cache-dir", help="Response cache folder (default: $UPSKILL_HUB_CACHE or the user cache dir)."
@@ -84,14 +85,28 @@ def eval_command(
     device: str | None = typer.Option(
         None, "--device", help="Where --model local runs: auto (a GPU if torch sees one), cpu or cuda."
     ),
+    compare: str | None = typer.Option(
+        None,
+        "--compare",
+        help="Compare the lift with the latest published run of this skill (OWNER/NAME[@REV]) or a RUN_DIR.",
+    ),
+    fail_on_regression: bool = typer.Option(
+        False, "--fail-on-regression", help="With --compare: exit 1 when the lift is lower (paired test at --level)."
+    ),
+    level: float = typer.Option(0.95, "--level", help="Confidence level of the --compare intervals and test."),
 ) -> None:
     """Measure whether a skill helps: run each case with and without the skill and compare.
 
     Example: [cyan]upskill-hub eval skills/hf-dataset-card --model local --runs 3[/]
     """
+    from upskill_hub.cli import compare as cmp
     from upskill_hub.evals.api import run_eval
     from upskill_hub.evals.report import print_report
 
+    out = printer(fmt, as_json)
+    cmp.check_options(compare, fail_on_regression, level)
+    # agent / quiet: stdout is the answer and stderr stays quiet (no bar, no notes).
+    chatty = out.mode in (OutputFormat.human, OutputFormat.json)
     if device is not None:
         set_local_device(device)
     progress = _progress()
@@ -102,6 +117,8 @@ def eval_command(
         nonlocal task
         # Everything is validated by now: say what was read, then start the bar.
         what = _cases_line(skill, tests)
+        if not chatty:
+            return
         if what:
             err_console.print(what, markup=False, highlight=False, soft_wrap=True)
         progress.start()
@@ -138,10 +155,18 @@ def eval_command(
     finally:
         if task is not None:
             progress.stop()
-    if as_json:
-        typer.echo(json.dumps(result.summary.to_dict(), indent=2))
-    else:
+    comparison = cmp.compare_with(compare, result.summary.run_id, result.rows, level) if compare else None
+    if out.human:
         print_report(result.summary, make_console(), str(result.run_dir))
+        if comparison is not None:
+            cmp.render(comparison, make_console())
+    elif comparison is not None:  # agent: the comparison table, which holds both lifts
+        data = {**result.summary.to_dict(), "comparison": comparison.to_dict()}
+        out.table(comparison.rows(), cmp.COMPARE_HEADERS, id_key="run_id", json_data=data)
+    else:
+        from upskill_hub.cli.eval_rows import EVAL_HEADERS, lift_rows
+
+        out.table(lift_rows(result.summary), EVAL_HEADERS, json_data=result.summary.to_dict())
     failed = [r for r in result.rows if r.error is not None]
     if failed:
         # The report is printed and every finished call is saved; exit 1 tells scripts and CI
@@ -150,6 +175,8 @@ def eval_command(
             f"{len(failed)} of {len(result.rows)} calls failed (first: {failed[0].error}); "
             f"the results so far are in {result.run_dir}; finish the run with the same command plus --resume"
         )
+    if comparison is not None and fail_on_regression:
+        cmp.check_regressions(comparison)
 
 
 def _cases_line(skill: Path, tests: Path | None) -> str | None:
@@ -174,11 +201,13 @@ def _cases_line(skill: Path, tests: Path | None) -> str | None:
 def runs_command(
     directory: Path = typer.Argument(Path("upskill-runs"), help="Output folder of past runs (or one run folder)."),
     as_csv: bool = typer.Option(False, "--csv", help="Print one CSV row per run x model x condition."),
-    as_json: bool = typer.Option(False, "--json", help="Print the same rows as a JSON list."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """List past eval runs and compare their pass rates and lifts (upskill's batch folders too)."""
     from rich.table import Table
 
+    from upskill_hub.cli.eval_rows import RUNS_HEADERS
     from upskill_hub.evals.history import comparison_rows, list_runs, to_csv
     from upskill_hub.evals.upskill_runs import batch_rows, find_batches
 
@@ -191,8 +220,9 @@ def runs_command(
     if as_csv:
         typer.echo(to_csv(rows), nl=False)
         return
-    if as_json:
-        typer.echo(json.dumps(rows, indent=2, default=str))
+    out = printer(fmt, as_json)
+    if not out.human:
+        out.table(rows, RUNS_HEADERS)
         return
     if upskill_rows:
         err_console.print(

@@ -7,11 +7,11 @@ put the machine-readable result alone on stdout.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
+from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli.output import make_console
 
 err_console = make_console(stderr=True)
@@ -147,7 +147,8 @@ def generate_command(
     trace_budget: int | None = typer.Option(
         None, "--trace-budget", help="Tokens of the trace sent to the teacher (long traces are condensed)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print only the result as JSON on stdout."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Generate a skill with a teacher model, write test cases, evaluate and refine it.
 
@@ -155,6 +156,7 @@ def generate_command(
     """
     from upskill_hub.generate import GenerateOptions, generate_skill
 
+    out = printer(fmt, as_json)  # a bad --format fails before any call
     bar = _EvalBar()
     opts = GenerateOptions(
         source=source,
@@ -185,9 +187,21 @@ def generate_command(
         result = generate_skill(task, opts, progress=say)
     finally:
         bar.stop()
-    _render(result)
-    if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2))
+    if out.mode in (OutputFormat.human, OutputFormat.json):
+        _render(result)  # stderr, as before
+    if not out.human:
+        data = result.to_dict()
+        best = result.attempts[result.best_attempt - 1]
+        lifts = ",".join(f"{s.model}:{s.lift:+.3f}" for s in best.scores if s.lift is not None)
+        out.result(
+            data["path"],
+            json_data=data,
+            name=data["name"],
+            version=data["version"],
+            path=data["path"],
+            best_attempt=data["best_attempt"],
+            train_lift=lifts or None,
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -6,12 +6,12 @@ Progress and compiler errors go to stderr; results to stdout.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
+from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli.output import make_console
 from upskill_hub.errors import UpskillError
 
@@ -39,12 +39,18 @@ def init(
     repo_id: str | None = typer.Option(
         None, "--repo-id", help="Hub repo (OWNER/NAME) to record in build.toml."
     ),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Create a kernel project (build.toml, torch binding, kernel sources, tests, flake.nix)."""
     from upskill_hub.kernels.scaffold import init_project
 
+    out = printer(fmt, as_json)
     dest = output or Path(name)
     files = init_project(name, dest, backends=_split(backends), license=license, repo_id=repo_id)
+    if not out.human:
+        out.result(str(dest), json_data={"path": str(dest), "files": list(files)}, path=str(dest), files=len(files))
+        return
     console.print(f"[green]✓[/] created {dest} ({len(files)} files)")
     for rel in files:
         console.print(f"  {rel}", markup=False)
@@ -66,7 +72,8 @@ def check(
         "--nvcc",
         help="Also compile the CUDA sources with nvcc for these capabilities (e.g. 9.0 or 8.0,9.0); no GPU needed.",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Check build.toml, the layout and the built variants (and, with --nvcc, compile); exit 1 on problems.
 
@@ -75,6 +82,8 @@ def check(
     from upskill_hub.kernels.check import check_project, has_errors
     from upskill_hub.skill import Problem
 
+    out = printer(fmt, as_json)
+    as_json = not out.human  # agent and quiet are for programs too: no compiler chatter
     problems = check_project(path, manylinux=manylinux)
     compiled: list[str] = []
     failure: Exception | None = None
@@ -83,7 +92,13 @@ def check(
     if as_json:
         if failure is not None:
             problems.append(Problem("nvcc", nvcc or "", str(failure)))
-        typer.echo(json.dumps([p.to_dict() for p in problems], indent=2))
+        rows = [p.to_dict() for p in problems]
+        if out.mode is OutputFormat.quiet:  # quiet: only the verdict (the exit code) and errors
+            for p in problems:
+                if p.severity == "error":
+                    err_console.print(str(p), markup=False, soft_wrap=True)
+        else:
+            out.table(rows, ["severity", "path", "field", "message"], json_data=rows)
         raise typer.Exit(1 if has_errors(problems) else 0)
     for p in problems:
         if p.severity == "error":
@@ -126,12 +141,21 @@ def _nvcc_check(path: Path, caps: list[str], *, quiet: bool) -> tuple[list[str],
 @app.command("update")
 def update(
     path: Path = typer.Argument(Path("."), help="Kernel project folder whose build.toml has no edition."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Rewrite a legacy build.toml (no edition) as edition 5, keeping its comments and layout."""
     from upskill_hub.kernels.buildtoml import validate_build_toml
     from upskill_hub.kernels.legacy import update_project
 
+    out = printer(fmt, as_json)
     changes = update_project(path)
+    if not out.human:
+        errors = [p.to_dict() for p in validate_build_toml(path)[0] if p.severity == "error"] if changes else []
+        data = {"path": f"{path}/build.toml", "changed": bool(changes), "changes": changes, "errors": errors}
+        out.result(data["path"], json_data=data, path=data["path"], changed=bool(changes),
+                   changes="; ".join(changes) or None, errors=len(errors))
+        return
     if not changes:
         console.print(f"{path}/build.toml is already edition 5: nothing changed", markup=False, soft_wrap=True)
         return
@@ -155,15 +179,20 @@ def build(
     ),
     variant: str | None = typer.Option(None, "--variant", help="Build only this variant."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", help="Parallel compile jobs (local builder)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the built variants as JSON (local builder)."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Build variants into PATH/build/<variant>/ (a failed build keeps the previous build/)."""
+    out = printer(fmt, as_json)
     if builder not in ("local", "nix"):
         raise UpskillError(f"unknown --builder {builder!r}: use local or nix")
     if builder == "nix":
         from upskill_hub.kernels.builders.nix import build_nix
 
         names = build_nix(path, variant=variant, progress=lambda line: err_console.print(line, markup=False))
+        if not out.human:
+            out.table([{"variant": n} for n in names], ["variant"])
+            return
         console.print(f"[green]✓[/] build/ now holds: {', '.join(names) or 'nothing'}")
         return
 
@@ -182,10 +211,10 @@ def build(
             for line in exc.details:
                 err_console.print(line, markup=False, soft_wrap=True, style="red")
             raise UpskillError(exc.summary()) from None
-    if as_json:
+    if not out.human:
         rows = [{"variant": b.variant, "path": str(b.path), "seconds": round(b.seconds, 2), "files": b.files}
                 for b in built]
-        typer.echo(json.dumps(rows, indent=2))
+        out.table(rows, ["variant", "path", "seconds"], json_data=rows)
         return
     table = Table(title="built variants")
     table.add_column("variant")
@@ -209,12 +238,23 @@ def push(
     ),
     private: bool = typer.Option(False, "--private", help="Create the repo as private."),
     create_pr: bool = typer.Option(False, "--create-pr", help="Open a pull request instead of committing."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Upload build/ to a Hub kernel repo on branch v<N> in one commit, with a card and benchmarks."""
     from upskill_hub.kernels.push import push_kernel
 
+    out = printer(fmt, as_json)
     with err_console.status(f"pushing to {repo or 'the repo in build.toml'}…"):
         res = push_kernel(path, repo, version=version, private=private, create_pr=create_pr)
+    if not out.human:
+        data = {
+            "repo": res.repo_id, "branch": res.branch, "variants": list(res.variants), "added": len(res.added),
+            "deleted": len(res.deleted), "commit_url": res.commit_url, "pr_url": res.pr_url,
+        }
+        out.result(res.repo_id, json_data=data, **{k: v for k, v in data.items() if k != "variants"},
+                   variants=",".join(res.variants))
+        return
     console.print(
         f"[green]✓[/] {res.repo_id}@{res.branch}: {len(res.variants)} variant(s), "
         f"{len(res.added)} file(s) uploaded, {len(res.deleted)} stale file(s) removed"
@@ -243,9 +283,13 @@ def verify(
         None, "--project", help="Run this project's tests/ (default: the tests/ pushed to the repo)."
     ),
     no_tests: bool = typer.Option(False, "--no-tests", help="Only load the kernel and check its ops."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Load the kernel with kernels.get_kernel in a fresh process and run the project's tests on it."""
     from upskill_hub.kernels.verify import verify_kernel
+
+    out = printer(fmt, as_json)
 
     with err_console.status(f"loading {repo_id} in a fresh process…"):
         res = verify_kernel(
@@ -256,6 +300,18 @@ def verify(
             project=project,
             tests=not no_tests,
         )
+    if not out.human:
+        data = {
+            "repo": repo_id, "variant": res.variant, "backend": res.backend, "op_namespace": res.op_namespace,
+            "functions": list(res.functions), "ops": list(res.ops), "tests_source": res.tests_source,
+            "tests": dict(res.tests), "tests_ok": None if no_tests or res.tests_source is None else res.ok,
+        }
+        flat = {k: v for k, v in data.items() if k not in ("functions", "ops", "tests")}
+        flat["tests"] = ",".join(f"{k}:{n}" for k, n in res.tests.items()) or None
+        out.result(repo_id, json_data=data, **flat)
+        if data["tests_ok"] is False:
+            raise UpskillError(f"{repo_id}: the kernel's tests failed")
+        return
     console.print(
         f"[green]✓[/] loaded {repo_id}: variant {res.variant} ({res.backend}), ops in {res.op_namespace}"
     )

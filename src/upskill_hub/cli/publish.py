@@ -5,12 +5,12 @@ Thin commands: the work is in :mod:`upskill_hub.hub.push` and :mod:`upskill_hub.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
+from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli.output import make_console
 
 console = make_console()
@@ -31,11 +31,13 @@ def push_cmd(
     create_pr: bool = typer.Option(False, "--create-pr", help="Open a pull request instead of committing."),
     message: str | None = typer.Option(None, "--message", "-m", help="Commit message."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List unchanged files too."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result and every file's change as JSON."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Publish skills and their eval results to a Hub dataset repo, in one commit."""
     from upskill_hub.hub.push import push
 
+    out = printer(fmt, as_json)
     with err_console.status("Pushing...") as spinner:
         result = push(
             skill_dirs or [],
@@ -47,7 +49,7 @@ def push_cmd(
             message=message,
             on_status=lambda msg: spinner.update(msg),
         )
-    if as_json:
+    if not out.human:
         data = {
             "repo": repo,
             "url": result.url,
@@ -57,7 +59,17 @@ def push_cmd(
             "bytes_uploaded": result.bytes_uploaded,
             "changes": [{"path": c.path, "status": c.status, "size": c.size} for c in result.changes],
         }
-        typer.echo(json.dumps(data, indent=2))
+        counts = result.counts()
+        out.result(
+            repo,
+            json_data=data,
+            repo=repo,
+            committed=result.committed,
+            commit_url=result.commit_url,
+            pr_url=result.pr_url,
+            bytes_uploaded=result.bytes_uploaded,
+            **{k: n for k, n in counts.items() if n},
+        )
         return
     shown = [c for c in result.changes if verbose or c.status != "unchanged"]
     if shown:
@@ -96,14 +108,16 @@ def pull_cmd(
         Path("skills"), "--output", "-o", help="Folder to write skills/<name>/ into."
     ),
     force: bool = typer.Option(False, "--force", help="Replace local skill folders that differ."),
-    as_json: bool = typer.Option(False, "--json", help="Print the pulled skills as JSON."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Download skills from a Hub dataset repo, byte-identical, after checking every file's hash."""
     from upskill_hub.hub.pull import pull
 
+    out = printer(fmt, as_json)
     with err_console.status(f"Pulling from {repo}..."):
         result = pull(repo, skill_names or None, revision=revision, out_dir=output, force=force)
-    if as_json:
+    if not out.human:
         rows = [
             {
                 "name": s.name,
@@ -113,7 +127,8 @@ def pull_cmd(
             }
             for s in result.skills
         ]
-        typer.echo(json.dumps({"repo": repo, "commit": result.commit, "skills": rows}, indent=2))
+        json_data = {"repo": repo, "commit": result.commit, "skills": rows}
+        out.table(rows, ["name", "version", "status", "path"], id_key="path", json_data=json_data)
         return
     for skill in result.skills:
         state = result.status.get(skill.name, "?")

@@ -10,6 +10,7 @@ from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.table import Table
 
+from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli.output import make_console
 from upskill_hub.errors import UpskillError
 
@@ -22,11 +23,16 @@ err_console = make_console(stderr=True)
 def validate(
     paths: list[Path] = typer.Argument(..., help="Skill folders (or their SKILL.md) to check."),
     strict: bool = typer.Option(False, "--strict", help="Treat keys outside the spec as errors."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON report instead of text."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
-    """Check skills against the Agent Skills spec. Exit 0 when all are valid, 1 otherwise."""
+    """Check skills against the Agent Skills spec. Exit 0 when all are valid, 1 otherwise.
+
+    agent: one tab-separated line per skill with its problems; quiet: the valid skills' paths.
+    """
     from upskill_hub.skill import META_FILE, load_skill
 
+    out = printer(fmt, as_json)
     report = []
     failed = False
     for p in paths:
@@ -39,9 +45,15 @@ def validate(
                 "name": res.skill.name if res.skill else None,
                 "version": res.skill.version if res.skill else None,
                 "problems": [pr.to_dict() for pr in res.problems],
+                "tests": len(res.skill.meta.cases) if res.skill else None,
+                "problem_text": "; ".join(f"{pr.severity}: {pr}" for pr in res.problems),
             }
         )
-        if not as_json:
+        if out.mode is OutputFormat.quiet:  # errors still say why on stderr
+            for pr in res.problems:
+                if pr.severity == "error":
+                    err_console.print(str(pr), markup=False, highlight=False, soft_wrap=True)
+        if out.human:
             for pr in res.problems:
                 if pr.severity == "error":
                     err_console.print(str(pr), markup=False, highlight=False, soft_wrap=True)
@@ -53,19 +65,24 @@ def validate(
                 console.print(
                     f"[green]✓[/] {p} ({res.skill.name} {res.skill.version}{tests})", highlight=False, soft_wrap=True
                 )
-    if as_json:
-        typer.echo(json.dumps({"valid": not failed, "skills": report}, indent=2))
+    if not out.human:
+        shown = [{k: v for k, v in r.items() if k not in ("tests", "problem_text")} for r in report]
+        rows = [r for r in report if r["valid"]] if out.mode is OutputFormat.quiet else report
+        headers = ["path", "valid", "name", "version", "tests", "problem_text"]
+        out.table(rows, headers, json_data={"valid": not failed, "skills": shown})
     raise typer.Exit(1 if failed else 0)
 
 
 @app.command("list")
 def list_skills(
     directory: Path = typer.Argument(Path("skills"), help="Folder holding skill folders."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Show the skills in DIR as a table: name, description, version, tokens, tests."""
     from upskill_hub.skill import find_skills, load_skill
 
+    out = printer(fmt, as_json)
     if not directory.is_dir():
         raise UpskillError(f"{directory}: not a folder")
     rows = []
@@ -78,8 +95,9 @@ def list_skills(
         s["valid"] = res.ok
         s["path"] = folder.relative_to(directory).as_posix() if folder != directory else "."
         rows.append(s)
-    if as_json:
-        typer.echo(json.dumps(rows, indent=2))
+    if not out.human:
+        headers = ["name", "version", "token_estimate", "n_cases", "valid", "path", "description"]
+        out.table(rows, headers, id_key="name")
         return
     if not rows:
         console.print(f"No skills found in {directory}.")
@@ -107,21 +125,28 @@ def list_skills(
 @app.command("show")
 def show(
     path: Path = typer.Argument(..., help="Skill folder."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of rendering."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
-    """Show a skill: its metadata, files, test cases and rendered SKILL.md."""
+    """Show a skill: its metadata, files, test cases and rendered SKILL.md (agent: one JSON line)."""
     from upskill_hub.skill import META_FILE, load_skill
 
+    out = printer(fmt, as_json)
     res = load_skill(path)
     if res.skill is None:
         raise UpskillError(str(res.problems[0]))
     skill = res.skill
-    if as_json:
+    if not out.human:
         data = skill.summary()
         data["frontmatter"] = skill.frontmatter
         data["cases"] = [c.to_dict() for c in skill.meta.cases]
         data["problems"] = [p.to_dict() for p in res.problems]
-        typer.echo(json.dumps(data, indent=2, default=str))
+        if out.mode is OutputFormat.json:
+            out.json(data)
+        elif out.mode is OutputFormat.quiet:
+            typer.echo(skill.name)
+        else:  # agent: the same document, compact, on one line
+            typer.echo(json.dumps(data, separators=(",", ":"), default=str))
         return
     info = Table.grid(padding=(0, 2))
     info.add_column(style="bold")
@@ -172,17 +197,26 @@ def install(
     dest: Path | None = typer.Option(None, "--dest", help="Install into this skills folder instead."),
     global_: bool = typer.Option(False, "--global", help="Install for the user (~/...) instead of the project."),
     force: bool = typer.Option(False, "--force", help="Replace an existing install."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
 ) -> None:
-    """Install a skill into one or more agents' skills folders."""
+    """Install a skill into one or more agents' skills folders.
+
+    From a Hub repo (its skills table, or its marketplace.json alone), installs are marked
+    as managed so that `skills update` can refresh them later.
+    """
     from upskill_hub.agents import install_skill, target_dirs
     from upskill_hub.skill import require_skill
 
+    out = printer(fmt, as_json)
     flags = {"claude": claude, "codex": codex, "opencode": opencode, "cursor": cursor, "gemini": gemini, "agents": agents}
     dirs = target_dirs([k for k, v in flags.items() if v], dest=dest, global_=global_)
-    if _looks_like_repo_id(source):
-        from upskill_hub.hub.pull import load_skills_from_hub
+    from_hub = _looks_like_repo_id(source)
+    commit = None
+    if from_hub:
+        from upskill_hub.hub.pull import fetch_skills
 
-        skills = load_skills_from_hub(source, skill_names or None, revision=revision)
+        skills, commit = fetch_skills(source, skill_names or None, revision=revision)
     else:
         if skill_names:
             raise UpskillError("--skill is for Hub sources; a local SOURCE is one skill folder")
@@ -193,7 +227,64 @@ def install(
             target = d.expanduser() / s.name
             if (target.exists() or target.is_symlink()) and not force:
                 raise UpskillError(f"{target} already exists (use --force to replace it)")
+    from upskill_hub.managed import mark_managed
+
+    rows = []
     for d in dirs:
         for s in skills:
-            out = install_skill(s, d, force=force)
-            console.print(f"[green]✓[/] installed {s.name} ({s.version}) -> {out}", highlight=False)
+            path = install_skill(s, d, force=force)
+            if from_hub:
+                mark_managed(path, source, s.name, revision, commit)
+            rows.append({"name": s.name, "version": s.version, "path": str(path), "managed": from_hub})
+            if out.human:
+                console.print(f"[green]✓[/] installed {s.name} ({s.version}) -> {path}", highlight=False)
+    if not out.human:
+        out.table(rows, ["name", "version", "path", "managed"], id_key="path")
+
+
+@app.command("update")
+def update(
+    names: list[str] = typer.Argument(None, help="Installed skills to update (default: every managed one)."),
+    claude: bool = typer.Option(False, "--claude", help="Claude Code: .claude/skills"),
+    codex: bool = typer.Option(False, "--codex", help="Codex: .agents/skills"),
+    opencode: bool = typer.Option(False, "--opencode", help="OpenCode: .opencode/skills"),
+    cursor: bool = typer.Option(False, "--cursor", help="Cursor: .cursor/skills"),
+    gemini: bool = typer.Option(False, "--gemini", help="Gemini CLI: .gemini/skills"),
+    agents: bool = typer.Option(False, "--agents", help="Shared Agent Skills folder: .agents/skills"),
+    dest: Path | None = typer.Option(None, "--dest", help="Update the skills in this folder instead."),
+    global_: bool = typer.Option(False, "--global", help="The user's folders (~/...) instead of the project's."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
+) -> None:
+    """Refresh skills installed with `skills install OWNER/NAME` from the Hub.
+
+    Only managed installs are touched; skill folders you made or copied yourself are
+    listed as unmanaged and left as they are. With no folder flag, every agent's folder is
+    searched. Exit 1 when a source could not be read.
+    """
+    from upskill_hub.agents import AGENTS, target_dirs
+    from upskill_hub.managed import update_managed
+
+    out = printer(fmt, as_json)
+    flags = {"claude": claude, "codex": codex, "opencode": opencode, "cursor": cursor, "gemini": gemini, "agents": agents}
+    chosen = [k for k, v in flags.items() if v]
+    dirs = target_dirs(chosen if (chosen or dest) else list(AGENTS), dest=dest, global_=global_)
+    infos = update_managed(dirs, names or None)
+    missing = sorted(set(names or []) - {i.name for i in infos})
+    if missing:
+        raise UpskillError(f"no installed skill named {missing[0]!r} in {', '.join(map(str, dirs))}")
+    rows = [i.to_dict() for i in infos]
+    if out.human:
+        marks = {"updated": "[green]✓[/]", "up_to_date": "[dim]=[/]", "unmanaged": "[dim]-[/]"}
+        for i in infos:
+            mark = marks.get(i.status, "[red]✗[/]")
+            detail = f": {i.detail}" if i.detail else ""
+            console.print(f"{mark} {i.name} {i.status.replace('_', ' ')} ({i.path}){detail}", highlight=False, soft_wrap=True)
+        if not infos:
+            console.print(f"No installed skills in {', '.join(map(str, dirs))}.", highlight=False)
+    else:
+        out.table([r for r in rows if r["status"] == "updated"] if out.mode is OutputFormat.quiet else rows,
+                  ["name", "status", "path", "repo", "version", "detail"], id_key="path", json_data=rows)
+    unreachable = [i for i in infos if i.status == "source_unreachable"]
+    if unreachable:
+        raise UpskillError(f"{len(unreachable)} managed skill(s) could not be updated (first: {unreachable[0].detail})")

@@ -140,6 +140,13 @@ def load_skills_from_hub(
     return skills
 
 
+def fetch_skills(
+    repo_id: str, names: list[str] | None, revision: str | None = None, *, token: str | None = None
+) -> tuple[list[Skill], str | None]:
+    """:func:`load_skills_from_hub` plus the commit they were read at (recorded by managed installs)."""
+    return _load(repo_id, names, revision, token)
+
+
 def _load(
     repo_id: str, names: list[str] | None, revision: str | None, token: str | None
 ) -> tuple[list[Skill], str | None]:
@@ -155,8 +162,14 @@ def _load(
             p for p in tree if p.startswith(dr.SKILLS_TABLE_DIR + "/") and p.endswith(".parquet")
         )
         if not table_paths:
+            # A marketplace repo (hf skills, Claude Code): the index alone says where skills are.
+            from upskill_hub.hub.marketplace import MARKETPLACE_PATH, load_from_index
+
+            if MARKETPLACE_PATH in tree:
+                return load_from_index(api, repo_id, head, names, tree), head
             raise UpskillError(
-                f"{repo_id} has no skills table ({dr.SKILLS_TABLE_DIR}/*.parquet): not an upskill-hub repo"
+                f"{repo_id} has no skills table ({dr.SKILLS_TABLE_DIR}/*.parquet) and no {MARKETPLACE_PATH}: "
+                "not a skills repo"
             )
         rows = _read_table(api, repo_id, head, table_paths)
         available = sorted(rows)

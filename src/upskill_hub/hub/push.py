@@ -32,6 +32,7 @@ from upskill_hub.errors import UpskillError
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.card import render_card
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_errors, make_api, repo_url
+from upskill_hub.hub.marketplace import MARKETPLACE_PATH, marketplace_bytes
 from upskill_hub.redact import redact
 from upskill_hub.skill import Skill, require_skill
 
@@ -255,6 +256,7 @@ def build_plan(
         repo_id, skill_rows, [dr.summary_from_record(r) for r in run_rows], has_results=has_results
     )
     want(dr.CARD_PATH, card.encode("utf-8"))
+    want(MARKETPLACE_PATH, marketplace_bytes(repo_id, skill_rows))  # so `hf skills` & co. can install
     return plan
 
 

@@ -12,6 +12,7 @@ from urllib.parse import urlparse
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.models.base import ModelClient
+from upskill_hub.models.endpoints import with_endpoint
 from upskill_hub.models.retry import RetryPolicy
 from upskill_hub.models.spec import ModelSpec, parse_model_spec
 
@@ -20,11 +21,13 @@ NO_KEY = "no-key-required"
 
 
 def _as_spec(spec: ModelSpec | str, base_url: str | None = None) -> ModelSpec:
+    # Flag and spec URLs are on the parsed spec; OPENAI_BASE_URL / ANTHROPIC_BASE_URL
+    # come next, as in the SDKs (see upskill_hub.models.endpoints).
     if isinstance(spec, ModelSpec):
         if base_url and spec.base_url != base_url.rstrip("/"):
-            return parse_model_spec(spec.raw or spec.label, base_url)
-        return spec
-    return parse_model_spec(spec, base_url)
+            return with_endpoint(parse_model_spec(spec.raw or spec.label, base_url))
+        return with_endpoint(spec)
+    return with_endpoint(parse_model_spec(spec, base_url))
 
 
 def _hf_token() -> str | None:

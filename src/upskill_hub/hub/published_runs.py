@@ -1,0 +1,86 @@
+"""The reference run for ``eval --compare``: the latest published run of a skill, or a run folder.
+
+A published run lives in a skills dataset repo as two shards written by ``push``: its
+summary in ``data/runs/<run_id>.parquet`` (skill, models, timestamp) and its rows in
+``data/results/<run_id>.parquet``. Only the per-case rows allow a paired comparison, so
+both are read; the run chosen is the newest one of the same skill that shares a model
+with the new run. Everything goes through ``huggingface_hub`` at one pinned commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from upskill_hub.errors import UpskillError
+from upskill_hub.evals.schema import ResultRow
+
+
+@dataclass
+class ReferenceRun:
+    """The run a new one is compared with, and where it came from (for messages)."""
+
+    run_id: str
+    source: str  # "OWNER/NAME@commit" or the run folder
+    rows: list[ResultRow]
+
+
+def parse_source(source: str) -> tuple[str, str | None]:
+    """``OWNER/NAME[@REV]`` -> ``(repo_id, revision)``; the repo id is checked."""
+    from upskill_hub.hub.client import check_repo_id
+
+    repo, _, rev = source.partition("@")
+    return check_repo_id(repo), (rev or None)
+
+
+def load_reference(source: str, skill_name: str, models: list[str]) -> ReferenceRun:
+    """A run folder when ``source`` is an existing folder, else the latest published run."""
+    path = Path(source)
+    if path.is_dir():
+        return _from_folder(path, skill_name)
+    repo = source.partition("@")[0]
+    if repo.count("/") != 1 or repo.startswith((".", "/", "~")):
+        raise UpskillError(f"--compare {source!r}: no such run folder, and not a Hub repo OWNER/NAME[@REV]")
+    repo_id, revision = parse_source(source)
+    return _from_hub(repo_id, revision, skill_name, models)
+
+
+def _from_folder(path: Path, skill_name: str) -> ReferenceRun:
+    from upskill_hub.evals.schema import read_results
+
+    rows = read_results(path)
+    if not rows:
+        raise UpskillError(f"--compare {path}: no result rows in that run folder")
+    other = rows[0].skill_name
+    if other != skill_name:
+        raise UpskillError(f"--compare {path}: that run is of skill {other!r}, not {skill_name!r}")
+    return ReferenceRun(rows[0].run_id, str(path), rows)
+
+
+def _from_hub(repo_id: str, revision: str | None, skill_name: str, models: list[str]) -> ReferenceRun:
+    from upskill_hub.hub import dataset_repo as dr
+    from upskill_hub.hub.client import REPO_TYPE, hub_errors, make_api
+    from upskill_hub.hub.credentials import find_token
+
+    api = make_api(find_token())
+    with hub_errors(repo_id, action="read published runs from"):
+        head = api.dataset_info(repo_id, revision=revision).sha or revision
+        files = api.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=head)
+        shards = sorted(f for f in files if f.startswith(dr.RUNS_TABLE_DIR + "/") and f.endswith(".parquet"))
+        candidates = []
+        for shard in shards:
+            local = api.hf_hub_download(repo_id, shard, repo_type=REPO_TYPE, revision=head)
+            for row in dr.read_parquet_rows(Path(local).read_bytes()):
+                if row.get("skill_name") == skill_name and set(row.get("models") or []) & set(models):
+                    candidates.append(row)
+        if not candidates:
+            raise UpskillError(
+                f"--compare {repo_id}: no published run of skill {skill_name!r} with model(s) "
+                f"{', '.join(models)}; push one with `upskill-hub push ... --results RUN_DIR`"
+            )
+        latest = max(candidates, key=lambda r: (str(r.get("timestamp") or ""), r["run_id"]))
+        run_id = dr.check_run_id(latest["run_id"])
+        local = api.hf_hub_download(repo_id, dr.results_path(run_id), repo_type=REPO_TYPE, revision=head)
+        rows = [ResultRow.from_dict(r) for r in dr.read_parquet_rows(Path(local).read_bytes())]
+    at = f"@{head[:12]}" if head else ""
+    return ReferenceRun(run_id, f"{repo_id}{at}", rows)
