@@ -52,6 +52,9 @@ def test_browse_search_open_and_leaderboard(running_app, space_repo):
     assert per_model["scripted-a"][1].startswith("33% [") and per_model["scripted-a"][2].startswith("100% [")
     assert per_model["scripted-a"][3].startswith("+67 pp")
     assert per_model["scripted-b"][3].startswith("+0 pp")
+    base_tok, skill_tok = (int(x) for x in per_model["scripted-a"][5].split(" → "))
+    assert 0 < base_tok < skill_tok  # the skill's text makes the prompt longer
+    assert per_model["scripted-a"][6] == "–"  # a scripted model has no known price
     # The charts carry the same intervals as the table, as text a reader (and this test) can check.
     assert "<svg" in lift_svg and "scripted-a: +67 pp [" in lift_svg and "scripted-b: +0 pp" in lift_svg
     assert "<svg" in pass_svg and "scripted-a with skill: 100% [" in pass_svg

@@ -48,7 +48,7 @@ def test_ten_of_ten_draws_whiskers_inside_the_axis():
     whiskers = _whiskers(pass_svg)
     assert len(whiskers) == 2
     for lo, hi in whiskers:
-        assert 190 <= lo <= hi <= 190 + 420  # inside the 0..100% axis, never reversed
+        assert charts.LEFT <= lo <= hi <= charts.LEFT + charts.WIDTH  # inside the 0..100% axis, never reversed
     lift = agg.lifts.iloc[0]
     assert f"m: {lift['lift'] * 100:+.0f} pp [{lift['ci_low'] * 100:+.0f}, {lift['ci_high'] * 100:+.0f}]" in lift_svg
     assert "#1a9850" in lift_svg  # interval above zero: drawn as a clear gain

@@ -25,6 +25,8 @@ BASELINE = "#9aa5b1"
 WITH_SKILL = "#ff9d00"
 POSITIVE = (26, 152, 80)
 NEGATIVE = (215, 48, 39)
+#: Chart geometry in px: model labels, plot area, value labels (fits half of a 1280-px page).
+LEFT, WIDTH, RIGHT = 140, 340, 70
 #: Lift (as a fraction) at which the heat map's colour is fully saturated.
 SATURATION = 0.5
 
@@ -71,7 +73,7 @@ def lift_text(iv: Interval) -> str:
 
 
 def _label(text: str, n: int = 28) -> str:
-    return text if len(text) <= n else "…" + text[-(n - 1) :]
+    return text if len(text) <= n else "…" + text[-(n - 1) :]  # the end of a model id tells most
 
 
 def lift_chart(rows: Sequence[tuple[str, Interval]], *, title: str = "Lift by model (95% interval)") -> str:
@@ -83,16 +85,16 @@ def lift_chart(rows: Sequence[tuple[str, Interval]], *, title: str = "Lift by mo
     rows = [(m, iv) for m, iv in rows if iv.measured]
     if not rows:
         return empty("No lift yet: it appears once a model has answered the cases with and without the skill.")
-    left, width, row_h, top = 190, 420, 26, 30
+    left, width, row_h, top = LEFT, WIDTH, 26, 30
     height = top + row_h * len(rows) + 24
 
     def x(v: float) -> float:
         return left + (max(-1.0, min(1.0, v)) + 1) / 2 * width
 
     parts = [
-        f'<svg class="uh-chart" role="img" aria-label="{html.escape(title)}" viewBox="0 0 {left + width + 90} {height}"'
-        f' width="{left + width + 90}" height="{height}" xmlns="http://www.w3.org/2000/svg" font-size="12">',
-        f'<text x="{left}" y="16" font-weight="600">{html.escape(title)}</text>',
+        f'<svg class="uh-chart" role="img" aria-label="{html.escape(title)}" viewBox="0 0 {left + width + RIGHT} {height}"'
+        f' width="{left + width + RIGHT}" height="{height}" xmlns="http://www.w3.org/2000/svg" font-size="13">',
+        f'<text x="4" y="16" font-weight="600">{html.escape(title)}</text>',
     ]
     for tick in (-1, -0.5, 0, 0.5, 1):
         tx = x(tick)
@@ -102,7 +104,7 @@ def lift_chart(rows: Sequence[tuple[str, Interval]], *, title: str = "Lift by mo
     for i, (model, iv) in enumerate(rows):
         cy = top + row_h * i + row_h / 2
         colour = "#888" if iv.crosses_zero else ("#1a9850" if iv.value > 0 else "#d73027")
-        parts.append(f'<text x="{left - 8}" y="{cy + 4:.1f}" text-anchor="end">{html.escape(_label(model))}</text>')
+        parts.append(f'<text x="{left - 8}" y="{cy + 4:.1f}" text-anchor="end">{html.escape(_label(model, 20))}</text>')
         if _finite(iv.low) and _finite(iv.high):
             x1, x2 = x(iv.low), x(iv.high)
             parts.append(f'<line x1="{x1:.1f}" y1="{cy:.1f}" x2="{x2:.1f}" y2="{cy:.1f}" stroke="{colour}" stroke-width="2"/>')
@@ -114,12 +116,12 @@ def lift_chart(rows: Sequence[tuple[str, Interval]], *, title: str = "Lift by mo
     return "".join(parts)
 
 
-def pass_rate_chart(rows: Sequence[tuple[str, Interval | None, Interval | None]], *, title: str = "Pass rate per condition (95% interval)") -> str:
+def pass_rate_chart(rows: Sequence[tuple[str, Interval | None, Interval | None]], *, title: str = "Pass rate (95% interval)") -> str:
     """Per model two horizontal bars, baseline and with skill, with Wilson whiskers (0..100%)."""
     rows = [r for r in rows if (r[1] and r[1].measured) or (r[2] and r[2].measured)]
     if not rows:
         return empty("No pass rates yet: they appear once a model has answered the skill's test cases.")
-    left, width, bar_h, gap, top = 190, 420, 11, 10, 30
+    left, width, bar_h, gap, top = LEFT, WIDTH, 12, 10, 30
     group_h = 2 * bar_h + gap
     height = top + group_h * len(rows) + 24
 
@@ -127,13 +129,13 @@ def pass_rate_chart(rows: Sequence[tuple[str, Interval | None, Interval | None]]
         return left + max(0.0, min(1.0, v)) * width
 
     parts = [
-        f'<svg class="uh-chart" role="img" aria-label="{html.escape(title)}" viewBox="0 0 {left + width + 90} {height}"'
-        f' width="{left + width + 90}" height="{height}" xmlns="http://www.w3.org/2000/svg" font-size="12">',
-        f'<text x="{left}" y="16" font-weight="600">{html.escape(title)}</text>',
-        f'<rect x="{left + width - 150}" y="6" width="10" height="10" fill="{BASELINE}"/>'
-        f'<text x="{left + width - 136}" y="15">baseline</text>'
-        f'<rect x="{left + width - 72}" y="6" width="10" height="10" fill="{WITH_SKILL}"/>'
-        f'<text x="{left + width - 58}" y="15">with skill</text>',
+        f'<svg class="uh-chart" role="img" aria-label="{html.escape(title)}" viewBox="0 0 {left + width + RIGHT} {height}"'
+        f' width="{left + width + RIGHT}" height="{height}" xmlns="http://www.w3.org/2000/svg" font-size="13">',
+        f'<text x="4" y="16" font-weight="600">{html.escape(title)}</text>',
+        f'<rect x="{left + width - 110}" y="6" width="10" height="10" fill="{BASELINE}"/>'
+        f'<text x="{left + width - 96}" y="15">baseline</text>'
+        f'<rect x="{left + width - 20}" y="6" width="10" height="10" fill="{WITH_SKILL}"/>'
+        f'<text x="{left + width - 6}" y="15">with skill</text>',
     ]
     for tick in (0, 0.25, 0.5, 0.75, 1):
         tx = x(tick)
@@ -141,7 +143,7 @@ def pass_rate_chart(rows: Sequence[tuple[str, Interval | None, Interval | None]]
         parts.append(f'<text x="{tx:.1f}" y="{height - 6}" text-anchor="middle" fill="#666">{tick:.0%}</text>')
     for i, (model, base, skill) in enumerate(rows):
         y0 = top + group_h * i
-        parts.append(f'<text x="{left - 8}" y="{y0 + bar_h + 4}" text-anchor="end">{html.escape(_label(model))}</text>')
+        parts.append(f'<text x="{left - 8}" y="{y0 + bar_h + 4}" text-anchor="end">{html.escape(_label(model, 20))}</text>')
         for j, (iv, colour, name) in enumerate(((base, BASELINE, "baseline"), (skill, WITH_SKILL, "with skill"))):
             if iv is None or not iv.measured:
                 continue

@@ -376,16 +376,18 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     max_height=460, column_widths=views.BROWSE_WIDTHS, show_label=False,
                 )  # fmt: skip
             with gr.Tab("Skill", id="skill"):
-                skill_header = gr.Markdown(PICK_SKILL, elem_id="skill-header")
-                eval_this = gr.Button("Evaluate this skill", elem_id="eval-this", size="sm")
+                with gr.Row(equal_height=False):
+                    skill_header = gr.Markdown(PICK_SKILL, elem_id="skill-header")
+                    eval_this = gr.Button("Evaluate this skill", elem_id="eval-this", size="sm", scale=0, min_width=160)
                 with gr.Tabs():
                     with gr.Tab("Results"):
                         with gr.Row():
                             lift_chart = gr.HTML(charts.empty(NO_RESULTS), elem_id="lift-chart")
                             pass_chart = gr.HTML("", elem_id="pass-chart")
                         results_table = gr.Dataframe(
-                            headers=views.RESULT_HEADERS, interactive=False, elem_id="skill-results", show_label=False
-                        )
+                            headers=views.RESULT_HEADERS, interactive=False, elem_id="skill-results", show_label=False,
+                            wrap=True,
+                        )  # fmt: skip
                     with gr.Tab("Answers", id="answers"):
                         answers_model = gr.Dropdown([], label="Model", elem_id="answers-model")
                         answers_html = gr.HTML(charts.empty(NO_ANSWERS), elem_id="answers")

@@ -101,18 +101,20 @@ RESULT_HEADERS = [
     "with skill pass rate",
     "lift",
     "paired cases",
-    "baseline tokens",
-    "with skill tokens",
-    "baseline $/answer",
-    "with skill $/answer",
+    "tokens / answer (baseline → skill)",
+    "$ / answer (baseline → skill)",
 ]
 
 
-def _money(x: float | None) -> str:
-    return "" if x is None else f"{x:.5f}"
+def _pair(a: float | None, b: float | None, fmt: str) -> str:
+    """``a → b`` for the two conditions; ``–`` for a side not measured (e.g. no known price)."""
+    if a is None and b is None:
+        return "–"
+    return " → ".join("–" if x is None else format(x, fmt) for x in (a, b))
 
 
 def results_rows(table: list[dict[str, Any]]) -> list[list[Any]]:
+    """The skill page's results table, one row per model (the charts show the same numbers)."""
     return [
         [
             r["model"],
@@ -120,10 +122,8 @@ def results_rows(table: list[dict[str, Any]]) -> list[list[Any]]:
             r["with_skill"],
             r["lift"],
             r["paired_cases"],
-            "" if r["baseline_tokens"] is None else r["baseline_tokens"],
-            "" if r["with_skill_tokens"] is None else r["with_skill_tokens"],
-            _money(r.get("baseline_cost")),
-            _money(r.get("with_skill_cost")),
+            _pair(r["baseline_tokens"], r["with_skill_tokens"], "d"),
+            _pair(r.get("baseline_cost"), r.get("with_skill_cost"), ".5f"),
         ]
         for r in table
     ]
