@@ -136,11 +136,12 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             + f" · {len(lib.skills)} skills · {len(lib.results)} result rows · {len(agg.models)} models · {note}"
         )
         # The dropdown lists the skills shown (not all 1,000: that payload slows the page); any
-        # name can still be typed.
+        # name can still be typed. No value yet: choosing one loads that skill's cases, work a
+        # page view should not do for a tab the visitor may never open.
         return (
             status,
             table,
-            gr.update(choices=names, value=names[0] if names else None),
+            gr.update(choices=names, value=None),
             gr.update(choices=["best", "name", *agg.models], value="best"),
         )
 
@@ -475,7 +476,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         load_btn.click(on_load, [repo_box], load_outputs, api_name="load")
         repo_box.submit(on_load, [repo_box], load_outputs, api_name=False)
         # A page view re-checks the dataset's commit at most every PAGE_REFRESH_S; "Load" always does.
-        demo.load(lambda src: on_load(src, PAGE_REFRESH_S), [repo_box], load_outputs, api_name=False)
+        # Unqueued: the page's first data comes in one request (no queue join + stream); the work is a cache hit.
+        demo.load(lambda src: on_load(src, PAGE_REFRESH_S), [repo_box], load_outputs, api_name=False, queue=False)
 
         search_inputs = [repo_box, query, min_tests, with_results, sort]
         # Search skips the queue: a keystroke is a filter over precomputed rows (no slow work).
