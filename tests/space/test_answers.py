@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from upskill_hub.space.answers import ANSWER_CHARS, answers_html
 
@@ -53,3 +54,17 @@ def test_hostile_assertion_details_are_skipped_not_fatal():
     junk = _row("a", "with_skill", "junk", True) | {"assertion_details": "{not json"}
     out = answers_html([{"id": "a", "input": "x"}], pd.DataFrame([deep, junk]), "m")
     assert "deep" in out and "junk" in out and "uh-evidence" not in out
+
+
+def test_reading_answers_is_bounded_and_fails_in_one_line(space_repo, monkeypatch):
+    from upskill_hub.errors import UpskillError
+    from upskill_hub.space import answers, data
+
+    lib = data.load_library(space_repo, token=None)
+    rows = answers.answer_rows(lib, "greeting", "scripted-a")
+    assert len(rows) == 6 and set(rows["condition"]) == {"baseline", "with_skill"}  # 3 cases x 2, outputs read
+    assert answers.answer_rows(lib, "greeting", "no-such-model") is None
+    monkeypatch.setattr(answers, "MAX_READ_BYTES", 100)  # a visitor's dataset with huge outputs
+    with pytest.raises(UpskillError, match="decompresses to more than") as err:
+        answers.answer_rows(lib, "greeting", "scripted-a")
+    assert "\n" not in str(err.value)

@@ -521,11 +521,11 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         lb_sort.change(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name="leaderboard")
         lb_tab.select(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name=False)  # built when first shown
         lb_query.change(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name=False, trigger_mode="always_last")
-    _no_run_history(demo)
+    _launch_defaults(demo)
     return demo
 
 
-def _no_run_history(demo) -> None:
+def _launch_defaults(demo) -> None:
     """Turn off Gradio's run history for this app, however it is launched; add the page's CSS.
 
     Gradio 6 saves each call's inputs in the visitor's browser (and optionally a Hub
