@@ -100,6 +100,10 @@ def test_browse_search_open_evaluate_in_chromium(running_app, space_repo, tmp_pa
             expect(page.locator("#run-progress")).to_contain_text("Nothing is running")
             page.get_by_role("tab", name="Skill", exact=True).click()
             expect(page.locator("#skill-header")).to_contain_text("Click a skill")
+            expect(page.locator("#lift-chart")).to_contain_text("No results yet")
+            for sub in ("Answers", "SKILL.md", "Test cases", "Files", "Results"):  # the skill page's own tabs
+                page.get_by_role("tab", name=sub, exact=True).click()
+                _no_placeholders(page)
             page.get_by_role("tab", name="Browse", exact=True).click()
 
             # 2. search
