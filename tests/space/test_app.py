@@ -8,7 +8,9 @@ from space_helpers import model_specs
 
 
 def _data(table) -> tuple[list[str], list[list]]:
-    """gradio_client returns a Dataframe as {"headers": [...], "data": [[...]]}."""
+    """gradio_client returns a Dataframe as {"headers": [...], "data": [[...]]} (inside an update when shown)."""
+    if table.get("__type__") == "update":
+        table = table["value"]
     return table["headers"], table["data"]
 
 
@@ -23,19 +25,22 @@ def test_browse_search_open_and_leaderboard(running_app, space_repo):
     status, table, *_ = client.predict(space_repo, api_name="/load")
     assert "3 skills" in status and space_repo in status
     headers, rows = _data(table)
-    assert headers[:5] == ["name", "description", "tokens", "tests", "best lift"]
+    assert headers[:5] == ["name", "best lift [95% CI]", "best model", "tests", "tokens"]  # key columns first
+    assert headers[-1] == "description"
     by_name = {r[0]: r for r in rows}
     assert set(by_name) == {"greeting", "xss-demo", "json-helper"}
     assert rows[0][0] == "greeting"  # sorted by best lift: the only skill with results first
-    assert by_name["greeting"][3] == 3 and by_name["greeting"][4].startswith("+67 pp")
-    assert by_name["json-helper"][4] == "–"
+    assert by_name["greeting"][3] == 3 and by_name["greeting"][1].startswith("+67 pp")
+    assert by_name["greeting"][2] == "scripted-a"
+    assert by_name["json-helper"][1] == "–"
 
-    found, note, _ = client.predict(space_repo, "JSON", 0, False, "best lift", api_name="/search")
+    found, note = client.predict(space_repo, "JSON", 0, False, "best lift", api_name="/search")
     assert [r[0] for r in _data(found)[1]] == ["json-helper"] and "1 of 3" in note
-    none, note, _ = client.predict(space_repo, "nothing-like-this", 0, False, "name", api_name="/search")
+    none, note = client.predict(space_repo, "nothing-like-this", 0, False, "name", api_name="/search")
     assert _data(none)[1] == [] and "0 of 3" in note
 
-    header, html, files, cases, results, plot1, plot2, _ = client.predict(space_repo, "greeting", api_name="/open_skill")
+    out = client.predict(space_repo, "greeting", api_name="/open_skill")
+    header, html, files, cases, results, lift_svg, pass_svg, _, answers_model, answers = out
     assert "greeting" in header and "3 test cases" in header
     assert "<h1>Greeting</h1>" in html and "BANANA" in html
     assert {r[0] for r in _data(files)[1]} == {"SKILL.md", "skill_meta.json"}
@@ -47,7 +52,18 @@ def test_browse_search_open_and_leaderboard(running_app, space_repo):
     assert per_model["scripted-a"][1].startswith("33% [") and per_model["scripted-a"][2].startswith("100% [")
     assert per_model["scripted-a"][3].startswith("+67 pp")
     assert per_model["scripted-b"][3].startswith("+0 pp")
-    assert plot1 is not None and plot2 is not None
+    base_tok, skill_tok = (int(x) for x in per_model["scripted-a"][5].split(" → "))
+    assert 0 < base_tok < skill_tok  # the skill's text makes the prompt longer
+    assert per_model["scripted-a"][6] == "–"  # a scripted model has no known price
+    # The charts carry the same intervals as the table, as text a reader (and this test) can check.
+    assert "<svg" in lift_svg and "scripted-a: +67 pp [" in lift_svg and "scripted-b: +0 pp" in lift_svg
+    assert "<svg" in pass_svg and "scripted-a with skill: 100% [" in pass_svg
+    # Answers side by side for the best model, with the assertion evidence.
+    assert answers_model["value"] == "scripted-a"
+    assert answers.count("<tr>") == 4 and "BANANA! hello there" in answers and "uh-fail" in answers
+    assert "✗ contains" in answers and "✓ contains" in answers
+    other = client.predict(space_repo, "greeting", "scripted-b", api_name="/answers")
+    assert "hello there" in other and "BANANA! hello there" not in other  # scripted-b never says it
 
     header, html, *_ = client.predict(space_repo, "xss-demo", api_name="/open_skill")
     note = client.predict(space_repo, "xss-demo", "references/notes.md", api_name="/skill_file")
@@ -58,7 +74,9 @@ def test_browse_search_open_and_leaderboard(running_app, space_repo):
     assert "<script" not in low and "onerror" not in low and 'href="javascript:' not in low
     assert "Hostile skill" in html
 
-    lb = client.predict(space_repo, "scripted-b", "", api_name="/leaderboard")
+    heat, lb = client.predict(space_repo, "scripted-b", "", api_name="/leaderboard")
+    assert 'class="uh-heatmap"' in heat and "greeting on scripted-a: +67 pp" in heat
+    assert "uh-unsure" in heat  # scripted-b's +0 pp: its interval crosses zero, so the cell is hatched
     lh, lrows = _data(lb)
     assert lh == ["skill", "best lift", "scripted-a", "scripted-b"]
     assert lrows[0][0] == "greeting" and lrows[0][2].startswith("+67 pp")
@@ -74,14 +92,15 @@ def test_run_an_evaluation_and_get_the_table_with_lift(running_app, space_repo, 
     outputs = list(job)  # every streamed update
     final = job.result()
     assert len(outputs) >= 2  # progress came before the end
-    status, live, summary, plot1, plot2, run_handle = final
+    status, progress, live, summary, lift_svg, pass_svg, run_handle = final
+    assert "24 / 24 calls done" in progress
     assert status.startswith("Finished **greeting**: 24 calls")
     assert len(_data(live)[1]) == 24  # 3 cases x 2 conditions x 2 models x 2 runs
     sh, srows = _data(summary)
     assert sh[:4] == ["model", "baseline pass rate", "with skill pass rate", "lift"]
     per_model = {r[0]: r for r in srows}
     assert per_model["scripted-a"][3].startswith("+67 pp") and per_model["scripted-b"][3].startswith("+0 pp")
-    assert plot1 is not None and run_handle and "/" not in run_handle  # a handle, not a server path
+    assert "scripted-a: +67 pp" in lift_svg and "<svg" in pass_svg and run_handle and "/" not in run_handle  # a handle, not a server path
 
     # Without signing in, nothing is pushed.
     assert "sign in" in client.predict(space_repo, run_handle, api_name="/push_results").lower()
@@ -144,4 +163,4 @@ def test_evaluate_a_pasted_skill(running_app, space_repo, llm_server):
     out = client.predict(space_repo, "paste", "", skill_md, meta, model_specs(llm_server)[0], "", "", "", "", "", 1,
                          api_name="/run_eval")  # fmt: skip
     assert out[0].startswith("Finished **pasted-banana**: 2 calls")
-    assert _data(out[2])[1][0][3].startswith("+100 pp")
+    assert _data(out[3])[1][0][3].startswith("+100 pp")

@@ -29,7 +29,8 @@ from upskill_hub.evals.stats import wilson_bounds
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-DESCRIPTION_CHARS = 160
+#: The browse table shows the description on one line; the skill page shows all of it.
+DESCRIPTION_CHARS = 100
 
 
 def _isnan(x) -> bool:
@@ -57,7 +58,7 @@ def fmt_lift(lift, lo=None, hi=None) -> str:
 
 @dataclass
 class Aggregates:
-    conditions: pd.DataFrame  # skill_name, model, condition, n, passed, errors, pass_rate, ci_low, ci_high, mean_tokens
+    conditions: pd.DataFrame  # skill_name, model, condition, n, passed, errors, pass_rate, ci_low, ci_high, mean_tokens, mean_cost
     lifts: pd.DataFrame  # skill_name, model, lift, ci_low, ci_high, p_value, conclusive, n_cases, token_savings
     skills: pd.DataFrame  # the browse table, one row per skill (see ``browse_columns``)
     skill_index: dict[str, int] = field(default_factory=dict)
@@ -105,6 +106,9 @@ def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame) -> Aggregate
         tokens=(r["input_tokens"].astype("float64").fillna(0) + r["output_tokens"].astype("float64").fillna(0)).where(
             answered_mask & (r["input_tokens"].notna() | r["output_tokens"].notna())
         ),
+        cost=(r["cost_usd"] if "cost_usd" in r.columns else pd.Series(np.nan, index=r.index))
+        .astype("float64")
+        .where(answered_mask),
     )
 
     keys = ["skill_name", "model", "condition"]
@@ -114,6 +118,7 @@ def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame) -> Aggregate
         passed=("pass_f", "sum"),
         errors=("errored", "sum"),
         mean_tokens=("tokens", "mean"),
+        mean_cost=("cost", "mean"),
         current_version=("current_version", "all"),
     ).reset_index()
     cond["n"] = cond["n"].astype(int)

@@ -59,6 +59,7 @@ RESULT_COLUMNS = (
     "cached",
     "input_tokens",
     "output_tokens",
+    "cost_usd",
 )
 SKILL_COLUMNS = (
     "name",

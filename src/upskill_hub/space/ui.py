@@ -28,6 +28,14 @@ INTRO = (
     "same model **without** it (baseline), measured on the skill's own test cases. "
     "Browse the library, compare on the leaderboard, or run an evaluation with your own model keys."
 )
+PICK_SKILL = "Click a skill in the **Browse** table to open its page here: results, answers, SKILL.md, tests, files."
+NO_RESULTS = "No results yet: the lift by model (with its 95% interval) appears here once the skill has been evaluated."
+NO_ANSWERS = "Baseline and with-skill answers appear here side by side, per test case, once the skill has results."
+NO_RUN = "Nothing is running. Pick a skill and models, then press Run evaluation: progress and the latest calls show here."
+RUN_CHARTS = "When the run finishes, its lift by model and pass rates per condition appear here."
+FILE_HEADERS = ["path", "size"]
+CASE_HEADERS = ["id", "split", "input", "assertions"]
+EVAL_CASE_HEADERS = ["id", "input", "assertions"]
 KEYS_NOTE = (
     "Keys are used for this evaluation only: they are sent to the provider you chose, never stored, "
     "logged or pushed. This Space never uses its own keys for your runs."
@@ -72,13 +80,9 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
     import gradio as gr
     import pandas as pd
 
-    from upskill_hub.space import data, render, session, views
+    from upskill_hub.space import answers, charts, data, render, session, views
 
     operator_repo = (repo or default_repo(Path(app_dir) if app_dir else None)).strip()
-    # matplotlib's first import costs seconds on a small CPU: pay it at startup, not on a click.
-    import threading
-
-    threading.Thread(target=views.warm_up_plots, daemon=True).start()
 
     def token_for(source: str) -> str | bool | None:
         # The Space's own token reads only the operator's repo; visitor-typed repos go anonymous.
@@ -102,14 +106,19 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         n = len(rows)
         shown = views.browse_table(rows.head(BROWSE_LIMIT))
         note = f"{n} of {len(lib.skills)} skills match" + (f"; showing the first {BROWSE_LIMIT}" if n > BROWSE_LIMIT else "")
+        if shown:
+            note += " · click a row to open the skill"
         return pd.DataFrame(shown, columns=views.BROWSE_HEADERS), note, [r[0] for r in shown]
 
-    def leaderboard_frame(lib: data.Library, sort_by: str = "best", query: str = ""):
+    def leaderboard_views(lib: data.Library, sort_by: str = "best", query: str = ""):
         key = ("leaderboard", sort_by or "best", (query or "").strip().lower())
         headers, rows = lib.cached(
             key, lambda: views.leaderboard(lib.aggregates, sort_by=key[1], query=key[2])
         )
-        return pd.DataFrame(rows, columns=headers)
+        heat = lib.cached(
+            ("heatmap", *key[1:]), lambda: views.leaderboard_heatmap(lib.aggregates, sort_by=key[1], query=key[2])
+        )
+        return heat, pd.DataFrame(rows, columns=headers)
 
     # ------------------------------------------------------------------ handlers
     def on_load(source: str, max_age_s: float = 0.0):
@@ -117,7 +126,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             lib = get_lib(source, refresh=True, max_age_s=max_age_s)
         except UpskillError as exc:
             empty = pd.DataFrame([], columns=views.BROWSE_HEADERS)
-            return (error_md(exc), empty, gr.update(choices=[], value=None), gr.update(choices=[], value=None),
+            return (error_md(exc), empty, gr.update(choices=[], value=None),
                     gr.update(choices=["best", "name"], value="best"))  # fmt: skip
         table, note, names = browse_frame(lib)
         agg = lib.aggregates
@@ -126,13 +135,13 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             + (f" @ `{lib.revision[:8]}`" if lib.revision else "")
             + f" · {len(lib.skills)} skills · {len(lib.results)} result rows · {len(agg.models)} models · {note}"
         )
-        # Dropdowns list the skills shown (not all 1,000: that payload slows the page); any
-        # name can still be typed, and clicking a row opens it.
+        # The dropdown lists the skills shown (not all 1,000: that payload slows the page); any
+        # name can still be typed. No value yet: choosing one loads that skill's cases, work a
+        # page view should not do for a tab the visitor may never open.
         return (
             status,
             table,
             gr.update(choices=names, value=None),
-            gr.update(choices=names, value=names[0] if names else None),
             gr.update(choices=["best", "name", *agg.models], value="best"),
         )
 
@@ -140,52 +149,72 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         try:
             lib = get_lib(source)
         except UpskillError as exc:
-            return pd.DataFrame([], columns=views.BROWSE_HEADERS), error_md(exc), gr.update()
-        table, note, names = browse_frame(lib, query, min_tests, with_results, sort)
-        return table, note, gr.update(choices=names)
+            return pd.DataFrame([], columns=views.BROWSE_HEADERS), error_md(exc)
+        table, note, _names = browse_frame(lib, query, min_tests, with_results, sort)
+        return table, note
+
+    no_skill = (
+        PICK_SKILL, charts.empty("The skill's rendered SKILL.md appears here."),
+        pd.DataFrame([], columns=FILE_HEADERS), pd.DataFrame([], columns=CASE_HEADERS),
+        pd.DataFrame([], columns=views.RESULT_HEADERS), charts.empty(NO_RESULTS), "",
+        gr.update(choices=[], value=None), gr.update(choices=[], value=None), charts.empty(NO_ANSWERS),
+    )  # fmt: skip
 
     def on_open(source: str, name: str):
-        blank = pd.DataFrame()
         if not name:
-            return "Pick a skill to see its page.", "", blank, blank, blank, None, None, gr.update(choices=[], value=None)
+            return no_skill
         try:
             lib = get_lib(source)
             header = views.skill_summary_markdown(lib, name)
             html = render.render_skill_md(data.skill_md_text(lib, name))
-            files = pd.DataFrame(data.skill_files(lib, name), columns=["path", "size"])
+            files = pd.DataFrame(data.skill_files(lib, name), columns=FILE_HEADERS)
             cases = data.skill_cases(lib, name)
             cases_df = pd.DataFrame(
                 [
                     [c["id"], c.get("split", "train"), c["input"], json.dumps(c["assert"], ensure_ascii=False)]
                     for c in cases
                 ],
-                columns=["id", "split", "input", "assertions"],
+                columns=CASE_HEADERS,
             )
             table = views.skill_results_table(lib.aggregates, name)
             results = pd.DataFrame(views.results_rows(table), columns=views.RESULT_HEADERS)
-            cond = lib.aggregates.conditions
-            cond = cond[cond["skill_name"] == name]
-            tag = f"{lib.source}@{lib.revision or lib.root}:{name}"
-            fig1, fig2 = lib.cached(
-                ("figures", name),
-                lambda: (
-                    views.figure_png(views.pass_rate_figure(cond), tag + ":pass"),
-                    views.figure_png(views.tokens_figure(cond), tag + ":tokens"),
-                )
-                if len(cond)
-                else (None, None),
-            )
+            lift_svg, pass_svg = lib.cached(("charts", name), lambda: views.skill_charts(lib.aggregates, name))
+            models = [r["model"] for r in table]
+            best = lib.aggregates.skills.iloc[lib.aggregates.skill_index[name]]["best_model"]
+            model = best if isinstance(best, str) and best in models else (models[0] if models else None)
+            answers_view = answers_for(lib, name, model, cases) if model else charts.empty(NO_ANSWERS)
         except UpskillError as exc:
-            return error_md(exc), "", blank, blank, blank, None, None, gr.update(choices=[], value=None)
+            return (error_md(exc), *no_skill[1:])
         if not table:
             header += "\n\n_No results for this skill yet: run an evaluation in the **Evaluate** tab._"
-        file_choices = gr.update(choices=list(files["path"]), value=None)
-        return header, html, files, cases_df, results, fig1, fig2, file_choices
+        return (
+            header, html, files, cases_df, results, lift_svg, pass_svg,
+            gr.update(choices=list(files["path"]), value=None),
+            gr.update(choices=models, value=model), answers_view,
+        )  # fmt: skip
 
-    def on_select_row(source: str, evt: gr.SelectData):
+    def answers_for(lib: data.Library, name: str, model: str, cases: list | None = None) -> str:
+        def build() -> str:
+            return answers.answers_html(
+                cases if cases is not None else data.skill_cases(lib, name), answers.answer_rows(lib, name, model), model
+            )
+
+        return lib.cached(("answers", name, model), build)
+
+    def on_answers_model(source: str, name: str, model: str):
+        if not (name and model):
+            return charts.empty(NO_ANSWERS)
+        try:
+            return answers_for(get_lib(source), name, model)
+        except UpskillError as exc:
+            return charts.empty(f"Error: {redact(str(exc))}")
+
+    def on_select_row(evt: gr.SelectData):
         row = evt.row_value or []
         name = row[0] if row else None
-        return gr.update(value=name)
+        if not name:
+            return gr.update(), gr.update()
+        return gr.update(value=name), gr.Tabs(selected="skill")
 
     def on_file(source: str, name: str, rel: str):
         if not (name and rel):
@@ -197,9 +226,9 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
 
     def on_leaderboard(source: str, sort_by: str, query: str):
         try:
-            return leaderboard_frame(get_lib(source), sort_by, query)
+            return leaderboard_views(get_lib(source), sort_by, query)
         except UpskillError as exc:
-            return pd.DataFrame([[str(exc)]], columns=["error"])
+            return charts.empty(f"Error: {redact(str(exc))}"), pd.DataFrame([[str(exc)]], columns=["error"])
 
     def on_eval_cases(source: str, mode: str, name: str, pasted: str, meta: str):
         try:
@@ -208,7 +237,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             return pd.DataFrame([[redact(str(exc))]], columns=["error"])
         return pd.DataFrame(
             [[c.id, c.input, json.dumps([a.to_dict() for a in c.asserts], ensure_ascii=False)] for c in skill.meta.cases],
-            columns=["id", "input", "assertions"],
+            columns=EVAL_CASE_HEADERS,
         )
 
     def _eval_skill(source, mode, name, pasted, meta, workdir):
@@ -257,7 +286,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
 
     def on_run(
         source, mode, name, pasted, meta, models_text, base_url, hf_token, openai_key, anthropic_key,
-        endpoint_key, runs, oauth_token: gr.OAuthToken | None = None, progress=gr.Progress(),  # noqa: B008
+        endpoint_key, runs, oauth_token: gr.OAuthToken | None = None,
     ):  # fmt: skip
         # Inference Providers: a pasted token wins, else the signed-in visitor's own OAuth token.
         hf = (hf_token or "").strip() or (oauth_token.token if oauth_token is not None else "")
@@ -269,7 +298,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         )
         secrets = keys.secrets()
         live_cols = session.ROW_HEADERS
-        empty_sum = pd.DataFrame([], columns=session.SUMMARY_HEADERS)
+        empty_sum = gr.update(value=pd.DataFrame([], columns=session.SUMMARY_HEADERS), visible=False)
+        no_charts = (charts.empty(RUN_CHARTS), "")
         ev = None
         try:
             wd = session.new_workdir()
@@ -277,32 +307,39 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             clients = session.build_clients(session.split_specs(models_text), keys, base_url=base_url or "")
             ev = session.EvalSession(skill, clients, runs=int(runs or 1), secrets=secrets, workdir=wd).start()
         except UpskillError as exc:
-            yield (f"**Error:** {render.escape(redact(str(exc), secrets))}", pd.DataFrame([], columns=live_cols),
-                   empty_sum, None, None, "")  # fmt: skip
+            yield (f"**Error:** {render.escape(redact(str(exc), secrets))}", charts.empty(NO_RUN),
+                   gr.update(value=pd.DataFrame([], columns=live_cols), visible=False), empty_sum, *no_charts, "")  # fmt: skip
             return
-        progress((0, 1), desc="starting")
         for upd in ev.updates():
             # The newest LIVE_ROWS calls: re-sending thousands of rows on every update would be quadratic.
-            live = pd.DataFrame([session.row_cells(r, secrets) for r in upd.rows[-LIVE_ROWS:]], columns=live_cols)
-            if upd.total:
-                progress((upd.done, upd.total), desc=f"{upd.done}/{upd.total} calls", unit="calls")
+            live = gr.update(
+                value=pd.DataFrame([session.row_cells(r, secrets)
+                                    for r in reversed(upd.rows[-LIVE_ROWS:])], columns=live_cols),
+                visible=bool(upd.rows),
+            )  # fmt: skip
+            bar = charts.progress_bar(upd.done, upd.total)
             if not upd.finished:
                 yield (f"Running **{render.escape(skill.name)}**: {upd.done}/{upd.total} calls done",
-                       live, empty_sum, None, None, "")  # fmt: skip
+                       bar, live, empty_sum, *no_charts, "")  # fmt: skip
                 continue
             if upd.error:
-                yield f"**Error:** {render.escape(upd.error)}", live, empty_sum, None, None, ""
+                yield f"**Error:** {render.escape(upd.error)}", bar, live, empty_sum, *no_charts, ""
                 return
             result = upd.result
             frame = session.summary_frame(result.summary)
+            lifts = pd.DataFrame(
+                [(x.model, x.lift, x.ci_low, x.ci_high) for x in result.summary.lifts],
+                columns=["model", "lift", "ci_low", "ci_high"],
+            )
             summary = pd.DataFrame(session.summary_rows(result.summary), columns=session.SUMMARY_HEADERS)
             run_id = result.summary.run_id
             yield (
                 f"Finished **{render.escape(skill.name)}**: {upd.done} calls · run `{run_id}`",
+                bar,
                 live,
-                summary,
-                views.figure_png(views.pass_rate_figure(frame), f"run:{result.run_dir}:pass"),
-                views.figure_png(views.tokens_figure(frame), f"run:{result.run_dir}:tokens"),
+                gr.update(value=summary, visible=True),
+                views.lift_chart_for(lifts),
+                views.pass_chart_for(frame),
                 session.remember_run(result.run_dir),
             )
 
@@ -325,6 +362,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             )
             load_btn = gr.Button("Load", scale=1, elem_id="load-btn")
         status = gr.Markdown("Loading…", elem_id="status")
+        # The open skill's name: set by clicking a row (or by API callers of /open_skill).
+        skill_pick = gr.Textbox(visible=False, elem_id="skill-pick")
         with gr.Tabs() as tabs:
             with gr.Tab("Browse", id="browse"):
                 with gr.Row():
@@ -334,27 +373,46 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     sort = gr.Dropdown(list(views.SORTS), value="best lift", label="Sort by", scale=1)
                 match_note = gr.Markdown("", elem_id="match-note")
                 skills_table = gr.Dataframe(
-                    headers=views.BROWSE_HEADERS, interactive=False, wrap=True, elem_id="skills-table", max_height=420
-                )
-                # Custom values allowed: the library checks names, and API callers need not /load first.
-                skill_pick = gr.Dropdown([], label="Open skill", elem_id="skill-pick", allow_custom_value=True)
-                skill_header = gr.Markdown("Pick a skill to see its page.", elem_id="skill-header")
+                    headers=views.BROWSE_HEADERS, interactive=False, wrap=False, elem_id="skills-table",
+                    max_height=460, column_widths=views.BROWSE_WIDTHS, show_label=False,
+                )  # fmt: skip
+            with gr.Tab("Skill", id="skill"):
+                with gr.Row(equal_height=False):
+                    skill_header = gr.Markdown(PICK_SKILL, elem_id="skill-header")
+                    eval_this = gr.Button("Evaluate this skill", elem_id="eval-this", size="sm", scale=0, min_width=160)
                 with gr.Tabs():
-                    with gr.Tab("SKILL.md"):
-                        skill_html = gr.HTML(elem_id="skill-md")
                     with gr.Tab("Results"):
-                        results_table = gr.Dataframe(interactive=False, elem_id="skill-results")
                         with gr.Row():
-                            pass_plot = gr.Image(label="Pass rate", type="filepath", interactive=False)
-                            tokens_plot = gr.Image(label="Tokens", type="filepath", interactive=False)
+                            lift_chart = gr.HTML(charts.empty(NO_RESULTS), elem_id="lift-chart")
+                            pass_chart = gr.HTML("", elem_id="pass-chart")
+                        results_table = gr.Dataframe(
+                            headers=views.RESULT_HEADERS, interactive=False, elem_id="skill-results", show_label=False,
+                            wrap=True,
+                        )  # fmt: skip
+                    with gr.Tab("Answers", id="answers"):
+                        answers_model = gr.Dropdown([], label="Model", elem_id="answers-model")
+                        answers_html = gr.HTML(charts.empty(NO_ANSWERS), elem_id="answers")
+                    with gr.Tab("SKILL.md"):
+                        skill_html = gr.HTML(charts.empty("The skill's rendered SKILL.md appears here."), elem_id="skill-md")
                     with gr.Tab("Test cases"):
-                        cases_table = gr.Dataframe(interactive=False, wrap=True, elem_id="skill-cases")
+                        cases_table = gr.Dataframe(headers=CASE_HEADERS, interactive=False, wrap=True, elem_id="skill-cases")
                     with gr.Tab("Files"):
-                        files_table = gr.Dataframe(interactive=False, elem_id="skill-files")
+                        files_table = gr.Dataframe(headers=FILE_HEADERS, interactive=False, elem_id="skill-files")
                         file_pick = gr.Dropdown([], label="Show file", elem_id="file-pick", allow_custom_value=True)
                         # Plain textboxes, not gr.Code: the code editor roughly doubles the page's load time.
                         file_view = gr.Textbox(label="File", interactive=False, lines=12, max_lines=40)
-                eval_this = gr.Button("Evaluate this skill", elem_id="eval-this")
+            with gr.Tab("Leaderboard", id="leaderboard") as lb_tab:
+                with gr.Row():
+                    lb_sort = gr.Dropdown(["best", "name"], value="best", label="Sort by lift of")
+                    lb_query = gr.Textbox(label="Filter skills")
+                lb_heat = gr.HTML(charts.empty("The heat map of lift (skills x models) appears here."), elem_id="heatmap")
+                lb_table = gr.Dataframe(
+                    headers=["skill", "best lift"], interactive=False, elem_id="leaderboard-table", max_height=600
+                )
+                gr.Markdown(
+                    "Lift = with-skill minus baseline pass rate in percentage points, paired over test cases, "
+                    "with a 95% interval (Tango's paired score interval, as in the CLI); `–` = not measured."
+                )
             with gr.Tab("Evaluate", id="evaluate"):
                 with gr.Row():
                     mode = gr.Radio(
@@ -370,7 +428,10 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     meta = gr.Textbox(
                         label="skill_meta.json (test cases; optional for library skills)", lines=6, max_lines=30
                     )
-                cases_view = gr.Dataframe(interactive=False, wrap=True, label="Test cases and assertions", elem_id="eval-cases")
+                cases_view = gr.Dataframe(
+                    headers=EVAL_CASE_HEADERS, interactive=False, wrap=True, label="Test cases and assertions",
+                    elem_id="eval-cases",
+                )  # fmt: skip
                 models_text = gr.Textbox(
                     label="Models (one per line)",
                     placeholder="hf:Qwen/Qwen2.5-7B-Instruct\nopenai:gpt-4.1-mini\nanthropic:claude-haiku-4-5\nmy-model  (with a base URL)",
@@ -390,11 +451,18 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     runs = gr.Number(1, minimum=1, maximum=session.MAX_RUNS, precision=0, label="Runs per case")
                 run_btn = gr.Button("Run evaluation", variant="primary", elem_id="run-btn")
                 run_status = gr.Markdown("", elem_id="run-status")
-                live_table = gr.Dataframe(interactive=False, label="Calls so far", elem_id="live-table", max_height=300)
-                summary_table = gr.Dataframe(interactive=False, label="Result", elem_id="summary-table")
+                run_progress = gr.HTML(charts.empty(NO_RUN), elem_id="run-progress")
+                live_table = gr.Dataframe(
+                    headers=session.ROW_HEADERS, interactive=False, label="Latest calls (newest first)",
+                    elem_id="live-table", max_height=300, visible=False,
+                )  # fmt: skip
+                summary_table = gr.Dataframe(
+                    headers=session.SUMMARY_HEADERS, interactive=False, label="Result", elem_id="summary-table",
+                    visible=False,
+                )  # fmt: skip
                 with gr.Row():
-                    run_plot = gr.Image(label="Pass rate", type="filepath", interactive=False)
-                    run_tokens = gr.Image(label="Tokens", type="filepath", interactive=False)
+                    run_lift = gr.HTML(charts.empty(RUN_CHARTS), elem_id="run-lift-chart")
+                    run_pass = gr.HTML("", elem_id="run-pass-chart")
                 run_handle = gr.Textbox(visible=False)  # a handle from session.remember_run, never a path
                 with gr.Row():
                     if _sign_in_available():
@@ -403,34 +471,30 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                         gr.Markdown("Sign-in (to push results) works on a Space, or locally after `hf auth login`.")
                     push_btn = gr.Button("Push results to the dataset", elem_id="push-btn")
                 push_status = gr.Markdown("")
-            with gr.Tab("Leaderboard", id="leaderboard") as lb_tab:
-                with gr.Row():
-                    lb_sort = gr.Dropdown(["best", "name"], value="best", label="Sort by lift of")
-                    lb_query = gr.Textbox(label="Filter skills")
-                lb_table = gr.Dataframe(interactive=False, elem_id="leaderboard-table", max_height=600)
-                gr.Markdown(
-                    "Lift = with-skill minus baseline pass rate in percentage points, paired over test cases, "
-                    "with a 95% interval (Tango's paired score interval, as in the CLI); `–` = not measured."
-                )
 
-        load_outputs = [status, skills_table, skill_pick, eval_skill, lb_sort]
+        load_outputs = [status, skills_table, eval_skill, lb_sort]
         load_btn.click(on_load, [repo_box], load_outputs, api_name="load")
         repo_box.submit(on_load, [repo_box], load_outputs, api_name=False)
         # A page view re-checks the dataset's commit at most every PAGE_REFRESH_S; "Load" always does.
-        demo.load(lambda src: on_load(src, PAGE_REFRESH_S), [repo_box], load_outputs, api_name=False)
+        # Unqueued: the page's first data comes in one request (no queue join + stream); the work is a cache hit.
+        demo.load(lambda src: on_load(src, PAGE_REFRESH_S), [repo_box], load_outputs, api_name=False, queue=False)
 
         search_inputs = [repo_box, query, min_tests, with_results, sort]
         # Search skips the queue: a keystroke is a filter over precomputed rows (no slow work).
-        query.change(on_search, search_inputs, [skills_table, match_note, skill_pick], api_name="search",
+        query.change(on_search, search_inputs, [skills_table, match_note], api_name="search",
                      trigger_mode="always_last", show_progress="hidden", queue=False)  # fmt: skip
         for comp in (min_tests, with_results, sort):
-            comp.change(on_search, search_inputs, [skills_table, match_note, skill_pick], api_name=False,
+            comp.change(on_search, search_inputs, [skills_table, match_note], api_name=False,
                         show_progress="hidden")  # fmt: skip
 
-        page_outputs = [skill_header, skill_html, files_table, cases_table, results_table, pass_plot, tokens_plot,
-                        file_pick]  # fmt: skip
+        page_outputs = [skill_header, skill_html, files_table, cases_table, results_table, lift_chart, pass_chart,
+                        file_pick, answers_model, answers_html]  # fmt: skip
         skill_pick.change(on_open, [repo_box, skill_pick], page_outputs, api_name="open_skill")
-        skills_table.select(on_select_row, [repo_box], [skill_pick], api_name=False)
+        # A click on a row opens that skill on the Skill tab.
+        skills_table.select(on_select_row, None, [skill_pick, tabs], api_name=False, queue=False,
+                            show_progress="hidden")  # fmt: skip
+        answers_model.input(on_answers_model, [repo_box, skill_pick, answers_model], [answers_html],
+                            api_name="answers")  # fmt: skip
         file_pick.change(on_file, [repo_box, skill_pick, file_pick], [file_view], api_name="skill_file")
 
         def go_eval(name):
@@ -447,27 +511,31 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             on_run,
             [repo_box, mode, eval_skill, pasted, meta, models_text, base_url, hf_token, openai_key, anthropic_key,
              endpoint_key, runs],  # fmt: skip
-            [run_status, live_table, summary_table, run_plot, run_tokens, run_handle],
+            [run_status, run_progress, live_table, summary_table, run_lift, run_pass, run_handle],
             api_name="run_eval",
             concurrency_limit=4,
+            show_progress="hidden",  # the bar in run_progress says how far it is
         )
         push_btn.click(on_push, [repo_box, run_handle], [push_status], api_name="push_results")
         lb_inputs = [repo_box, lb_sort, lb_query]
-        lb_sort.change(on_leaderboard, lb_inputs, [lb_table], api_name="leaderboard")
-        lb_tab.select(on_leaderboard, lb_inputs, [lb_table], api_name=False)  # built when first shown
-        lb_query.change(on_leaderboard, lb_inputs, [lb_table], api_name=False, trigger_mode="always_last")
-    _no_run_history(demo)
+        lb_sort.change(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name="leaderboard")
+        lb_tab.select(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name=False)  # built when first shown
+        lb_query.change(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name=False, trigger_mode="always_last")
+    _launch_defaults(demo)
     return demo
 
 
-def _no_run_history(demo) -> None:
-    """Turn off Gradio's run history for this app, however it is launched.
+def _launch_defaults(demo) -> None:
+    """Turn off Gradio's run history for this app, however it is launched; add the page's CSS.
 
     Gradio 6 saves each call's inputs in the visitor's browser (and optionally a Hub
     bucket) to replay later; here those inputs include API keys, which must not be
-    stored anywhere. ``launch()`` reads the flag, so it is forced there as well.
+    stored anywhere. ``launch()`` reads the flag, so it is forced there as well. Gradio 6
+    also takes custom CSS only in ``launch()``, so the charts' styles are added there.
     """
     import functools
+
+    from upskill_hub.space.charts import CSS
 
     demo.run_history = False
     original = demo.launch
@@ -475,6 +543,7 @@ def _no_run_history(demo) -> None:
     @functools.wraps(original)
     def launch(*args, **kwargs):
         kwargs["run_history"] = False
+        kwargs["css"] = CSS + (kwargs.get("css") or "")
         return original(*args, **kwargs)
 
     demo.launch = launch

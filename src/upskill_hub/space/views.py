@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.stats import error_bars
 from upskill_hub.space.aggregate import _isnan, fmt_lift, fmt_rate
 
 __all__ = ["fmt_lift", "fmt_rate", "leaderboard", "search_skills"]
@@ -20,7 +19,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from upskill_hub.space.aggregate import Aggregates
     from upskill_hub.space.data import Library
 
-BROWSE_HEADERS = ["name", "description", "tokens", "tests", "best lift", "best model", "results"]
+#: Key columns first (they must fit 1280 px with no horizontal scroll); the description last, one line.
+BROWSE_HEADERS = ["name", "best lift [95% CI]", "best model", "tests", "tokens", "results", "description"]
+#: Widths for the browse table, in the order of BROWSE_HEADERS: they add up to 100%, so the
+#: description is cut (one line) instead of widening the table. Phones: see charts.CSS.
+BROWSE_WIDTHS = ["16%", "14.5%", "12%", "6.5%", "7%", "7.5%", "36.5%"]
 SORTS = {
     "name": ("name", True),
     "best lift": ("best_lift", False),
@@ -61,7 +64,7 @@ def search_skills(
 
 def browse_table(rows: pd.DataFrame) -> list[list[Any]]:
     """Display rows for the skills table (columns preformatted in the aggregates)."""
-    cols = ["name", "short_description", "token_estimate", "n_cases", "best_lift_text", "best_model_text", "n_results"]
+    cols = ["name", "best_lift_text", "best_model_text", "n_cases", "token_estimate", "n_results", "short_description"]
     return rows[cols].to_numpy().tolist()
 
 
@@ -78,6 +81,8 @@ def skill_results_table(agg: Aggregates, name: str) -> list[dict[str, Any]]:
             row[c] = fmt_rate(r.pass_rate, r.ci_low, r.ci_high) if r is not None else "–"
             row[f"{c}_n"] = int(r.n) if r is not None else 0
             row[f"{c}_tokens"] = None if r is None or _isnan(r.mean_tokens) else round(float(r.mean_tokens))
+            cost = getattr(r, "mean_cost", None) if r is not None else None
+            row[f"{c}_cost"] = None if _isnan(cost) else float(cost)
         if model in lifts.index:
             lf = lifts.loc[model]
             row["lift"] = fmt_lift(lf["lift"], lf["ci_low"], lf["ci_high"])
@@ -96,12 +101,20 @@ RESULT_HEADERS = [
     "with skill pass rate",
     "lift",
     "paired cases",
-    "baseline tokens",
-    "with skill tokens",
+    "tokens / answer (baseline → skill)",
+    "$ / answer (baseline → skill)",
 ]
 
 
+def _pair(a: float | None, b: float | None, fmt: str) -> str:
+    """``a → b`` for the two conditions; ``–`` for a side not measured (e.g. no known price)."""
+    if a is None and b is None:
+        return "–"
+    return " → ".join("–" if x is None else format(x, fmt) for x in (a, b))
+
+
 def results_rows(table: list[dict[str, Any]]) -> list[list[Any]]:
+    """The skill page's results table, one row per model (the charts show the same numbers)."""
     return [
         [
             r["model"],
@@ -109,86 +122,65 @@ def results_rows(table: list[dict[str, Any]]) -> list[list[Any]]:
             r["with_skill"],
             r["lift"],
             r["paired_cases"],
-            "" if r["baseline_tokens"] is None else r["baseline_tokens"],
-            "" if r["with_skill_tokens"] is None else r["with_skill_tokens"],
+            _pair(r["baseline_tokens"], r["with_skill_tokens"], "d"),
+            _pair(r.get("baseline_cost"), r.get("with_skill_cost"), ".5f"),
         ]
         for r in table
     ]
 
 
-def warm_up_plots() -> None:
-    """Import matplotlib and draw once, so a visitor's first plot is not the slow one."""
-    from matplotlib.figure import Figure
+def skill_charts(agg: Aggregates, name: str) -> tuple[str, str]:
+    """The skill page's two charts as markup: lift by model, pass rate per condition."""
 
-    fig = Figure()
-    fig.subplots().bar([0], [1])
-    fig.canvas.draw()
-
-
-def figure_png(fig, key: str) -> str:
-    """Save ``fig`` once as a PNG in the temp folder and return its path.
-
-    Gradio serves a file path as-is, while a figure object is re-encoded on every
-    request (about 0.3 s each on a small CPU).
-    """
-    import hashlib
-    import tempfile
-    from pathlib import Path
-
-    folder = Path(tempfile.gettempdir()) / "upskill-space-plots"
-    folder.mkdir(exist_ok=True)
-    path = folder / (hashlib.sha1(key.encode()).hexdigest()[:20] + ".png")
-    if not path.exists():
-        fd, tmp = tempfile.mkstemp(suffix=".png", dir=folder)  # unique: two visitors may race
-        with open(fd, "wb") as fh:
-            fig.savefig(fh, format="png")
-        Path(tmp).replace(path)
-    return str(path)
+    cond = agg.conditions[agg.conditions["skill_name"] == name]
+    lifts = agg.lifts[agg.lifts["skill_name"] == name]
+    return lift_chart_for(lifts), pass_chart_for(cond)
 
 
-def pass_rate_figure(cond: pd.DataFrame, title: str = "Pass rate by model (95% interval)"):
-    """Grouped bars: baseline vs with-skill pass rate per model, with Wilson error bars."""
-    import numpy as np
-    from matplotlib.figure import Figure
-
-    # Figure objects, not pyplot: pyplot's global state is not safe across Gradio's worker threads.
-    fig = Figure(figsize=(7, 3.2), dpi=100)
-    ax = fig.subplots()
-    models = sorted(set(cond["model"]))
-    x = np.arange(len(models))
-    width = 0.38
-    for i, (c, colour) in enumerate((("baseline", "#9aa5b1"), ("with_skill", "#ff9d00"))):
-        sub = cond[cond["condition"] == c].set_index("model").reindex(models)
-        p = sub["pass_rate"].to_numpy(dtype=float)
-        lo, hi = error_bars(p, sub["ci_low"].to_numpy(dtype=float), sub["ci_high"].to_numpy(dtype=float))
-        ax.bar(x + (i - 0.5) * width, np.nan_to_num(p), width, yerr=[lo, hi], capsize=3, label=c, color=colour)
-    ax.set_xticks(x, [m[-28:] for m in models], fontsize=8)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("pass rate")
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
-    return fig
+def _num(x: Any) -> float:
+    """A float for a chart; None (not measured) becomes NaN."""
+    return float("nan") if x is None else float(x)
 
 
-def tokens_figure(cond: pd.DataFrame):
-    """Mean tokens per call, baseline vs with-skill, per model."""
-    import numpy as np
-    from matplotlib.figure import Figure
+def lift_chart_for(lifts: pd.DataFrame) -> str:
+    """Lift chart from rows with model, lift, ci_low, ci_high (aggregates or a run's summary)."""
+    from upskill_hub.space import charts
 
-    fig = Figure(figsize=(7, 3.0), dpi=100)
-    ax = fig.subplots()
-    models = sorted(set(cond["model"]))
-    x = np.arange(len(models))
-    for i, (c, colour) in enumerate((("baseline", "#9aa5b1"), ("with_skill", "#ff9d00"))):
-        sub = cond[cond["condition"] == c].set_index("model").reindex(models)
-        ax.bar(x + (i - 0.5) * 0.38, np.nan_to_num(sub["mean_tokens"].to_numpy(dtype=float)), 0.38, label=c, color=colour)
-    ax.set_xticks(x, [m[-28:] for m in models], fontsize=8)
-    ax.set_ylabel("mean tokens / call")
-    ax.set_title("Tokens per call", fontsize=10)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    rows = [
+        (str(m), charts.Interval(_num(v), _num(lo), _num(hi)))
+        for m, v, lo, hi in zip(lifts["model"], lifts["lift"], lifts["ci_low"], lifts["ci_high"], strict=True)
+    ]
+    return charts.lift_chart(sorted(rows))
+
+
+def pass_chart_for(cond: pd.DataFrame) -> str:
+    """Pass-rate chart from rows with model, condition, pass_rate, ci_low, ci_high."""
+    from upskill_hub.space import charts
+
+    by: dict[str, dict[str, Any]] = {}
+    for m, c, p, lo, hi in zip(cond["model"], cond["condition"], cond["pass_rate"], cond["ci_low"], cond["ci_high"], strict=True):
+        by.setdefault(str(m), {})[c] = charts.Interval(_num(p), _num(lo), _num(hi))
+    return charts.pass_rate_chart([(m, v.get("baseline"), v.get("with_skill")) for m, v in sorted(by.items())])
+
+
+def _sorted_lifts(agg: Aggregates, sort_by: str, query: str, limit: int):
+    """Filtered lifts, the models, and the skill order (numeric on lift; unmeasured last)."""
+    lifts = agg.lifts
+    if query:
+        lifts = lifts[lifts["skill_name"].str.contains(query.strip().lower(), regex=False)]
+    models = sorted(set(lifts["model"])) if len(lifts) else []
+    if sort_by not in ("best", "name") and sort_by not in models:
+        raise UpskillError(f"no results for model {sort_by!r}; pick one of: best, name, {', '.join(models)}")
+    if not len(lifts):
+        return lifts, models, None, []
+    value = lifts.pivot(index="skill_name", columns="model", values="lift").reindex(columns=models)
+    best = value.max(axis=1)
+    if sort_by == "name":
+        keys = value.index.sort_values()
+    else:
+        col = best if sort_by == "best" else value[sort_by]
+        keys = col.sort_values(ascending=False, na_position="last", kind="stable").index
+    return lifts, models, best, list(keys[:limit])
 
 
 def leaderboard(agg: Aggregates, *, sort_by: str = "best", query: str = "", limit: int = 500) -> tuple[list[str], list[list[Any]]]:
@@ -198,27 +190,34 @@ def leaderboard(agg: Aggregates, *, sort_by: str = "best", query: str = "", limi
     skills without a measurement for the sort column go last. Cell texts are formatted
     once per library (``lifts["text"]``), so this is two pivots and a sort.
     """
-    lifts = agg.lifts
-    if query:
-        lifts = lifts[lifts["skill_name"].str.contains(query.strip().lower(), regex=False)]
-    models = sorted(set(lifts["model"])) if len(lifts) else []
-    if sort_by not in ("best", "name") and sort_by not in models:
-        raise UpskillError(f"no results for model {sort_by!r}; pick one of: best, name, {', '.join(models)}")
-    if not len(lifts):
+    lifts, models, best, keys = _sorted_lifts(agg, sort_by, query, limit)
+    if not keys:
         return ["skill", "best lift", *models], []
-    value = lifts.pivot(index="skill_name", columns="model", values="lift").reindex(columns=models)
     text = lifts.pivot(index="skill_name", columns="model", values="text").reindex(columns=models).fillna("–")
-    best = value.max(axis=1)
-    if sort_by == "name":
-        keys = value.index.sort_values()
-    else:
-        col = best if sort_by == "best" else value[sort_by]
-        keys = col.sort_values(ascending=False, na_position="last", kind="stable").index
-    keys = keys[:limit]
     best_text = [fmt_lift(x) for x in best.reindex(keys)]
     cells = text.reindex(keys).to_numpy().tolist()
     rows = [[k, b, *c] for k, b, c in zip(keys, best_text, cells, strict=True)]
     return ["skill", "best lift", *models], rows
+
+
+def leaderboard_heatmap(agg: Aggregates, *, sort_by: str = "best", query: str = "", limit: int = 60) -> str:
+    """The leaderboard as a heat map (same order as :func:`leaderboard`), first ``limit`` skills."""
+    import numpy as np
+
+    from upskill_hub.space import charts
+
+    lifts, models, _best, keys = _sorted_lifts(agg, sort_by, query, 10**9)
+    if not keys:
+        return charts.heatmap([], [])
+    cube = {c: lifts.pivot(index="skill_name", columns="model", values=c).reindex(index=keys[:limit], columns=models)
+            for c in ("lift", "ci_low", "ci_high")}  # fmt: skip
+    v, lo, hi = (cube[c].to_numpy(dtype=float, na_value=np.nan) for c in ("lift", "ci_low", "ci_high"))
+    rows = [
+        (k, [charts.Interval(v[i, j], lo[i, j], hi[i, j]) for j in range(len(models))])
+        for i, k in enumerate(keys[:limit])
+    ]
+    note = f"Showing the first {limit} of {len(keys)} skills; the table below lists more." if len(keys) > limit else ""
+    return charts.heatmap(models, rows, note=note)
 
 
 def skill_summary_markdown(lib: Library, name: str) -> str:
