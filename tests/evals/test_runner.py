@@ -10,8 +10,15 @@ from _evalkit import InProcessClient
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals.api import run_eval
-from upskill_hub.evals.runner import BASE_SYSTEM_PROMPT, compact_results
-from upskill_hub.evals.schema import RESULTS_FILE, RUN_FILE, SUMMARY_FILE, read_results, read_summary
+from upskill_hub.evals.rundir import (
+    RESULTS_FILE,
+    RUN_FILE,
+    SUMMARY_FILE,
+    compact_results,
+    read_results,
+    read_summary,
+)
+from upskill_hub.evals.runner import BASE_SYSTEM_PROMPT
 from upskill_hub.skill import require_skill
 
 
@@ -198,7 +205,7 @@ def test_failing_judge_makes_error_rows(tmp_path: Path):
 def test_a_run_folder_is_locked_while_written(skill_dir: Path, tmp_path: Path):
     import fcntl
 
-    from upskill_hub.evals.runner import LOCK_FILE, run_lock
+    from upskill_hub.evals.rundir import LOCK_FILE, run_lock
 
     res = run_eval(skill_dir, [InProcessClient()], output_dir=tmp_path, plots=False)
     with run_lock(res.run_dir), pytest.raises(UpskillError, match="another upskill-hub process"):

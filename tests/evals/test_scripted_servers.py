@@ -22,8 +22,8 @@ from _evalkit import make_skill
 
 from upskill_hub.evals.api import run_eval
 from upskill_hub.evals.paired import score_p_value
+from upskill_hub.evals.rundir import RESULTS_FILE, read_results
 from upskill_hub.evals.runner import BASE_SYSTEM_PROMPT
-from upskill_hub.evals.schema import RESULTS_FILE, read_results
 from upskill_hub.models.base import Usage
 from upskill_hub.models.pricing import cost_usd
 from upskill_hub.skill import require_skill

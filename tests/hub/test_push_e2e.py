@@ -16,7 +16,7 @@ from huggingface_hub import HfApi
 from test_push_support import folder_bytes, shipped_skill, write_run, write_skill
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.schema import read_results
+from upskill_hub.evals.rundir import read_results
 from upskill_hub.hub.push import push
 
 CLI = [sys.executable, "-c", "from upskill_hub.cli.app import main; main()"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,23 +20,15 @@ from typing import Any
 from upskill_hub import __version__
 from upskill_hub.cases import Case, CasesError, load_cases_file
 from upskill_hub.errors import UpskillError
+from upskill_hub.evals import rundir
 from upskill_hub.evals.assertions import needs_judge
 from upskill_hub.evals.cache import ResponseCache, default_cache_dir
-from upskill_hub.evals.runner import (
-    EvalPlan,
-    ExecStats,
-    Runner,
-    compact_results,
-    conditions_for,
-    find_resumable,
-    new_run_id,
-    run_lock,
-    write_json_atomic,
-)
-from upskill_hub.evals.schema import RUN_FILE, SUMMARY_FILE, ResultRow, RunSummary
+from upskill_hub.evals.runner import EvalPlan, ExecStats, Runner, conditions_for, new_run_id
+from upskill_hub.evals.schema import ResultRow, RunSummary
 from upskill_hub.evals.stats import summarize_rows
 from upskill_hub.models.base import GenerationParams, ModelClient
 from upskill_hub.skill import Skill, require_skill
+from upskill_hub.timestamps import utc_now
 
 DEFAULT_OUTPUT = Path("upskill-runs")
 
@@ -245,18 +236,19 @@ async def run_eval_async(
             prices.price(c.provider, c.model)
         done: list[ResultRow] = []
         if resume:
-            found = find_resumable(output, plan.fingerprint())
+            found = rundir.find_resumable(output, plan.fingerprint())
             if found is None:
                 raise UpskillError(
                     f"no run in {output} matches this eval (same skill version, models, cases, runs and "
                     "parameters); run without --resume to start one"
                 )
             run_dir = found
-            stored = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
-            plan.run_id = stored["run_id"]
-            plan.created = stored.get("created", plan.created)
-            lock.enter_context(run_lock(run_dir))
-            done = compact_results(run_dir, {c.key for c in plan.calls()})
+            stored = rundir.read_plan(run_dir)
+            assert stored is not None  # find_resumable only returns folders with a plan
+            plan.run_id = stored.run_id
+            plan.created = stored.created or plan.created
+            lock.enter_context(rundir.run_lock(run_dir))
+            done = rundir.compact_results(run_dir, {c.key for c in plan.calls()})
         else:
             plan.run_id = new_run_id(skill.name)
             run_dir = output / plan.run_id
@@ -264,8 +256,8 @@ async def run_eval_async(
                 run_dir.mkdir(parents=True, exist_ok=False)
             except OSError as exc:
                 raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
-            lock.enter_context(run_lock(run_dir))
-            write_json_atomic(run_dir / RUN_FILE, plan.to_json())
+            lock.enter_context(rundir.run_lock(run_dir))
+            rundir.write_plan(run_dir, plan.record())
 
         cache = ResponseCache(cache_dir or default_cache_dir()) if use_cache else None
         runner = Runner(
@@ -276,7 +268,7 @@ async def run_eval_async(
         rows = await runner.execute(done)
 
         summary = build_summary(plan, rows)
-        write_json_atomic(run_dir / SUMMARY_FILE, summary.to_dict())
+        rundir.write_summary(run_dir, summary)
         written: list[Path] = []
         if plots:
             from upskill_hub.evals.plots import write_plots
@@ -293,8 +285,6 @@ async def run_eval_async(
 def build_summary(plan: EvalPlan, rows: list[ResultRow]) -> RunSummary:
     models = [c.model for c in plan.clients]
     conds, lifts = summarize_rows(rows, models)
-    from upskill_hub.evals.runner import utc_now
-
     return RunSummary(
         run_id=plan.run_id,
         timestamp=utc_now(),
@@ -308,6 +298,7 @@ def build_summary(plan: EvalPlan, rows: list[ResultRow]) -> RunSummary:
         lifts=lifts,
         judge_model=plan.judge_label,
         params=plan.params.to_json(),
+        n_results=len(rows),
     )
 
 

@@ -17,7 +17,6 @@ file holding something token-shaped is refused instead.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import re
@@ -26,6 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.evals import rundir
+from upskill_hub.evals.schema import RunPlan, RunSummary
+from upskill_hub.hashing import sha256_hex
 from upskill_hub.redact import redact
 from upskill_hub.skill import Skill
 
@@ -71,19 +73,6 @@ def check_run_id(run_id: Any) -> str:
     return run_id
 
 
-# --------------------------------------------------------------------------- hashing
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def git_blob_sha1(data: bytes) -> str:
-    """The git object id of a file (what the Hub reports as ``oid`` for non-LFS files)."""
-    h = hashlib.sha1()
-    h.update(b"blob " + str(len(data)).encode() + b"\0")
-    h.update(data)
-    return h.hexdigest()
-
-
 # --------------------------------------------------------------------------- schemas
 def skills_arrow_schema():  # -> pyarrow.Schema
     """Schema of the ``skills`` table: one row per skill, files listed with their sha256."""
@@ -103,74 +92,6 @@ def skills_arrow_schema():  # -> pyarrow.Schema
             ("token_estimate", pa.int32()),
             ("n_cases", pa.int32()),
             ("files", pa.list_(file_struct)),
-        ]
-    )
-
-
-def _condition_struct():
-    import pyarrow as pa
-
-    return pa.struct(
-        [
-            ("model", pa.string()),
-            ("condition", pa.string()),
-            ("n", pa.int32()),
-            ("passed", pa.int32()),
-            ("errors", pa.int32()),
-            ("pass_rate", pa.float64()),
-            ("ci_low", pa.float64()),
-            ("ci_high", pa.float64()),
-            ("mean_assertions", pa.float64()),
-            ("mean_input_tokens", pa.float64()),
-            ("mean_output_tokens", pa.float64()),
-            ("mean_total_tokens", pa.float64()),
-            ("mean_latency_s", pa.float64()),
-            ("total_cost_usd", pa.float64()),
-            ("pass_at_k", pa.string()),  # JSON text {"1": 0.5, ...}
-            ("cached_calls", pa.int32()),
-        ]
-    )
-
-
-def _lift_struct():
-    import pyarrow as pa
-
-    return pa.struct(
-        [
-            ("model", pa.string()),
-            ("lift", pa.float64()),
-            ("ci_low", pa.float64()),
-            ("ci_high", pa.float64()),
-            ("p_value", pa.float64()),
-            ("n_cases", pa.int32()),
-            ("method", pa.string()),
-            ("token_savings", pa.float64()),
-            ("conclusive", pa.bool_()),
-            ("note", pa.string()),
-        ]
-    )
-
-
-def runs_arrow_schema():  # -> pyarrow.Schema
-    """Schema of the ``runs`` table: one row per eval run (its :class:`RunSummary`)."""
-    import pyarrow as pa
-
-    return pa.schema(
-        [
-            ("run_id", pa.string()),
-            ("timestamp", pa.string()),
-            ("tool_version", pa.string()),
-            ("skill_name", pa.string()),
-            ("skill_version", pa.string()),
-            ("models", pa.list_(pa.string())),
-            ("runs_per_case", pa.int32()),
-            ("n_cases", pa.int32()),
-            ("judge_model", pa.string()),
-            ("params", pa.string()),  # JSON text
-            ("holdout", pa.string()),  # JSON text or null
-            ("n_results", pa.int64()),
-            ("conditions", pa.list_(_condition_struct())),
-            ("lifts", pa.list_(_lift_struct())),
         ]
     )
 
@@ -204,22 +125,27 @@ def find_secret(text: str) -> bool:
     return redact(text) != text
 
 
-def _redact_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, list):
-        return [_redact_value(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _redact_value(v) for k, v in value.items()}
-    return value
-
-
 _BOMS = (
     (b"\xff\xfe\x00\x00", "utf-32-le"),
     (b"\x00\x00\xfe\xff", "utf-32-be"),
     (b"\xff\xfe", "utf-16-le"),
     (b"\xfe\xff", "utf-16-be"),
 )
+
+
+def redact_summary(summary: RunSummary) -> RunSummary:
+    """``summary`` with :func:`redact` applied to every text in it (notes, params, model names)."""
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact(value)
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        return value
+
+    return RunSummary.from_dict(clean(summary.to_dict()))
 
 
 def decoded_texts(data: bytes) -> list[str]:
@@ -297,7 +223,7 @@ class RunBundle:
 
     run_id: str
     path: Path
-    summary: dict[str, Any] | None = None
+    summary: RunSummary | None = None
     _results: Any = None  # pyarrow.Table once loaded
 
     def load_results(self):  # -> pyarrow.Table
@@ -307,12 +233,12 @@ class RunBundle:
 
             import pyarrow.compute as pc
 
-            data = _results_buffer(self.path)
+            data = rundir.read_results_raw(self.path)
             # The secret pre-scan and the JSON parse both run in Arrow's C++ without the GIL:
             # overlap them.
             with ThreadPoolExecutor(max_workers=1) as pool:
                 may_hold = pool.submit(_may_hold_secret, data)
-                table = _read_results_table(self.path, data)
+                table = rundir.read_results_table(self.path, data)
                 needs_redaction = may_hold.result()
             ids = set(pc.unique(table.column("run_id")).to_pylist())
             if ids - {self.run_id}:
@@ -320,7 +246,7 @@ class RunBundle:
                 raise UpskillError(f"{self.path}: rows belong to several runs ({others})")
             self._results = redact_table(table) if needs_redaction else table
             if self.summary is not None:
-                self.summary["n_results"] = self._results.num_rows
+                self.summary.n_results = self._results.num_rows
         return self._results
 
     @property
@@ -330,54 +256,9 @@ class RunBundle:
     @property
     def skill_name(self) -> str | None:
         if self.summary:
-            return self.summary.get("skill_name")
+            return self.summary.skill_name
         table = self.load_results()
         return table.column("skill_name")[0].as_py() if table.num_rows else None
-
-
-def _results_buffer(root: Path):  # -> pyarrow.Buffer | None
-    """The raw bytes of ``results.jsonl``, read once for both parsing and the secret scan."""
-    import pyarrow as pa
-
-    from upskill_hub.evals.schema import RESULTS_FILE
-
-    path = root / RESULTS_FILE
-    if not path.is_file() or path.stat().st_size == 0:
-        return None
-    try:
-        # Zero-copy: the returned buffer keeps the mapping alive for as long as it is used.
-        return pa.memory_map(str(path), "r").read_buffer()
-    except OSError as exc:
-        raise UpskillError(f"{path}: cannot be read ({exc})") from None
-
-
-def _read_results_table(root: Path, data=None):  # -> pyarrow.Table
-    """``results.jsonl`` (or its bytes ``data``) as an Arrow table.
-
-    Arrow's JSON reader handles 100,000 rows in a second or two; a file it cannot read
-    (typically a torn last line left by a killed run) goes through ``read_results``, which
-    skips such lines.
-    """
-    import pyarrow as pa
-    import pyarrow.json as pj
-
-    from upskill_hub.evals.schema import read_results, result_arrow_schema
-
-    schema = result_arrow_schema()
-    data = data if data is not None else _results_buffer(root)
-    if data is None:
-        return schema.empty_table()
-    try:
-        table = pj.read_json(
-            pa.BufferReader(data),
-            parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
-        )
-        if table.schema != schema:
-            table = table.select(schema.names).cast(schema)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        rows = [r.to_dict() for r in read_results(root)]
-        table = pa.Table.from_pylist([{k: r.get(k) for k in schema.names} for r in rows], schema=schema)
-    return table
 
 
 #: Literal text every token-shaped match of :func:`redact` contains (its patterns start so).
@@ -440,17 +321,17 @@ def redact_table(table):  # -> pyarrow.Table
     return pa.Table.from_arrays(columns, schema=table.schema)
 
 
-def _run_id_of(root: Path, plan: dict[str, Any], summary: Any) -> str:
+def _run_id_of(root: Path, plan: RunPlan | None, summary: RunSummary | None) -> str:
     """The run id named by ``run.json`` / ``summary.json`` (or, failing both, by the rows)."""
     ids = set()
-    if plan.get("run_id"):
-        ids.add(plan["run_id"])
+    if plan is not None and plan.run_id:
+        ids.add(plan.run_id)
     if summary is not None:
         ids.add(summary.run_id)
     if not ids:
         import pyarrow.compute as pc
 
-        ids = set(pc.unique(_read_results_table(root).column("run_id")).to_pylist())
+        ids = set(pc.unique(rundir.read_results_table(root).column("run_id")).to_pylist())
     if len(ids) != 1:
         shown = ", ".join(sorted(map(str, ids))) or "none"
         raise UpskillError(f"{root}: cannot tell which run this is (run ids: {shown})")
@@ -464,36 +345,20 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     that belong to another run. With ``rows=False`` the result rows are read later, when
     first needed. The folder itself is only read, never changed.
     """
-    from upskill_hub.evals.schema import RESULTS_FILE, RUN_FILE, SUMMARY_FILE, read_summary
-
+    files = (rundir.RUN_FILE, rundir.RESULTS_FILE, rundir.SUMMARY_FILE)
     root = Path(path)
     if not root.is_dir():
         raise UpskillError(f"run folder {root} does not exist")
-    if not any((root / f).is_file() for f in (RUN_FILE, RESULTS_FILE, SUMMARY_FILE)):
+    if not any((root / f).is_file() for f in files):
+        raise UpskillError(f"{root} is not an eval run folder (no {', '.join(files[:2])} or {files[2]})")
+    plan = rundir.read_plan(root)
+    summary = rundir.read_summary(root)
+    if not rundir.has_results(root) and summary is None:
         raise UpskillError(
-            f"{root} is not an eval run folder (no {RUN_FILE}, {RESULTS_FILE} or {SUMMARY_FILE})"
-        )
-    plan: dict[str, Any] = {}
-    if (root / RUN_FILE).is_file():
-        try:
-            plan = json.loads((root / RUN_FILE).read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
-            raise UpskillError(f"{root / RUN_FILE}: cannot be read as JSON ({exc})") from None
-        if not isinstance(plan, dict):
-            raise UpskillError(f"{root / RUN_FILE}: expected a JSON object")
-    try:
-        summary = read_summary(root)
-    except (json.JSONDecodeError, TypeError, KeyError, UnicodeDecodeError, AttributeError, OSError) as exc:
-        raise UpskillError(f"{root / SUMMARY_FILE}: not a valid run summary ({exc})") from None
-    has_rows = (root / RESULTS_FILE).is_file() and (root / RESULTS_FILE).stat().st_size > 0
-    if not has_rows and summary is None:
-        raise UpskillError(
-            f"{root}: the run has no results yet ({RESULTS_FILE} is empty and no {SUMMARY_FILE})"
+            f"{root}: the run has no results yet ({rundir.RESULTS_FILE} is empty and no {rundir.SUMMARY_FILE})"
         )
     run_id = _run_id_of(root, plan, summary)
-    bundle = RunBundle(
-        run_id=run_id, path=root, summary=_redact_value(summary.to_dict()) if summary else None
-    )
+    bundle = RunBundle(run_id=run_id, path=root, summary=redact_summary(summary) if summary else None)
     if rows:
         bundle.load_results()
     return bundle
@@ -507,43 +372,9 @@ def results_table_bytes(bundle: RunBundle) -> bytes | None:
     return table_parquet_bytes(table)
 
 
-def run_record(summary: dict[str, Any]) -> dict[str, Any]:
-    """The ``runs`` table row of a (redacted) :class:`RunSummary` dict."""
-    conds = []
-    for c in summary.get("conditions", []):
-        c = dict(c)
-        c["pass_at_k"] = json.dumps(c.get("pass_at_k") or {}, sort_keys=True)
-        conds.append(c)
-    holdout = summary.get("holdout")
-    return {
-        "run_id": summary["run_id"],
-        "timestamp": summary.get("timestamp"),
-        "tool_version": summary.get("tool_version"),
-        "skill_name": summary.get("skill_name"),
-        "skill_version": summary.get("skill_version"),
-        "models": list(summary.get("models", [])),
-        "runs_per_case": summary.get("runs_per_case"),
-        "n_cases": summary.get("n_cases"),
-        "judge_model": summary.get("judge_model"),
-        "params": summary.get("params") or "{}",
-        "holdout": json.dumps(holdout, sort_keys=True) if holdout is not None else None,
-        "n_results": summary.get("n_results"),
-        "conditions": conds,
-        "lifts": [dict(x) for x in summary.get("lifts", [])],
-    }
-
-
 def runs_table_bytes(bundle: RunBundle) -> bytes | None:
     """Parquet bytes of the run's ``runs`` shard (``None`` without a summary)."""
     if bundle.summary is None:
         return None
     bundle.load_results()  # sets n_results
-    return parquet_bytes([run_record(bundle.summary)], runs_arrow_schema())
-
-
-def summary_from_record(row: dict[str, Any]) -> dict[str, Any]:
-    """Turn a ``runs`` row read back from parquet into the dict shape the card uses."""
-    out = dict(row)
-    out["conditions"] = [dict(c) for c in row.get("conditions") or []]
-    out["lifts"] = [dict(x) for x in row.get("lifts") or []]
-    return out
+    return parquet_bytes([rundir.summary_record(bundle.summary)], rundir.runs_arrow_schema())

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.evals import rundir
+from upskill_hub.hashing import git_blob_sha1, sha256_hex
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.card import render_card
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_errors, make_api, repo_url
@@ -145,8 +147,8 @@ def remote_matches(remote_file: Any, data: bytes) -> bool:
     if remote_file is None or remote_file.size != len(data):
         return False
     if remote_file.lfs is not None:
-        return remote_file.lfs.sha256 == dr.sha256_hex(data)
-    return remote_file.blob_id == dr.git_blob_sha1(data)
+        return remote_file.lfs.sha256 == sha256_hex(data)
+    return remote_file.blob_id == git_blob_sha1(data)
 
 
 class RemoteTables:
@@ -189,6 +191,17 @@ class RemoteTables:
 
 
 # --------------------------------------------------------------------------- planning
+def _card_runs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``runs`` rows as the card reads them; a row another tool wrote badly is left out."""
+    out = []
+    for row in rows:
+        try:
+            out.append(rundir.summary_from_record(row).to_dict())
+        except (TypeError, ValueError, AttributeError):
+            continue
+    return out
+
+
 def build_plan(
     repo_id: str,
     remote: RemoteState,
@@ -246,13 +259,13 @@ def build_plan(
             summary = dr.runs_table_bytes(run)
             if summary is not None:
                 want(path, summary)
-                local_run_rows.append(dr.run_record(run.summary))
+                local_run_rows.append(rundir.summary_record(run.summary))
 
     pushed_tables = {dr.skill_table_path(s.name) for s in skills}
     skill_rows = fetch_rows(dr.SKILLS_TABLE_DIR, pushed_tables) + local_skill_rows
     run_rows = fetch_rows(dr.RUNS_TABLE_DIR, set()) + local_run_rows
     card = render_card(
-        repo_id, skill_rows, [dr.summary_from_record(r) for r in run_rows], has_results=has_results
+        repo_id, skill_rows, _card_runs(run_rows), has_results=has_results
     )
     want(dr.CARD_PATH, card.encode("utf-8"))
     return plan
