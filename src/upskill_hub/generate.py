@@ -41,6 +41,7 @@ from typing import Any
 from upskill_hub.cases import Case, CasesError, SkillMeta, parse_meta
 from upskill_hub.errors import UpskillError
 from upskill_hub.models.base import GenerationParams, Message, ModelCallError, ModelClient
+from upskill_hub.percent import pct
 from upskill_hub.redact import redact
 from upskill_hub.skill import (
     META_FILE,
@@ -852,16 +853,12 @@ async def _run(
     return gen
 
 
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{round(x * 100)}%"
-
-
 def format_score(s: ModelScore, prefix: str = "") -> str:
     """``60% -> 95% (+35%)`` like upskill prints it."""
     if s.lift is None:
-        return f"{prefix}with skill {_pct(s.with_skill)} ({s.n_cases} cases)"
+        return f"{prefix}with skill {pct(s.with_skill)} ({s.n_cases} cases)"
     sign = "+" if s.lift >= 0 else ""
-    return f"{prefix}{_pct(s.baseline)} -> {_pct(s.with_skill)} ({sign}{round(s.lift * 100)}%)"
+    return f"{prefix}{pct(s.baseline)} -> {pct(s.with_skill)} ({sign}{round(s.lift * 100)}%)"
 
 
 def generate_skill(task: str, options: GenerateOptions, progress: Progress | None = None) -> GenerateResult:

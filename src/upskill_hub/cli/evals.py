@@ -206,8 +206,7 @@ def runs_command(
             err_console.print(f"No runs in {directory}.", highlight=False)
         return
 
-    def pct(x: float | None) -> str:
-        return "–" if x is None else f"{x * 100:.0f}%"
+    from upskill_hub.percent import pct
 
     t = Table(title=f"Eval runs in {directory}", caption="pass rates; lift in points [95% CI]; status: done or calls done/planned (--resume)")
     t.add_column("run (time-skill-id)", overflow="fold", min_width=17)
