@@ -155,7 +155,7 @@ def test_cli_pull(hub_server, hub_repo_id, tmp_path):
 def test_private_repo_needs_a_token_and_a_read_token_cannot_push(
     hub_server, hub_repo_id, tmp_path, monkeypatch
 ):
-    from upskill_hub.hub.server.testing import TEST_READ_TOKEN
+    from upskill_hub.localhub.testing import TEST_READ_TOKEN
 
     skill_dir = write_skill(tmp_path / "src")
     push([skill_dir], hub_repo_id, private=True)
