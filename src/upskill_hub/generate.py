@@ -700,7 +700,7 @@ async def _run(
     test_label: str,
     eval_specs: list[str | ModelClient],
 ) -> GenerateResult:
-    from upskill_hub.evals.api import run_eval_async
+    from upskill_hub.evals.api import EvalOptions, run_eval_async
 
     # 1. the skill
     verb = "Improving" if base is not None else "Generating"
@@ -763,7 +763,7 @@ async def _run(
         return Skill.create(s.name, s.description, s.body, extra_frontmatter=rest, meta=meta, files=files)
 
     skill = with_meta(draft)
-    eval_kwargs: dict[str, Any] = dict(
+    eval_opts = EvalOptions(
         runs=opts.runs,
         output_dir=opts.runs_dir,
         use_cache=opts.use_cache,
@@ -784,7 +784,7 @@ async def _run(
     for n in range(1, opts.attempts + 1):
         say(f"Evaluating on {eval_labels}... (attempt {n})")
         result = await run_eval_async(
-            skill, eval_specs, cases=train, include_baseline=(n == 1), **eval_kwargs
+            skill, eval_specs, replace(eval_opts, cases=train, include_baseline=(n == 1))
         )
         models = result.summary.models
         scores = score_rows(result.rows, models, train_ids)
@@ -829,7 +829,7 @@ async def _run(
     last_dir = attempts[best_i].run_dir
     if holdout:
         say(f"Evaluating on {len(holdout)} held-out case(s)...")
-        hres = await run_eval_async(best, eval_specs, cases=holdout, include_baseline=True, **eval_kwargs)
+        hres = await run_eval_async(best, eval_specs, replace(eval_opts, cases=holdout, include_baseline=True))
         holdout_scores = score_rows(hres.rows, hres.summary.models, {c.id for c in holdout})
         last_dir = hres.run_dir
         for s in holdout_scores:

@@ -11,7 +11,7 @@ from _evalkit import InProcessClient, make_skill
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals import rundir
-from upskill_hub.evals.api import run_eval
+from upskill_hub.evals.api import EvalOptions, run_eval
 from upskill_hub.evals.schema import ResultRow, RunPlan, RunSummary
 from upskill_hub.hub.pull import pull_run
 from upskill_hub.hub.push import push
@@ -20,7 +20,7 @@ from upskill_hub.hub.push import push
 def test_run_pushed_and_pulled_reads_back_as_equal_typed_objects(hub_server, hub_repo_id, tmp_path: Path):
     skill_dir = make_skill(tmp_path)
     client = InProcessClient(answer=lambda s, u, n: '{"a": "BANANA"}' if "BANANA" in s else "hi")
-    res = run_eval(skill_dir, [client], runs=2, output_dir=tmp_path / "runs", plots=False, use_cache=False)
+    res = run_eval(skill_dir, [client], EvalOptions(runs=2, output_dir=tmp_path / "runs", plots=False, use_cache=False))
 
     rows, summary, plan = (
         rundir.read_results(res.run_dir),

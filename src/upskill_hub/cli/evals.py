@@ -89,7 +89,7 @@ def eval_command(
 
     Example: [cyan]upskill-hub eval skills/hf-dataset-card --model local --runs 3[/]
     """
-    from upskill_hub.evals.api import run_eval
+    from upskill_hub.evals.api import EvalOptions, run_eval
     from upskill_hub.evals.report import print_report
 
     if device is not None:
@@ -118,22 +118,24 @@ def eval_command(
         result = run_eval(
             skill,
             model or ["local"],
-            runs=runs,
-            cases=tests,
-            include_baseline=not no_baseline,
-            concurrency=concurrency,
-            output_dir=output,
-            resume=resume,
-            use_cache=not no_cache,
-            cache_dir=cache_dir,
-            judge=judge,
-            base_url=base_url,
-            params={"temperature": temperature, "max_tokens": max_tokens, "seed": seed},
-            on_row=on_row,
-            on_start=on_start,
-            plots=not no_plots,
-            timeout=timeout,
-            max_retries=retries,
+            EvalOptions(
+                runs=runs,
+                cases=tests,
+                include_baseline=not no_baseline,
+                concurrency=concurrency,
+                output_dir=output,
+                resume=resume,
+                use_cache=not no_cache,
+                cache_dir=cache_dir,
+                judge=judge,
+                base_url=base_url,
+                params={"temperature": temperature, "max_tokens": max_tokens, "seed": seed},
+                on_row=on_row,
+                on_start=on_start,
+                plots=not no_plots,
+                timeout=timeout,
+                max_retries=retries,
+            ),
         )
     finally:
         if task is not None:
