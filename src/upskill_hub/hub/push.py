@@ -21,8 +21,6 @@ both the repo (no commit) and the local results as they were: just push again.
 
 from __future__ import annotations
 
-import random
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +33,7 @@ from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.card import render_card
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_errors, make_api, repo_url
 from upskill_hub.redact import redact
+from upskill_hub.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
 from upskill_hub.skill import Skill, require_skill
 
 #: Answers after which a commit is re-planned and retried.
@@ -283,23 +282,6 @@ def default_message(skills: list[Skill], runs: list[dr.RunBundle]) -> str:
     )
 
 
-def _retry_delay(attempt: int, exc: BaseException | None) -> float:
-    """Exponential backoff with jitter; a server's ``Retry-After`` wins when it is given."""
-    response = getattr(exc, "response", None)
-    header = None
-    if response is not None:
-        try:
-            header = response.headers.get("Retry-After")
-        except Exception:
-            header = None
-    if header:
-        try:
-            return min(float(header), 30.0)
-        except ValueError:
-            pass
-    return min(0.25 * 2 ** (attempt - 1), 8.0) * (0.5 + random.random())
-
-
 def _is_transport_error(exc: BaseException) -> bool:
     return type(exc).__module__.split(".")[0] in ("httpx2", "httpx", "httpcore")
 
@@ -363,20 +345,15 @@ def push(
         repo_id=repo_id, url=url, changes=[], skills=[s.name for s in skills], runs=[r.run_id for r in runs]
     )
     uncertain = False  # a previous attempt may have landed despite its error answer
-    for attempt in range(1, max_attempts + 1):
-        result.attempts = attempt
+
+    def attempt(n: int) -> PushResult:
+        result.attempts = n
         with hub_errors(repo_id, action="push to"):
             status("Comparing with the repo")
             # The first plan can use the state read above: parent_commit protects the commit
             # if the repo moved in between.
-            remote = known if attempt == 1 and known is not None else read_remote(api, repo_id, revision)
-            plan = build_plan(
-                repo_id,
-                remote,
-                skills,
-                runs,
-                RemoteTables(api, repo_id, remote).rows,
-            )
+            remote = known if n == 1 and known is not None else read_remote(api, repo_id, revision)
+            plan = build_plan(repo_id, remote, skills, runs, RemoteTables(api, repo_id, remote).rows)
         result.changes = plan.changes
         if plan.empty:
             if uncertain:
@@ -388,44 +365,48 @@ def push(
         ]
         operations += [CommitOperationDelete(path_in_repo=p) for p in plan.deletes]
         status(f"Committing {len(plan.adds)} file(s), deleting {len(plan.deletes)}")
-        try:
-            info = api.create_commit(
-                repo_id,
-                operations,
-                commit_message=commit_message,
-                repo_type=REPO_TYPE,
-                revision=revision,
-                create_pr=create_pr,
-                parent_commit=plan.head,
-            )
-        except HfHubHTTPError as exc:
-            code = http_status(exc)
-            if code in RETRY_STATUSES and attempt < max_attempts:
-                uncertain = uncertain or (code is not None and code >= 500)
-                status(f"Hub answered {code}; retrying (attempt {attempt + 1}/{max_attempts})")
-                time.sleep(_retry_delay(attempt, exc))
-                continue
-            if code in (409, 412):
-                raise UpskillError(
-                    f"cannot push to {repo_id}: the repo kept changing under us "
-                    f"({max_attempts} attempts); try again"
-                ) from None
-            with hub_errors(repo_id, action="push to"):
-                raise
-        except Exception as exc:
-            if _is_transport_error(exc) and attempt < max_attempts:
-                uncertain = True
-                status(f"connection problem ({type(exc).__name__}); retrying")
-                time.sleep(_retry_delay(attempt, None))
-                continue
-            with hub_errors(repo_id, action="push to"):
-                raise
+        info = api.create_commit(
+            repo_id,
+            operations,
+            commit_message=commit_message,
+            repo_type=REPO_TYPE,
+            revision=revision,
+            create_pr=create_pr,
+            parent_commit=plan.head,
+        )
         result.commit_oid = info.oid
         result.commit_url = str(info.commit_url) if info.commit_url else None
         result.pr_url = str(info.pr_url) if info.pr_url else None
         result.bytes_uploaded = sum(len(d) for d in plan.adds.values())
         return result
-    raise UpskillError(f"cannot push to {repo_id}: gave up after {max_attempts} attempts")
+
+    def judge(exc: Exception) -> Verdict | None:
+        if isinstance(exc, HfHubHTTPError) and http_status(exc) in RETRY_STATUSES:
+            response = getattr(exc, "response", None)
+            return Verdict(True, parse_retry_after(getattr(response, "headers", None)))
+        return Verdict(True) if _is_transport_error(exc) else None
+
+    def on_retry(exc: Exception, next_n: int) -> None:
+        nonlocal uncertain
+        code = http_status(exc) if isinstance(exc, HfHubHTTPError) else None
+        # A 5xx or a dropped connection may hide a commit that landed: the next plan checks.
+        uncertain = uncertain or code is None or code >= 500
+        why = f"Hub answered {code}" if code is not None else f"connection problem ({type(exc).__name__})"
+        status(f"{why}; retrying (attempt {next_n}/{max_attempts})")
+
+    policy = RetryPolicy(max_retries=max_attempts - 1, backoff_base=0.25, backoff_cap=8.0, max_retry_after=30.0)
+    try:
+        return run_with_retries(attempt, policy=policy, judge=judge, on_retry=on_retry)
+    except HfHubHTTPError as exc:
+        if http_status(exc) in (409, 412):
+            raise UpskillError(
+                f"cannot push to {repo_id}: the repo kept changing under us ({max_attempts} attempts); try again"
+            ) from None
+        with hub_errors(repo_id, action="push to"):
+            raise
+    except Exception:
+        with hub_errors(repo_id, action="push to"):
+            raise
 
 
 def _try_read_remote(api, repo_id: str, revision: str | None) -> RemoteState | None:
