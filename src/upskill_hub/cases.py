@@ -331,7 +331,7 @@ def load_cases_file(path: str | Path) -> SkillMeta:
     """Load a tests file given with ``--tests``; it must contain at least one case."""
     p = Path(path)
     if not p.is_file():
-        raise CasesError(str(p), "tests file not found")
+        raise CasesError(str(p), "not found")
     meta = load_meta_text(p.read_bytes(), source=str(p))
     if not meta.cases:
         raise CasesError(str(p), "has no test cases")

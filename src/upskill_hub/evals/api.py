@@ -19,7 +19,7 @@ from typing import Any
 
 from upskill_hub import __version__
 from upskill_hub.cases import Case, CasesError, load_cases_file
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.evals.assertions import needs_judge
 from upskill_hub.evals.cache import ResponseCache, default_cache_dir
@@ -84,10 +84,8 @@ def resolve_cases(skill: Skill, cases: str | Path | Sequence[Case] | None) -> li
         try:
             return list(load_cases_file(cases).cases)
         except CasesError as exc:
-            if "tests file" in exc.message:
-                raise UpskillError(str(exc)) from None
-            where = "" if exc.field.startswith(str(cases)) else f"{cases}: "
-            raise UpskillError(f"tests file {where}{exc}") from None
+            inside = None if exc.field == str(Path(cases)) else exc.field
+            raise PathError(cases, exc.message, kind="tests file", field=inside) from None
     found = list(cases)
     if not found:
         raise UpskillError("no test cases given")

@@ -28,7 +28,7 @@ from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals.schema import ResultRow, RunPlan, RunSummary
 from upskill_hub.fsutil import write_bytes_atomic, write_json_atomic
 
@@ -49,13 +49,13 @@ def read_plan(run_dir: Path) -> RunPlan | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise UpskillError(f"{path}: cannot be read as JSON ({exc})") from None
+        raise PathError(path, f"cannot be read as JSON ({exc})") from None
     if not isinstance(data, dict):
-        raise UpskillError(f"{path}: expected a JSON object")
+        raise PathError(path, "expected a JSON object")
     try:
         return RunPlan.from_dict(data)
     except (TypeError, AttributeError) as exc:
-        raise UpskillError(f"{path}: not a valid run plan ({exc})") from None
+        raise PathError(path, f"not a valid run plan ({exc})") from None
 
 
 def write_plan(run_dir: Path, plan: RunPlan) -> None:
@@ -86,7 +86,7 @@ def read_summary(run_dir: Path) -> RunSummary | None:
     try:
         return RunSummary.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (json.JSONDecodeError, TypeError, KeyError, UnicodeDecodeError, AttributeError, OSError) as exc:
-        raise UpskillError(f"{path}: not a valid run summary ({exc})") from None
+        raise PathError(path, f"not a valid run summary ({exc})") from None
 
 
 def write_summary(run_dir: Path, summary: RunSummary) -> None:
@@ -297,7 +297,7 @@ def _results_buffer(run_dir: Path):  # -> pyarrow.Buffer | None
         # Zero-copy: the returned buffer keeps the mapping alive for as long as it is used.
         return pa.memory_map(str(path), "r").read_buffer()
     except OSError as exc:
-        raise UpskillError(f"{path}: cannot be read ({exc})") from None
+        raise PathError(path, f"cannot be read ({exc})") from None
 
 
 def read_results_raw(run_dir: Path):  # -> pyarrow.Buffer | None

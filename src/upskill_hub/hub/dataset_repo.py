@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.evals.schema import RunPlan, RunSummary
 from upskill_hub.hashing import sha256_hex
@@ -243,7 +243,7 @@ class RunBundle:
             ids = set(pc.unique(table.column("run_id")).to_pylist())
             if ids - {self.run_id}:
                 others = ", ".join(sorted(map(str, ids | {self.run_id})))
-                raise UpskillError(f"{self.path}: rows belong to several runs ({others})")
+                raise PathError(self.path, f"rows belong to several runs ({others})")
             self._results = redact_table(table) if needs_redaction else table
             if self.summary is not None:
                 self.summary.n_results = self._results.num_rows
@@ -334,7 +334,7 @@ def _run_id_of(root: Path, plan: RunPlan | None, summary: RunSummary | None) -> 
         ids = set(pc.unique(rundir.read_results_table(root).column("run_id")).to_pylist())
     if len(ids) != 1:
         shown = ", ".join(sorted(map(str, ids))) or "none"
-        raise UpskillError(f"{root}: cannot tell which run this is (run ids: {shown})")
+        raise PathError(root, f"cannot tell which run this is (run ids: {shown})")
     return check_run_id(ids.pop())
 
 
@@ -348,15 +348,13 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     files = (rundir.RUN_FILE, rundir.RESULTS_FILE, rundir.SUMMARY_FILE)
     root = Path(path)
     if not root.is_dir():
-        raise UpskillError(f"run folder {root} does not exist")
+        raise PathError(root, "does not exist", kind="run folder")
     if not any((root / f).is_file() for f in files):
-        raise UpskillError(f"{root} is not an eval run folder (no {', '.join(files[:2])} or {files[2]})")
+        raise PathError(root, f"not an eval run folder (no {', '.join(files[:2])} or {files[2]})")
     plan = rundir.read_plan(root)
     summary = rundir.read_summary(root)
     if not rundir.has_results(root) and summary is None:
-        raise UpskillError(
-            f"{root}: the run has no results yet ({rundir.RESULTS_FILE} is empty and no {rundir.SUMMARY_FILE})"
-        )
+        raise PathError(root, f"the run has no results yet ({rundir.RESULTS_FILE} is empty and no {rundir.SUMMARY_FILE})")
     run_id = _run_id_of(root, plan, summary)
     bundle = RunBundle(run_id=run_id, path=root, summary=redact_summary(summary) if summary else None)
     if rows:

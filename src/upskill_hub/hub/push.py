@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import HubError, UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.hashing import git_blob_sha1, sha256_hex
 from upskill_hub.hub import dataset_repo as dr
@@ -399,8 +399,11 @@ def push(
         return run_with_retries(attempt, policy=policy, judge=judge, on_retry=on_retry)
     except HfHubHTTPError as exc:
         if http_status(exc) in (409, 412):
-            raise UpskillError(
-                f"cannot push to {repo_id}: the repo kept changing under us ({max_attempts} attempts); try again"
+            raise HubError(
+                repo_id,
+                f"the repo kept changing under us ({max_attempts} attempts); try again",
+                action="push to",
+                status=http_status(exc),
             ) from None
         with hub_errors(repo_id, action="push to"):
             raise
