@@ -73,7 +73,7 @@ def check(
     The last line is the one verdict: a ✓ line when everything passed, an Error line otherwise.
     """
     from upskill_hub.kernels.check import check_project, has_errors
-    from upskill_hub.skill import Problem
+    from upskill_hub.problems import Problem
 
     problems = check_project(path, manylinux=manylinux)
     compiled: list[str] = []
