@@ -31,7 +31,7 @@ def peak_mb() -> float:
 def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="hostile-bench-"))
     os.environ.update(HF_HUB_DISABLE_XET="1", HF_HOME=str(tmp / "hf"), HF_HUB_CACHE=str(tmp / "hf" / "hub"))
-    from upskill_hub.localhub.testing import free_port
+    from upskill_hub.netutil import free_port
 
     port = free_port()
     os.environ["HF_ENDPOINT"] = f"http://127.0.0.1:{port}"

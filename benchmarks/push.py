@@ -131,7 +131,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    from upskill_hub.localhub.testing import free_port, running_server
+    from upskill_hub.localhub.testing import running_server
+    from upskill_hub.netutil import free_port
 
     with tempfile.TemporaryDirectory(prefix="upskill-bench-") as tmp:
         tmp_path = Path(tmp)
