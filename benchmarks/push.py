@@ -4,8 +4,9 @@ Starts a local Hub server (in this process, on a free port), writes an eval run 
 with N result rows (default 100,000), then times, on fresh repos:
 
 * ``push``: the library call behind ``upskill-hub push SKILL --results RUN`` (reads the run
-  folder, redacts, builds the results/runs/skills tables and the card, compares with the
-  repo, one commit);
+  folder, uses the ``results.parquet`` the runner wrote when the run ended, checks it for
+  secrets, builds the runs/skills tables and the card, compares with the repo, one commit);
+* ``push`` of an older run folder without ``results.parquet`` (parses ``results.jsonl``);
 * ``upload_file``: a plain ``HfApi.upload_file`` of the same results parquet, already built;
 * ``jsonl -> parquet -> upload_file``: the same by hand from the run folder (Arrow's JSON
   reader, ``pq.write_table``, ``upload_file``): the like-for-like baseline, since a push has
@@ -83,7 +84,15 @@ def write_run_folder(root: Path, run_id: str, skill, rows: int) -> Path:
             )
             # A plain dict of the dataclass's fields: ``asdict`` would dominate the setup time.
             fh.write(json.dumps(row.__dict__) + "\n")
+    write_shard(folder)
     return folder
+
+
+def write_shard(folder: Path) -> None:
+    """The ``results.parquet`` the eval runner writes when a run ends (from its rows)."""
+    from upskill_hub.evals import rundir
+
+    rundir.write_results_parquet(folder, rundir.read_results(folder))
 
 
 def uploaded_bytes(requests) -> int:
@@ -105,6 +114,7 @@ def clone_run(src: Path, dest_root: Path, run_id: str) -> Path:
     for name in (RUN_FILE, RESULTS_FILE, SUMMARY_FILE):
         text = (src / name).read_text(encoding="utf-8")
         (folder / name).write_text(text.replace(f'"{old_id}"', f'"{run_id}"'), encoding="utf-8")
+    write_shard(folder)
     return folder
 
 
@@ -162,20 +172,25 @@ def main() -> int:
             api.upload_file(path_or_fileobj=plain_parquet(warm), path_in_repo="x.parquet", repo_id="bench/warmup",
                             repo_type="dataset")  # fmt: skip
 
-            times: dict[str, list[float]] = {"push": [], "load": [], "upload": [], "plain": []}
+            times: dict[str, list[float]] = {"push": [], "load": [], "upload": [], "plain": [], "old": []}
             parquet_size = 0
             for i in range(args.repeat):
                 reps = tmp_path / f"rep-{i}"
-                runs = {k: clone_run(base, reps, f"run-{k}-{i}") for k in ("push", "upload", "plain")}
+                runs = {k: clone_run(base, reps, f"run-{k}-{i}") for k in ("push", "upload", "plain", "old")}
+                (runs["old"] / "results.parquet").unlink()  # a run made before runs wrote it
                 prebuilt = dr.results_table_bytes(dr.load_run_dir(runs["upload"]))
                 parquet_size = len(prebuilt)
-                for k in ("push", "upload", "plain"):
+                for k in ("push", "upload", "plain", "old"):
                     api.create_repo(f"bench/{k}-{i}", repo_type="dataset")
 
                 t0 = time.perf_counter()
                 result = push([skill_dir], f"bench/push-{i}", results=[runs["push"]])
                 times["push"].append(time.perf_counter() - t0)
                 assert result.committed
+
+                t0 = time.perf_counter()
+                assert push([skill_dir], f"bench/old-{i}", results=[runs["old"]]).committed
+                times["old"].append(time.perf_counter() - t0)
 
                 t0 = time.perf_counter()
                 dr.load_run_dir(runs["push"])  # the local part of a push: read, check, redact
@@ -220,6 +235,8 @@ def main() -> int:
     row("vs jsonl -> parquet -> upload_file", f"{med['push']:.2f} s", f"{med['plain']:.2f} s",
         f"{med['push'] / med['plain']:.2f}")  # fmt: skip
     row("  of which reading the run folder", f"{med['load']:.2f} s", "", "")
+    row("older run without results.parquet", f"{med['old']:.2f} s", f"{med['plain']:.2f} s",
+        f"{med['old'] / med['plain']:.2f}")  # fmt: skip
     row("  every run: upskill-hub push", every("push"))
     row("  every run: upload_file", every("upload"))
     row("  every run: jsonl->parquet->upload_file", every("plain"))

@@ -280,6 +280,8 @@ async def run_eval_async(
         if on_start is not None:
             on_start(len(plan.calls()), len(done))
         rows = await runner.execute(done)
+        # Every row is in memory now: write the results shard, so push need not parse the JSON.
+        rundir.write_results_parquet(run_dir, runner.written)
 
         summary = build_summary(plan, rows)
         rundir.write_summary(run_dir, summary)

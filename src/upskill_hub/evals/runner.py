@@ -182,6 +182,8 @@ class Runner:
         self._params_dict = plan.params.to_dict()
         self._systems = {c: system_prompt(c, plan.skill_text) for c in plan.conditions}
         self._writer: ResultsWriter | None = None
+        #: The run's rows in ``results.jsonl``'s order, once :meth:`execute` finished.
+        self.written: list[ResultRow] = []
 
     def _sem(self, client: ModelClient) -> asyncio.Semaphore:
         sem = self._sems.get(id(client))
@@ -344,6 +346,8 @@ class Runner:
                 raise
         finally:
             self._writer.close()
+        # results.jsonl holds the kept rows, then the new ones in the order they finished.
+        self.written = [*done, *new_rows]
         order = {c.key: i for i, c in enumerate(calls)}
         return sorted([*done, *new_rows], key=lambda r: order[r.key])
 

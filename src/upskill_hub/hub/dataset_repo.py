@@ -46,9 +46,6 @@ CONFIG_GLOBS = {
 
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
 
-#: Rows per parquet row group: small enough for the dataset viewer to page through.
-ROW_GROUP_SIZE = 10_000
-
 
 def skill_dir_path(name: str) -> str:
     return f"{SKILLS_DIR}/{name}"
@@ -100,16 +97,7 @@ def parquet_bytes(rows: list[dict[str, Any]], schema) -> bytes:
     """Deterministic parquet bytes for ``rows`` under ``schema`` (same rows -> same bytes)."""
     import pyarrow as pa
 
-    return table_parquet_bytes(pa.Table.from_pylist(rows, schema=schema))
-
-
-def table_parquet_bytes(table) -> bytes:
-    """Deterministic parquet bytes of an Arrow table (same table, same bytes)."""
-    import pyarrow.parquet as pq
-
-    buf = io.BytesIO()
-    pq.write_table(table, buf, compression="zstd", row_group_size=ROW_GROUP_SIZE, write_statistics=True)
-    return buf.getvalue()
+    return rundir.table_parquet_bytes(pa.Table.from_pylist(rows, schema=schema))
 
 
 def read_parquet_rows(data: bytes) -> list[dict[str, Any]]:
@@ -225,33 +213,70 @@ class RunBundle:
     path: Path
     summary: RunSummary | None = None
     _results: Any = None  # pyarrow.Table once loaded
+    _shard: bytes | None = None  # the runner's parquet of exactly these rows, when usable
+    _n_rows: int | None = None  # set once the rows are checked
+
+    def prepare(self) -> None:
+        """Check the rows once (one run id, secrets masked), reading as little as possible.
+
+        The runner's ``results.parquet`` is used when it is current: if one regex pass
+        over ``results.jsonl``'s raw bytes finds nothing to mask, its bytes are uploaded as
+        they are and only its ``run_id`` column is read. Otherwise the rows are loaded
+        (from the shard, or by parsing the JSON for runs made before runs wrote it) and
+        masked cell by cell.
+        """
+        if self._n_rows is not None:
+            return
+        import pyarrow.parquet as pq
+
+        raw = rundir.read_results_raw(self.path)
+        shard = rundir.read_results_shard(self.path, raw)
+        if shard is not None and not rundir.may_hold_secret(raw):
+            self._shard = shard
+            ids = pq.read_table(io.BytesIO(shard), columns=["run_id"]).column("run_id")
+            n_rows = pq.read_metadata(io.BytesIO(shard)).num_rows
+        else:
+            table = rundir.redact_table(pq.read_table(io.BytesIO(shard))) if shard else self._parse_jsonl(raw)
+            self._results, ids, n_rows = table, table.column("run_id"), table.num_rows
+        found = set(_distinct(ids))
+        if found - {self.run_id}:
+            others = ", ".join(sorted(map(str, found | {self.run_id})))
+            raise PathError(self.path, f"rows belong to several runs ({others})")
+        self._n_rows = n_rows
+        if self.summary is not None:
+            self.summary.n_results = n_rows
 
     def load_results(self):  # -> pyarrow.Table
         """The run's rows (checked to belong to this run, secrets masked), read once."""
+        self.prepare()
         if self._results is None:
-            from concurrent.futures import ThreadPoolExecutor
+            import pyarrow.parquet as pq
 
-            import pyarrow.compute as pc
-
-            data = rundir.read_results_raw(self.path)
-            # The secret pre-scan and the JSON parse both run in Arrow's C++ without the GIL:
-            # overlap them.
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                may_hold = pool.submit(_may_hold_secret, data)
-                table = rundir.read_results_table(self.path, data)
-                needs_redaction = may_hold.result()
-            ids = set(pc.unique(table.column("run_id")).to_pylist())
-            if ids - {self.run_id}:
-                others = ", ".join(sorted(map(str, ids | {self.run_id})))
-                raise PathError(self.path, f"rows belong to several runs ({others})")
-            self._results = redact_table(table) if needs_redaction else table
-            if self.summary is not None:
-                self.summary.n_results = self._results.num_rows
+            self._results = pq.read_table(io.BytesIO(self._shard))
         return self._results
 
     @property
+    def uses_runner_shard(self) -> bool:
+        """True when push uploads the runner's ``results.parquet`` bytes unchanged."""
+        self.prepare()
+        return self._shard is not None
+
+    def _parse_jsonl(self, data):  # -> pyarrow.Table
+        from concurrent.futures import ThreadPoolExecutor
+
+        # The secret pre-scan and the JSON parse both run in Arrow's C++ without the GIL:
+        # overlap them.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            may_hold = pool.submit(rundir.may_hold_secret, data)
+            table = rundir.read_results_table(self.path, data)
+            needs_redaction = may_hold.result()
+        return rundir.redact_table(table) if needs_redaction else table
+
+    @property
     def n_results(self) -> int:
-        return self.load_results().num_rows
+        self.prepare()
+        assert self._n_rows is not None
+        return self._n_rows
 
     @property
     def skill_name(self) -> str | None:
@@ -261,64 +286,11 @@ class RunBundle:
         return table.column("skill_name")[0].as_py() if table.num_rows else None
 
 
-#: Literal text every token-shaped match of :func:`redact` contains (its patterns start so).
-_TOKEN_MARKERS = ("hf_", "sk-")
-#: A JSON escape of an ASCII character (``\\u0068`` for ``h``) could hide a marker from a
-#: scan of the raw file; Python's ``json`` only writes these for control characters.
-_ASCII_ESCAPE = r"\\u00[0-7]"
-
-
-def _may_hold_secret(raw) -> bool:
-    """False only when the raw ``results.jsonl`` bytes certainly hold nothing to mask.
-
-    One RE2 pass over the raw bytes (Arrow's regex kernel, no Python loop) lets the common
-    case, a run with no token-shaped text at all, skip the per-cell scan entirely.
-    """
-    import pyarrow as pa
+def _distinct(column) -> list[Any]:
+    """Distinct values of an Arrow column."""
     import pyarrow.compute as pc
 
-    from upskill_hub.redact import secret_values
-
-    if raw is None:
-        return False
-    offsets = pa.array([0, raw.size], type=pa.int64()).buffers()[1]
-    whole = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, raw])
-    needles = [re.escape(m) for m in _TOKEN_MARKERS] + ["(?i:bearer)", _ASCII_ESCAPE]
-    for value in secret_values():
-        needles += [re.escape(value), re.escape(json.dumps(value)[1:-1])]
-    return bool(pc.match_substring_regex(whole, "|".join(needles))[0].as_py())
-
-
-def redact_table(table):  # -> pyarrow.Table
-    """``table`` with :func:`redact` applied to every string cell that could hold a secret.
-
-    A cell can only change under ``redact`` if it contains a known secret value or one of
-    the literal starts of its patterns (``hf_``, ``sk-``, ``bearer``). Such cells are found
-    with one vectorised search per string column; only they go through ``redact`` itself.
-    The result equals redacting every cell, at a small fraction of the cost on
-    100,000-row runs.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from upskill_hub.redact import secret_values
-
-    if table.num_rows == 0:
-        return table
-    needles = "|".join([re.escape(m) for m in (*_TOKEN_MARKERS, *secret_values())] + ["(?i:bearer)"])
-    columns = list(table.columns)
-    for i, fld in enumerate(table.schema):
-        if not pa.types.is_string(fld.type):
-            continue
-        hit = pc.fill_null(pc.match_substring_regex(columns[i], needles), False)
-        rows = pc.indices_nonzero(hit).to_pylist()
-        if not rows:
-            continue
-        values = columns[i].to_pylist()
-        for r in rows:
-            values[r] = redact(values[r])
-        columns[i] = pa.chunked_array([pa.array(values, type=fld.type)])
-    return pa.Table.from_arrays(columns, schema=table.schema)
+    return pc.unique(column).to_pylist()
 
 
 def _run_id_of(root: Path, plan: RunPlan | None, summary: RunSummary | None) -> str:
@@ -329,9 +301,7 @@ def _run_id_of(root: Path, plan: RunPlan | None, summary: RunSummary | None) -> 
     if summary is not None:
         ids.add(summary.run_id)
     if not ids:
-        import pyarrow.compute as pc
-
-        ids = set(pc.unique(rundir.read_results_table(root).column("run_id")).to_pylist())
+        ids = set(_distinct(rundir.read_results_table(root).column("run_id")))
     if len(ids) != 1:
         shown = ", ".join(sorted(map(str, ids))) or "none"
         raise PathError(root, f"cannot tell which run this is (run ids: {shown})")
@@ -358,21 +328,22 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     run_id = _run_id_of(root, plan, summary)
     bundle = RunBundle(run_id=run_id, path=root, summary=redact_summary(summary) if summary else None)
     if rows:
-        bundle.load_results()
+        bundle.prepare()
     return bundle
 
 
 def results_table_bytes(bundle: RunBundle) -> bytes | None:
     """Parquet bytes of the run's ``results`` shard (``None`` when it has no rows)."""
-    table = bundle.load_results()
-    if not table.num_rows:
+    if not bundle.n_results:
         return None
-    return table_parquet_bytes(table)
+    if bundle.uses_runner_shard:
+        return bundle._shard
+    return rundir.table_parquet_bytes(bundle.load_results())
 
 
 def runs_table_bytes(bundle: RunBundle) -> bytes | None:
     """Parquet bytes of the run's ``runs`` shard (``None`` without a summary)."""
     if bundle.summary is None:
         return None
-    bundle.load_results()  # sets n_results
+    bundle.prepare()  # sets n_results
     return parquet_bytes([rundir.summary_record(bundle.summary)], rundir.runs_arrow_schema())

@@ -331,7 +331,7 @@ def push(
         needs_summary_shard = run.summary is not None and dr.runs_path(run.run_id) not in existing
         if dr.results_path(run.run_id) not in existing or needs_summary_shard:
             status(f"Reading run {run.run_id}")
-            run.load_results()
+            run.prepare()
 
     url = repo_url(api.endpoint, repo_id)
     if known is None:  # a new repo, or a new branch of an existing one
