@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,31 +46,10 @@ class ServerHandle:
     config: ServerConfig
     faults: FaultInjector = field(repr=False)
 
-    def inject_faults(
-        self,
-        *,
-        method: str | None = None,
-        path_regex: str = ".*",
-        status: int = 500,
-        count: int = 1,
-        retry_after: int | None = None,
-        message: str = "Injected fault",
-    ) -> FaultRule:
-        """Make the next ``count`` requests matching ``method`` and ``path_regex`` answer ``status``.
-
-        ``path_regex`` is searched in the decoded URL path (no query), e.g. ``r"/commit/"`` for
-        commits, ``r"/info/lfs/objects/batch$"`` for the LFS batch call and
-        ``r"/info/lfs/objects/upload/"`` for LFS uploads. The returned rule's ``hits`` counts
-        how many requests it answered.
-        """
-        return self.faults.add(
-            method=method,
-            path_regex=path_regex,
-            status=status,
-            count=count,
-            retry_after=retry_after,
-            message=message,
-        )
+    @property
+    def inject_faults(self) -> Callable[..., FaultRule]:
+        """This server's :meth:`FaultInjector.add` (see there for the arguments)."""
+        return self.faults.add
 
     def clear_faults(self) -> None:
         self.faults.clear()
