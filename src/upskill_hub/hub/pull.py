@@ -222,7 +222,7 @@ def pull_run(
     """Write the pushed run ``run_id`` of ``repo_id`` back as a run folder ``out_dir/<run_id>/``.
 
     The ``results`` and ``runs`` shards become ``results.jsonl`` and ``summary.json`` through
-    :mod:`upskill_hub.evals.rundir`, so ``runs``, ``eval --compare`` and the report read a
+    :mod:`upskill_hub.evals.rundir`, so ``runs`` and the report read a
     pulled run exactly like one made here. The folder is replaced atomically.
     """
     import pyarrow.parquet as pq
