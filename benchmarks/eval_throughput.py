@@ -146,7 +146,7 @@ def main() -> None:
 
     import openai  # noqa: F401 - import cost is not the runner's per-call cost
 
-    from upskill_hub.evals.api import run_eval
+    from upskill_hub.evals.api import EvalOptions, run_eval
 
     n_cases = args.calls // (2 * args.runs)
     calls = n_cases * 2 * args.runs
@@ -160,23 +160,23 @@ def main() -> None:
         common = dict(runs=args.runs, concurrency=args.concurrency, plots=False)
 
         # warm-up (imports, connection pool code paths); not timed, not cached
-        run_eval(skill, [spec], runs=1, cases=None, output_dir=work / "warm", use_cache=False, plots=False)
+        run_eval(skill, [spec], EvalOptions(runs=1, cases=None, output_dir=work / "warm", use_cache=False, plots=False))
         start_calls = server.calls()
 
         cpu0, t0 = time.process_time(), time.perf_counter()
-        first = run_eval(skill, [spec], output_dir=work / "runs", **common)
+        first = run_eval(skill, [spec], EvalOptions(output_dir=work / "runs", **common))
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         made = server.calls() - start_calls
 
         cpu1, t1 = time.process_time(), time.perf_counter()
-        second = run_eval(skill, [spec], output_dir=work / "runs", **common)
+        second = run_eval(skill, [spec], EvalOptions(output_dir=work / "runs", **common))
         wall2, cpu2 = time.perf_counter() - t1, time.process_time() - cpu1
         made2 = server.calls() - start_calls - made
 
         wall4, cpu4 = bare_sdk(server.url, calls, args.concurrency)
 
         cpu3, t3 = time.process_time(), time.perf_counter()
-        run_eval(skill, [SleepClient(args.latency)], output_dir=work / "runs", use_cache=False, **common)
+        run_eval(skill, [SleepClient(args.latency)], EvalOptions(output_dir=work / "runs", use_cache=False, **common))
         wall3, cpu3 = time.perf_counter() - t3, time.process_time() - cpu3
     finally:
         server.close()

@@ -31,7 +31,7 @@ def peak_mb() -> float:
 def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="hostile-bench-"))
     os.environ.update(HF_HUB_DISABLE_XET="1", HF_HOME=str(tmp / "hf"), HF_HUB_CACHE=str(tmp / "hf" / "hub"))
-    from upskill_hub.hub.server.testing import free_port
+    from upskill_hub.netutil import free_port
 
     port = free_port()
     os.environ["HF_ENDPOINT"] = f"http://127.0.0.1:{port}"
@@ -43,7 +43,7 @@ def main() -> None:
     from upskill_hub.cases import parse_assertion
     from upskill_hub.errors import UpskillError
     from upskill_hub.evals.assertions import check_sync
-    from upskill_hub.hub.server.testing import running_server
+    from upskill_hub.localhub.testing import running_server
     from upskill_hub.space import data
 
     token = "hf_" + "bench" * 6

@@ -20,10 +20,13 @@ tokens/s; the last column is the ratio to the default backend.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from dataclasses import asdict
 from typing import Any
+
+os.environ.setdefault("TQDM_DISABLE", "1")  # the in-process load's conversion bar
 
 from upskill_hub.models.local import DEFAULT_N_CTX, default_gguf_path, local_device, local_threads
 from upskill_hub.models.local_backends import (

@@ -4,8 +4,9 @@ Starts a local Hub server (in this process, on a free port), writes an eval run 
 with N result rows (default 100,000), then times, on fresh repos:
 
 * ``push``: the library call behind ``upskill-hub push SKILL --results RUN`` (reads the run
-  folder, redacts, builds the results/runs/skills tables and the card, compares with the
-  repo, one commit);
+  folder, uses the ``results.parquet`` the runner wrote when the run ended, checks it for
+  secrets, builds the runs/skills tables and the card, compares with the repo, one commit);
+* ``push`` of an older run folder without ``results.parquet`` (parses ``results.jsonl``);
 * ``upload_file``: a plain ``HfApi.upload_file`` of the same results parquet, already built;
 * ``jsonl -> parquet -> upload_file``: the same by hand from the run folder (Arrow's JSON
   reader, ``pq.write_table``, ``upload_file``): the like-for-like baseline, since a push has
@@ -42,7 +43,8 @@ os.environ["HF_TOKEN"] = "hf_benchmarklocaltoken0000000000"
 
 def write_run_folder(root: Path, run_id: str, skill, rows: int) -> Path:
     """A run folder shaped like the eval runner's, with ``rows`` result rows."""
-    from upskill_hub.evals.schema import RESULTS_FILE, RUN_FILE, SUMMARY_FILE, ResultRow, RunSummary
+    from upskill_hub.evals.rundir import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
+    from upskill_hub.evals.schema import ResultRow, RunSummary
 
     folder = root / run_id
     folder.mkdir(parents=True)
@@ -82,7 +84,15 @@ def write_run_folder(root: Path, run_id: str, skill, rows: int) -> Path:
             )
             # A plain dict of the dataclass's fields: ``asdict`` would dominate the setup time.
             fh.write(json.dumps(row.__dict__) + "\n")
+    write_shard(folder)
     return folder
+
+
+def write_shard(folder: Path) -> None:
+    """The ``results.parquet`` the eval runner writes when a run ends (from its rows)."""
+    from upskill_hub.evals import rundir
+
+    rundir.write_results_parquet(folder, rundir.read_results(folder))
 
 
 def uploaded_bytes(requests) -> int:
@@ -96,7 +106,7 @@ def uploaded_bytes(requests) -> int:
 
 def clone_run(src: Path, dest_root: Path, run_id: str) -> Path:
     """A copy of run folder ``src`` under a new run id: unique bytes, so no upload is deduplicated."""
-    from upskill_hub.evals.schema import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
+    from upskill_hub.evals.rundir import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
 
     old_id = json.loads((src / RUN_FILE).read_text(encoding="utf-8"))["run_id"]
     folder = dest_root / run_id
@@ -104,6 +114,7 @@ def clone_run(src: Path, dest_root: Path, run_id: str) -> Path:
     for name in (RUN_FILE, RESULTS_FILE, SUMMARY_FILE):
         text = (src / name).read_text(encoding="utf-8")
         (folder / name).write_text(text.replace(f'"{old_id}"', f'"{run_id}"'), encoding="utf-8")
+    write_shard(folder)
     return folder
 
 
@@ -114,7 +125,7 @@ def plain_parquet(run: Path) -> bytes:
     import pyarrow.json as pj
     import pyarrow.parquet as pq
 
-    from upskill_hub.evals.schema import RESULTS_FILE, result_arrow_schema
+    from upskill_hub.evals.rundir import RESULTS_FILE, result_arrow_schema
 
     table = pj.read_json(
         run / RESULTS_FILE, parse_options=pj.ParseOptions(explicit_schema=result_arrow_schema())
@@ -130,7 +141,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    from upskill_hub.hub.server.testing import free_port, running_server
+    from upskill_hub.localhub.testing import running_server
+    from upskill_hub.netutil import free_port
 
     with tempfile.TemporaryDirectory(prefix="upskill-bench-") as tmp:
         tmp_path = Path(tmp)
@@ -160,20 +172,25 @@ def main() -> int:
             api.upload_file(path_or_fileobj=plain_parquet(warm), path_in_repo="x.parquet", repo_id="bench/warmup",
                             repo_type="dataset")  # fmt: skip
 
-            times: dict[str, list[float]] = {"push": [], "load": [], "upload": [], "plain": []}
+            times: dict[str, list[float]] = {"push": [], "load": [], "upload": [], "plain": [], "old": []}
             parquet_size = 0
             for i in range(args.repeat):
                 reps = tmp_path / f"rep-{i}"
-                runs = {k: clone_run(base, reps, f"run-{k}-{i}") for k in ("push", "upload", "plain")}
+                runs = {k: clone_run(base, reps, f"run-{k}-{i}") for k in ("push", "upload", "plain", "old")}
+                (runs["old"] / "results.parquet").unlink()  # a run made before runs wrote it
                 prebuilt = dr.results_table_bytes(dr.load_run_dir(runs["upload"]))
                 parquet_size = len(prebuilt)
-                for k in ("push", "upload", "plain"):
+                for k in ("push", "upload", "plain", "old"):
                     api.create_repo(f"bench/{k}-{i}", repo_type="dataset")
 
                 t0 = time.perf_counter()
                 result = push([skill_dir], f"bench/push-{i}", results=[runs["push"]])
                 times["push"].append(time.perf_counter() - t0)
                 assert result.committed
+
+                t0 = time.perf_counter()
+                assert push([skill_dir], f"bench/old-{i}", results=[runs["old"]]).committed
+                times["old"].append(time.perf_counter() - t0)
 
                 t0 = time.perf_counter()
                 dr.load_run_dir(runs["push"])  # the local part of a push: read, check, redact
@@ -218,6 +235,8 @@ def main() -> int:
     row("vs jsonl -> parquet -> upload_file", f"{med['push']:.2f} s", f"{med['plain']:.2f} s",
         f"{med['push'] / med['plain']:.2f}")  # fmt: skip
     row("  of which reading the run folder", f"{med['load']:.2f} s", "", "")
+    row("older run without results.parquet", f"{med['old']:.2f} s", f"{med['plain']:.2f} s",
+        f"{med['old'] / med['plain']:.2f}")  # fmt: skip
     row("  every run: upskill-hub push", every("push"))
     row("  every run: upload_file", every("upload"))
     row("  every run: jsonl->parquet->upload_file", every("plain"))

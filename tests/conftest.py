@@ -18,12 +18,12 @@ collected:
 Fixtures:
 
 * ``hub_server`` (session): the running local Hub, a
-  :class:`upskill_hub.hub.server.testing.ServerHandle` with ``.url``, ``.root``,
+  :class:`upskill_hub.localhub.testing.ServerHandle` with ``.url``, ``.root``,
   ``.inject_faults(method=, path_regex=, status=, count=, retry_after=)``, ``.clear_faults()``,
   ``.requests`` (log of method/path/status/bytes_in) and ``.clear_requests()``.
   Write token: ``TEST_WRITE_TOKEN`` (also in ``HF_TOKEN``); read-only token:
   ``TEST_READ_TOKEN``; trusted kernel publisher org: ``TEST_TRUSTED_ORG``. Import them from
-  ``upskill_hub.hub.server.testing``.
+  ``upskill_hub.localhub.testing``.
 * ``hub_repo_id`` (function): a fresh unique repo id ``user/test-<uuid8>`` (not created).
 
 Tests that arm faults should clear them (``hub_server.clear_faults()``) when done; the
@@ -46,7 +46,8 @@ _STATE: dict[str, Any] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from upskill_hub.hub.server.testing import TEST_WRITE_TOKEN, free_port
+    from upskill_hub.localhub.testing import TEST_WRITE_TOKEN
+    from upskill_hub.netutil import free_port
 
     tmp = tempfile.mkdtemp(prefix="upskill-hub-tests-")
     port = free_port()
@@ -88,7 +89,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def hub_server() -> Iterator[Any]:
     """The local Hub on ``HF_ENDPOINT``'s port, with its state in a temporary root."""
-    from upskill_hub.hub.server.testing import (
+    from upskill_hub.localhub.testing import (
         TEST_READ_TOKEN,
         TEST_TRUSTED_ORG,
         TEST_WRITE_TOKEN,

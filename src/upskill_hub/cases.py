@@ -155,7 +155,7 @@ def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
     if kind == "regex":
         if not isinstance(value, str) or value == "":
             raise CasesError(where, "'regex' needs a pattern string")
-        from upskill_hub.evals.guarded import compile_pattern
+        from upskill_hub.guarded import compile_pattern
 
         try:
             compile_pattern(value)
@@ -163,7 +163,7 @@ def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
             raise CasesError(where, f"regex {value[:200]!r} does not compile: {exc}") from None
         return value
     if kind == "schema":
-        from upskill_hub.evals.guarded import check_schema
+        from upskill_hub.guarded import check_schema
 
         if not isinstance(value, dict):
             raise CasesError(where, "'json-schema' needs a JSON Schema object")
@@ -331,7 +331,7 @@ def load_cases_file(path: str | Path) -> SkillMeta:
     """Load a tests file given with ``--tests``; it must contain at least one case."""
     p = Path(path)
     if not p.is_file():
-        raise CasesError(str(p), "tests file not found")
+        raise CasesError(str(p), "not found")
     meta = load_meta_text(p.read_bytes(), source=str(p))
     if not meta.cases:
         raise CasesError(str(p), "has no test cases")

@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from upskill_hub.skill import IGNORED_NAMES, META_FILE, Problem, load_skill, skill_md_name
+from upskill_hub.problems import Problem
+from upskill_hub.skill import IGNORED_NAMES, META_FILE, load_skill, skill_md_name
 
 #: Folders never searched: VCS data, dependencies, caches, kernel build outputs.
 SKIP_DIRS = IGNORED_NAMES | {"node_modules", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache"}

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.hub.server.testing import free_port
+from upskill_hub.netutil import free_port
 
 #: A skill the 135M local model can use: it teaches an API (kernels.get_kernel) and the
 #: repository naming the model cannot know, and its cases check the code it writes.

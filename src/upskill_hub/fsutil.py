@@ -1,17 +1,20 @@
-"""Safe file-system writes shared by install, pull, generate and kernel builds.
+"""Safe file-system writes shared by install, pull, generate, runs, caches and kernel builds.
 
 Two rules: a relative path coming from a skill or a Hub repo never escapes its target
 (no absolute paths, no ``..``, no backslashes), and a folder is replaced atomically: we
-fill a temporary sibling and rename it into place, so a failure leaves the old state.
+fill a temporary sibling and rename it into place, so a failure leaves the old state;
+the same holds for single files (:func:`write_bytes_atomic` and its text/JSON forms).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from upskill_hub.errors import UpskillError
 
@@ -77,3 +80,38 @@ def atomic_replace_dir(dest: Path, fill: Callable[[Path], None]) -> None:
             shutil.rmtree(backup, ignore_errors=True)
         else:
             backup.unlink(missing_ok=True)
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None, fsync: bool = True) -> None:
+    """Write ``data`` to ``path`` via a temporary sibling and a rename: never a half-written file.
+
+    Readers (a concurrent ``runs``, the Space, a resumed run, the local Hub serving a file)
+    see the old content or the new, nothing in between. ``mode`` keeps a replaced file's
+    permissions; ``fsync=False`` is for caches, where losing a write costs only a refetch.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: Path, text: str, **kwargs: Any) -> None:
+    """:func:`write_bytes_atomic` for UTF-8 text."""
+    write_bytes_atomic(path, text.encode("utf-8"), **kwargs)
+
+
+def write_json_atomic(path: Path, data: Any, *, indent: int | None = 2, sort_keys: bool = False, fsync: bool = True) -> None:
+    """:func:`write_bytes_atomic` for JSON (UTF-8, non-ASCII kept readable, a final newline)."""
+    text = json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=False)
+    write_text_atomic(path, text + ("\n" if indent is not None else ""), fsync=fsync)

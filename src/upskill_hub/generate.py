@@ -41,6 +41,7 @@ from typing import Any
 from upskill_hub.cases import Case, CasesError, SkillMeta, parse_meta
 from upskill_hub.errors import UpskillError
 from upskill_hub.models.base import GenerationParams, Message, ModelCallError, ModelClient
+from upskill_hub.percent import pct
 from upskill_hub.redact import redact
 from upskill_hub.skill import (
     META_FILE,
@@ -699,7 +700,7 @@ async def _run(
     test_label: str,
     eval_specs: list[str | ModelClient],
 ) -> GenerateResult:
-    from upskill_hub.evals.api import run_eval_async
+    from upskill_hub.evals.api import EvalOptions, run_eval_async
 
     # 1. the skill
     verb = "Improving" if base is not None else "Generating"
@@ -762,7 +763,7 @@ async def _run(
         return Skill.create(s.name, s.description, s.body, extra_frontmatter=rest, meta=meta, files=files)
 
     skill = with_meta(draft)
-    eval_kwargs: dict[str, Any] = dict(
+    eval_opts = EvalOptions(
         runs=opts.runs,
         output_dir=opts.runs_dir,
         use_cache=opts.use_cache,
@@ -783,7 +784,7 @@ async def _run(
     for n in range(1, opts.attempts + 1):
         say(f"Evaluating on {eval_labels}... (attempt {n})")
         result = await run_eval_async(
-            skill, eval_specs, cases=train, include_baseline=(n == 1), **eval_kwargs
+            skill, eval_specs, replace(eval_opts, cases=train, include_baseline=(n == 1))
         )
         models = result.summary.models
         scores = score_rows(result.rows, models, train_ids)
@@ -828,7 +829,7 @@ async def _run(
     last_dir = attempts[best_i].run_dir
     if holdout:
         say(f"Evaluating on {len(holdout)} held-out case(s)...")
-        hres = await run_eval_async(best, eval_specs, cases=holdout, include_baseline=True, **eval_kwargs)
+        hres = await run_eval_async(best, eval_specs, replace(eval_opts, cases=holdout, include_baseline=True))
         holdout_scores = score_rows(hres.rows, hres.summary.models, {c.id for c in holdout})
         last_dir = hres.run_dir
         for s in holdout_scores:
@@ -852,16 +853,12 @@ async def _run(
     return gen
 
 
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{round(x * 100)}%"
-
-
 def format_score(s: ModelScore, prefix: str = "") -> str:
     """``60% -> 95% (+35%)`` like upskill prints it."""
     if s.lift is None:
-        return f"{prefix}with skill {_pct(s.with_skill)} ({s.n_cases} cases)"
+        return f"{prefix}with skill {pct(s.with_skill)} ({s.n_cases} cases)"
     sign = "+" if s.lift >= 0 else ""
-    return f"{prefix}{_pct(s.baseline)} -> {_pct(s.with_skill)} ({sign}{round(s.lift * 100)}%)"
+    return f"{prefix}{pct(s.baseline)} -> {pct(s.with_skill)} ({sign}{round(s.lift * 100)}%)"
 
 
 def generate_skill(task: str, options: GenerateOptions, progress: Progress | None = None) -> GenerateResult:

@@ -29,6 +29,7 @@ import yaml
 
 from upskill_hub import safeyaml
 from upskill_hub.cases import CasesError, SkillMeta, load_meta_text
+from upskill_hub.problems import Problem
 
 SKILL_FILE = "SKILL.md"
 #: Also accepted (the reference validator looks for it after SKILL.md), with a warning.
@@ -105,22 +106,6 @@ def name_problem(name: Any) -> str | None:
 def estimate_tokens(text: str) -> int:
     """A tokenizer-free estimate (about 4 characters per token for English prose and code)."""
     return (len(text) + 3) // 4
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong (or worth a warning) in a skill."""
-
-    path: str
-    field: str
-    message: str
-    severity: str = "error"  # "error" | "warning"
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.field}: {self.message}"
-
-    def to_dict(self) -> dict[str, str]:
-        return {"path": self.path, "field": self.field, "message": self.message, "severity": self.severity}
 
 
 class FrontmatterError(ValueError):

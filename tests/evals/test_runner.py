@@ -9,16 +9,23 @@ import pytest
 from _evalkit import InProcessClient
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.api import run_eval
-from upskill_hub.evals.runner import BASE_SYSTEM_PROMPT, compact_results
-from upskill_hub.evals.schema import RESULTS_FILE, RUN_FILE, SUMMARY_FILE, read_results, read_summary
+from upskill_hub.evals.api import EvalOptions, run_eval
+from upskill_hub.evals.rundir import (
+    RESULTS_FILE,
+    RUN_FILE,
+    SUMMARY_FILE,
+    compact_results,
+    read_results,
+    read_summary,
+)
+from upskill_hub.evals.runner import BASE_SYSTEM_PROMPT
 from upskill_hub.skill import require_skill
 
 
 def test_one_row_per_planned_call_and_fair_prompts(skill_dir: Path, tmp_path: Path):
     a, b = InProcessClient("toy-a"), InProcessClient("toy-b")
     seen = []
-    res = run_eval(skill_dir, [a, b], runs=2, output_dir=tmp_path / "out", on_row=seen.append, plots=False)
+    res = run_eval(skill_dir, [a, b], EvalOptions(runs=2, output_dir=tmp_path / "out", on_row=seen.append, plots=False))
     assert len(res.rows) == 2 * 2 * 3 * 2 == len(seen)
     assert len({r.key for r in res.rows}) == len(res.rows)
     on_disk = read_results(res.run_dir)
@@ -40,7 +47,7 @@ def test_one_row_per_planned_call_and_fair_prompts(skill_dir: Path, tmp_path: Pa
 
 def test_lift_from_skill_text(skill_dir: Path, tmp_path: Path):
     c = InProcessClient(answer=lambda s, u, n: '{"greeting": "BANANA"}' if "BANANA" in s else "hello")
-    res = run_eval(skill_dir, [c], output_dir=tmp_path, plots=False)
+    res = run_eval(skill_dir, [c], EvalOptions(output_dir=tmp_path, plots=False))
     by = {(x.condition): x for x in res.summary.conditions}
     assert by["baseline"].passed == 1 and by["with_skill"].passed == 3  # "plain" passes in both
     (lift,) = res.summary.lifts
@@ -49,16 +56,16 @@ def test_lift_from_skill_text(skill_dir: Path, tmp_path: Path):
 
 def test_concurrency_limit_is_respected(skill_dir: Path, tmp_path: Path):
     c = InProcessClient(latency=0.02, default_concurrency=3)
-    run_eval(skill_dir, [c], runs=4, output_dir=tmp_path, plots=False, use_cache=False)
+    run_eval(skill_dir, [c], EvalOptions(runs=4, output_dir=tmp_path, plots=False, use_cache=False))
     assert c.max_active == 3
     c2 = InProcessClient(latency=0.02)
-    run_eval(skill_dir, [c2], runs=4, output_dir=tmp_path, plots=False, use_cache=False, concurrency=7)
+    run_eval(skill_dir, [c2], EvalOptions(runs=4, output_dir=tmp_path, plots=False, use_cache=False, concurrency=7))
     assert c2.max_active == 7
 
 
 def test_errors_are_rows_not_failed_answers(skill_dir: Path, tmp_path: Path):
     c = InProcessClient(answer=lambda s, u, n: "!error" if "JSON" in u else "BANANA")
-    res = run_eval(skill_dir, [c], output_dir=tmp_path, plots=False)
+    res = run_eval(skill_dir, [c], EvalOptions(output_dir=tmp_path, plots=False))
     errs = [r for r in res.rows if r.error]
     assert len(errs) == 2 and all(r.passed is None and "HTTP 500" in r.error for r in errs)
     base = next(x for x in res.summary.conditions if x.condition == "baseline")
@@ -67,34 +74,34 @@ def test_errors_are_rows_not_failed_answers(skill_dir: Path, tmp_path: Path):
 
 def test_cache_serves_identical_rerun_and_keys_on_repeat(skill_dir: Path, tmp_path: Path):
     c = InProcessClient(answer=lambda s, u, n: f"BANANA {n}")
-    first = run_eval(skill_dir, [c], runs=2, output_dir=tmp_path / "o1", plots=False)
+    first = run_eval(skill_dir, [c], EvalOptions(runs=2, output_dir=tmp_path / "o1", plots=False))
     assert len(c.calls) == 12 and first.stats.fresh_calls == 12
     # each repeat got its own answer: repeats are never served the same cached response
     outs = {(r.condition, r.case_id): set() for r in first.rows}
     for r in first.rows:
         outs[(r.condition, r.case_id)].add(r.output)
     assert all(len(v) == 2 for v in outs.values())
-    second = run_eval(skill_dir, [c], runs=2, output_dir=tmp_path / "o2", plots=False)
+    second = run_eval(skill_dir, [c], EvalOptions(runs=2, output_dir=tmp_path / "o2", plots=False))
     assert len(c.calls) == 12 and second.stats.cached == 12
     assert all(r.cached for r in second.rows)
     assert sorted((r.key, r.output) for r in second.rows) == sorted((r.key, r.output) for r in first.rows)
     assert sum(x.cached_calls for x in second.summary.conditions) == 12
-    third = run_eval(skill_dir, [c], runs=3, output_dir=tmp_path / "o3", plots=False)
+    third = run_eval(skill_dir, [c], EvalOptions(runs=3, output_dir=tmp_path / "o3", plots=False))
     assert len(c.calls) == 18 and third.stats.cached == 12  # only repeat 2 is new
-    run_eval(skill_dir, [c], runs=1, output_dir=tmp_path / "o4", plots=False, use_cache=False)
+    run_eval(skill_dir, [c], EvalOptions(runs=1, output_dir=tmp_path / "o4", plots=False, use_cache=False))
     assert len(c.calls) == 24
 
 
 def test_errors_are_never_cached(skill_dir: Path, tmp_path: Path):
     flaky = InProcessClient(answer=lambda s, u, n: "!error" if n <= 6 else "BANANA")
-    run_eval(skill_dir, [flaky], output_dir=tmp_path, plots=False)
-    res = run_eval(skill_dir, [flaky], output_dir=tmp_path, plots=False)
+    run_eval(skill_dir, [flaky], EvalOptions(output_dir=tmp_path, plots=False))
+    res = run_eval(skill_dir, [flaky], EvalOptions(output_dir=tmp_path, plots=False))
     assert len(flaky.calls) == 12 and not any(r.error for r in res.rows)
 
 
 def test_resume_after_torn_line_and_duplicates(skill_dir: Path, tmp_path: Path):
     c = InProcessClient(answer=lambda s, u, n: "!error" if n == 1 else "BANANA")
-    res = run_eval(skill_dir, [c], runs=2, output_dir=tmp_path, plots=False, use_cache=False)
+    res = run_eval(skill_dir, [c], EvalOptions(runs=2, output_dir=tmp_path, plots=False, use_cache=False))
     path = res.run_dir / RESULTS_FILE
     lines = path.read_text().splitlines(keepends=True)
     assert len(lines) == 12
@@ -102,7 +109,7 @@ def test_resume_after_torn_line_and_duplicates(skill_dir: Path, tmp_path: Path):
     path.write_text("".join(lines[:8]) + lines[0] + lines[8][: len(lines[8]) // 2])
     (res.run_dir / SUMMARY_FILE).unlink()
     calls_before = len(c.calls)
-    again = run_eval(skill_dir, [c], runs=2, output_dir=tmp_path, plots=False, use_cache=False, resume=True)
+    again = run_eval(skill_dir, [c], EvalOptions(runs=2, output_dir=tmp_path, plots=False, use_cache=False, resume=True))
     assert again.run_dir == res.run_dir
     rows = read_results(res.run_dir)
     assert len(rows) == 12 and len({r.key for r in rows}) == 12
@@ -114,10 +121,10 @@ def test_resume_after_torn_line_and_duplicates(skill_dir: Path, tmp_path: Path):
 
 def test_resume_without_matching_run_is_a_clean_error(skill_dir: Path, tmp_path: Path):
     with pytest.raises(UpskillError, match="no run in .* matches this eval"):
-        run_eval(skill_dir, [InProcessClient()], output_dir=tmp_path, resume=True, plots=False)
-    run_eval(skill_dir, [InProcessClient()], output_dir=tmp_path, plots=False)
+        run_eval(skill_dir, [InProcessClient()], EvalOptions(output_dir=tmp_path, resume=True, plots=False))
+    run_eval(skill_dir, [InProcessClient()], EvalOptions(output_dir=tmp_path, plots=False))
     with pytest.raises(UpskillError, match="matches this eval"):
-        run_eval(skill_dir, [InProcessClient()], runs=2, output_dir=tmp_path, resume=True, plots=False)
+        run_eval(skill_dir, [InProcessClient()], EvalOptions(runs=2, output_dir=tmp_path, resume=True, plots=False))
 
 
 def test_compact_ignores_rows_outside_plan(tmp_path: Path):
@@ -129,24 +136,24 @@ def test_bad_input_fails_before_any_call_or_folder(skill_dir: Path, tmp_path: Pa
     out = tmp_path / "never"
     c = InProcessClient()
     with pytest.raises(UpskillError, match="runs"):
-        run_eval(skill_dir, [c], runs=0, output_dir=out)
+        run_eval(skill_dir, [c], EvalOptions(runs=0, output_dir=out))
     empty = tmp_path / "empty.json"
     empty.write_text('{"cases": []}')
     with pytest.raises(UpskillError, match="no test cases"):
-        run_eval(skill_dir, [c], cases=empty, output_dir=out)
+        run_eval(skill_dir, [c], EvalOptions(cases=empty, output_dir=out))
     bad = tmp_path / "bad.json"
     bad.write_text('{"cases": [{"input": "x", "assert": [{"type": "regex", "value": "(unclosed"}]}]}')
     with pytest.raises(UpskillError, match="does not compile"):
-        run_eval(skill_dir, [c], cases=bad, output_dir=out)
+        run_eval(skill_dir, [c], EvalOptions(cases=bad, output_dir=out))
     with pytest.raises(UpskillError, match="given twice"):
-        run_eval(skill_dir, [c, InProcessClient()], output_dir=out)
+        run_eval(skill_dir, [c, InProcessClient()], EvalOptions(output_dir=out))
     assert not c.calls and not out.exists()
 
 
 def test_no_baseline_and_tests_file(skill_dir: Path, tmp_path: Path):
     tests = tmp_path / "t.json"
     tests.write_text(json.dumps([{"id": "x", "input": "Say hi", "expected": {"contains": "BANANA"}}]))
-    res = run_eval(skill_dir, [InProcessClient()], cases=tests, include_baseline=False, output_dir=tmp_path / "o")
+    res = run_eval(skill_dir, [InProcessClient()], EvalOptions(cases=tests, include_baseline=False, output_dir=tmp_path / "o"))
     assert [(r.condition, r.case_id) for r in res.rows] == [("with_skill", "x")]
     assert res.summary.lifts == []
     assert {p.name for p in res.plots} == {"pass_rate.png", "tokens.png", "report.html"}
@@ -157,7 +164,7 @@ def test_run_eval_from_inside_a_running_loop(skill_dir: Path, tmp_path: Path):
     import asyncio
 
     async def main():
-        return run_eval(skill_dir, [InProcessClient()], output_dir=tmp_path, plots=False)
+        return run_eval(skill_dir, [InProcessClient()], EvalOptions(output_dir=tmp_path, plots=False))
 
     assert len(asyncio.run(main()).rows) == 6
 
@@ -173,7 +180,7 @@ def test_llm_rubric_judge_is_recorded_and_cached(tmp_path: Path):
     judge = InProcessClient("judge-m", answer=lambda s, u, n: (
         '{"pass": true, "reason": "ok"}' if "<answer>\nBANANA" in u else '{"pass": false, "reason": "no banana"}'))
     model = InProcessClient(answer=lambda s, u, n: "BANANA hi" if "BANANA" in s else "hi")
-    res = run_eval(skill, [model], judge=judge, output_dir=tmp_path / "o", plots=False)
+    res = run_eval(skill, [model], EvalOptions(judge=judge, output_dir=tmp_path / "o", plots=False))
     assert res.summary.judge_model == "test:judge-m"
     by = {(r.condition, r.case_id): r for r in res.rows}
     assert by[("with_skill", "r1")].passed and not by[("baseline", "r1")].passed
@@ -181,7 +188,7 @@ def test_llm_rubric_judge_is_recorded_and_cached(tmp_path: Path):
     assert detail["judge_model"] == "test:judge-m" and "is friendly" in detail["judge_prompt"]
     assert detail["evidence"].startswith("judge: FAIL")
     assert len(judge.calls) == 4 and res.stats.judge_calls == 4
-    again = run_eval(skill, [model], judge=judge, output_dir=tmp_path / "o", plots=False)
+    again = run_eval(skill, [model], EvalOptions(judge=judge, output_dir=tmp_path / "o", plots=False))
     assert len(judge.calls) == 4 and again.stats.judge_calls == 0  # judge answers cached too
 
 
@@ -191,18 +198,18 @@ def test_failing_judge_makes_error_rows(tmp_path: Path):
     skill = make_skill(tmp_path / "s", cases=[
         {"id": "r1", "input": "Greet me.", "assert": [{"type": "llm-rubric", "value": "friendly"}]}])
     judge = InProcessClient("judge-m", answer=lambda s, u, n: "!error")
-    res = run_eval(skill, [InProcessClient()], judge=judge, output_dir=tmp_path, plots=False)
+    res = run_eval(skill, [InProcessClient()], EvalOptions(judge=judge, output_dir=tmp_path, plots=False))
     assert all(r.error and "judge" in r.error and r.passed is None for r in res.rows)
 
 
 def test_a_run_folder_is_locked_while_written(skill_dir: Path, tmp_path: Path):
     import fcntl
 
-    from upskill_hub.evals.runner import LOCK_FILE, run_lock
+    from upskill_hub.evals.rundir import LOCK_FILE, run_lock
 
-    res = run_eval(skill_dir, [InProcessClient()], output_dir=tmp_path, plots=False)
+    res = run_eval(skill_dir, [InProcessClient()], EvalOptions(output_dir=tmp_path, plots=False))
     with run_lock(res.run_dir), pytest.raises(UpskillError, match="another upskill-hub process"):
-        run_eval(skill_dir, [InProcessClient()], output_dir=tmp_path, plots=False, resume=True)
+        run_eval(skill_dir, [InProcessClient()], EvalOptions(output_dir=tmp_path, plots=False, resume=True))
     with (res.run_dir / LOCK_FILE).open() as fh:  # released afterwards
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
@@ -213,7 +220,7 @@ def test_long_outputs_are_truncated_after_grading_and_secrets_redacted(skill_dir
     monkeypatch.setenv("OPENAI_API_KEY", "sk-" "live-abcdefghijklmnopqrstuvwxyz")
     long = "x" * (MAX_OUTPUT_CHARS + 50) + " BANANA"
     c = InProcessClient(answer=lambda s, u, n: long if "hello" in u else "key sk-" "live-abcdefghijklmnopqrstuvwxyz")
-    res = run_eval(skill_dir, [c], output_dir=tmp_path, plots=False)
+    res = run_eval(skill_dir, [c], EvalOptions(output_dir=tmp_path, plots=False))
     greet = next(r for r in res.rows if r.case_id == "greet")
     assert greet.passed and len(greet.output) == MAX_OUTPUT_CHARS  # graded on the full text
     text = (res.run_dir / RESULTS_FILE).read_text()

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from _evalkit import make_skill
 
-from upskill_hub.evals.api import run_eval
+from upskill_hub.evals.api import EvalOptions, run_eval
 from upskill_hub.evals.paired import score_p_value
+from upskill_hub.evals.rundir import RESULTS_FILE, read_results
 from upskill_hub.evals.runner import BASE_SYSTEM_PROMPT
-from upskill_hub.evals.schema import RESULTS_FILE, read_results
 from upskill_hub.models.base import Usage
 from upskill_hub.models.pricing import cost_usd
 from upskill_hub.skill import require_skill
@@ -78,7 +78,7 @@ def test_rows_tokens_lift_and_intervals_match_the_server(provider: str, skill8: 
     skill = require_skill(skill8)
     with running_llm_server(script, latency_s=0.05) as srv:
         spec, base = _spec(provider, srv)
-        res = run_eval(skill8, [spec], base_url=base, output_dir=tmp_path / "out", plots=False)
+        res = run_eval(skill8, [spec], EvalOptions(base_url=base, output_dir=tmp_path / "out", plots=False))
         reqs = srv.completion_requests
     assert len(reqs) == 2 * N_CASES and len(res.rows) == 2 * N_CASES
     assert all(r.api == provider for r in reqs)
@@ -130,8 +130,8 @@ def test_baseline_and_with_skill_requests_differ_only_by_skill_text(provider: st
     skill = require_skill(skill8)
     with running_llm_server(script) as srv:
         spec, base = _spec(provider, srv)
-        run_eval(skill8, [spec], base_url=base, output_dir=tmp_path, plots=False, use_cache=False,
-                 params={"temperature": 0.3, "max_tokens": 77, "seed": 5})
+        run_eval(skill8, [spec], EvalOptions(base_url=base, output_dir=tmp_path, plots=False, use_cache=False,
+                 params={"temperature": 0.3, "max_tokens": 77, "seed": 5}))
         reqs = srv.completion_requests
     pairs: dict[str, dict[str, object]] = {}
     for q in reqs:
@@ -179,8 +179,8 @@ def test_faults_become_error_rows_and_nothing_is_lost(provider: str, skill8: Pat
     with running_llm_server(script, faults=faults) as srv:
         spec, base = _spec(provider, srv)
         t0 = time.monotonic()
-        res = run_eval(skill8, [spec], base_url=base, output_dir=tmp_path, plots=False,
-                       timeout=0.5, max_retries=1)
+        res = run_eval(skill8, [spec], EvalOptions(base_url=base, output_dir=tmp_path, plots=False,
+                       timeout=0.5, max_retries=1))
         took = time.monotonic() - t0
         served = srv.completion_requests
         assert srv.pending_faults == 0
@@ -202,8 +202,8 @@ def test_faults_become_error_rows_and_nothing_is_lost(provider: str, skill8: Pat
         assert "failed and are excluded" in res.summary.lifts[0].note
         # resuming retries exactly the failed calls (the faults are spent now)
         before = srv.calls
-        again = run_eval(skill8, [spec], base_url=base, output_dir=tmp_path, plots=False, resume=True,
-                         timeout=0.5, max_retries=1)
+        again = run_eval(skill8, [spec], EvalOptions(base_url=base, output_dir=tmp_path, plots=False, resume=True,
+                         timeout=0.5, max_retries=1))
         assert srv.calls - before == 4
         rows = read_results(again.run_dir)
         assert len(rows) == 16 and not any(r.error for r in rows)
@@ -212,14 +212,14 @@ def test_faults_become_error_rows_and_nothing_is_lost(provider: str, skill8: Pat
 def test_identical_rerun_is_served_from_cache(skill8: Path, tmp_path: Path):
     with running_llm_server(script) as srv:
         spec, base = _spec("openai", srv)
-        first = run_eval(skill8, [spec], base_url=base, runs=2, output_dir=tmp_path / "a", plots=False)
+        first = run_eval(skill8, [spec], EvalOptions(base_url=base, runs=2, output_dir=tmp_path / "a", plots=False))
         assert srv.calls == 32
-        second = run_eval(skill8, [spec], base_url=base, runs=2, output_dir=tmp_path / "b", plots=False)
+        second = run_eval(skill8, [spec], EvalOptions(base_url=base, runs=2, output_dir=tmp_path / "b", plots=False))
         assert srv.calls == 32  # no call at all
         assert second.stats.cached == 32 and all(r.cached for r in second.rows)
         assert [c.pass_rate for c in second.summary.conditions] == [c.pass_rate for c in first.summary.conditions]
-        third = run_eval(skill8, [spec], base_url=base, runs=2, output_dir=tmp_path / "c", plots=False,
-                         use_cache=False)
+        third = run_eval(skill8, [spec], EvalOptions(base_url=base, runs=2, output_dir=tmp_path / "c", plots=False,
+                         use_cache=False))
         assert srv.calls == 64 and not any(r.cached for r in third.rows)
 
 

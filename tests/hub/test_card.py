@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from huggingface_hub import DatasetCard
 from test_push_support import make_rows, make_summary, write_skill
 
+from upskill_hub.evals.rundir import summary_from_record, summary_record
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.card import hub_license, latest_runs, render_card
 from upskill_hub.skill import load_skill
@@ -12,12 +15,11 @@ from upskill_hub.skill import load_skill
 
 def _inputs(tmp_path):
     skill = load_skill(write_skill(tmp_path)).skill
-    old = make_summary("run-old", skill, make_rows("run-old", skill), "2026-11-01T00:00:00Z").to_dict()
+    old = make_summary("run-old", skill, make_rows("run-old", skill), "2026-11-01T00:00:00Z")
     new = make_summary(
         "run-new", skill, make_rows("run-new", skill, models=("m1", "m2")), "2026-11-20T00:00:00Z"
     )
-    new = new.to_dict()
-    runs = [dr.summary_from_record(dr.run_record(dict(s, n_results=6))) for s in (old, new)]
+    runs = [summary_from_record(summary_record(replace(s, n_results=6))).to_dict() for s in (old, new)]
     return skill, [dr.skill_record(skill)], runs
 
 

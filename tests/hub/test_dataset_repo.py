@@ -9,7 +9,8 @@ import pytest
 from test_push_support import write_run, write_skill
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.schema import RESULTS_FILE, read_results, result_arrow_schema
+from upskill_hub.evals.rundir import RESULTS_FILE, read_results, result_arrow_schema
+from upskill_hub.hashing import sha256_hex
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.skill import load_skill
 
@@ -25,7 +26,7 @@ def test_skill_record_lists_every_file_with_sha256(tmp_path):
     paths = [f["path"] for f in rec["files"]]
     assert paths == sorted(skill.files)
     for f in rec["files"]:
-        assert f["sha256"] == dr.sha256_hex(skill.files[f["path"]])
+        assert f["sha256"] == sha256_hex(skill.files[f["path"]])
         assert f["size"] == len(skill.files[f["path"]])
 
 
@@ -121,11 +122,6 @@ def test_run_with_rows_from_two_runs_is_refused(tmp_path):
 def test_unsafe_run_ids_are_refused(run_id):
     with pytest.raises(UpskillError, match="invalid run id"):
         dr.check_run_id(run_id)
-
-
-def test_git_blob_sha1_matches_git():
-    # `printf 'hello\n' | git hash-object --stdin`
-    assert dr.git_blob_sha1(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"
 
 
 def test_secrets_hidden_by_json_escapes_are_masked_too(tmp_path):

@@ -14,6 +14,7 @@ from huggingface_hub import CommitOperationAdd, HfApi
 from test_push_support import folder_bytes, shipped_skill, write_skill
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.hashing import sha256_hex
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.pull import load_skills_from_hub, pull
 from upskill_hub.hub.push import push
@@ -157,7 +158,7 @@ def test_cli_pull(hub_server, hub_repo_id, tmp_path):
 def test_private_repo_needs_a_token_and_a_read_token_cannot_push(
     hub_server, hub_repo_id, tmp_path, monkeypatch
 ):
-    from upskill_hub.hub.server.testing import TEST_READ_TOKEN
+    from upskill_hub.localhub.testing import TEST_READ_TOKEN
 
     skill_dir = write_skill(tmp_path / "src")
     push([skill_dir], hub_repo_id, private=True)
@@ -231,7 +232,7 @@ def _hostile_table(tmp_path, repo_id, paths: list[str], files: dict[str, bytes] 
     record = dr.skill_record(load_skill(skill_dir).skill)
     for p in paths:
         data = (files or {}).get(p, b"data")
-        record["files"].append({"path": p, "size": len(data), "sha256": dr.sha256_hex(data)})
+        record["files"].append({"path": p, "size": len(data), "sha256": sha256_hex(data)})
     uploads = {"data/skills/tiny-skill.parquet": _table_with(record)}
     uploads.update({f"skills/tiny-skill/{p}": d for p, d in (files or {}).items()})
     _upload(repo_id, uploads)

@@ -16,7 +16,7 @@ from huggingface_hub import HfApi
 from test_push_support import folder_bytes, shipped_skill, write_run, write_skill
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.schema import read_results
+from upskill_hub.evals.rundir import read_results
 from upskill_hub.hub.push import push
 
 CLI = [sys.executable, "-c", "from upskill_hub.cli.app import main; main()"]
@@ -338,7 +338,7 @@ def test_cli_bad_input_is_one_line(hub_server, hub_repo_id, tmp_path):
 @pytest.mark.slow
 def test_push_a_run_made_by_the_real_eval_runner(hub_server, hub_repo_id, tmp_path):
     """The shipped skill, evaluated by the eval engine through the OpenAI SDK, then pushed."""
-    from upskill_hub.evals.api import run_eval
+    from upskill_hub.evals.api import EvalOptions, run_eval
     from upskill_hub.testing.llm_server import running_llm_server
 
     leaked = "hf_" + "LeakedByTheModel0123456789"
@@ -351,9 +351,11 @@ def test_push_a_run_made_by_the_real_eval_runner(hub_server, hub_repo_id, tmp_pa
         ran = run_eval(
             skill_dir,
             [f"openai-compatible:scripted-model@{srv.openai_base_url}"],
-            output_dir=tmp_path / "runs",
-            plots=False,
-            use_cache=False,
+            EvalOptions(
+                output_dir=tmp_path / "runs",
+                plots=False,
+                use_cache=False,
+            ),
         )
     before = folder_bytes(ran.run_dir)
     result = push([skill_dir], hub_repo_id, results=[ran.run_dir])

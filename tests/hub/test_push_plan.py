@@ -11,6 +11,7 @@ from huggingface_hub.hf_api import RepoFile
 from test_push_support import write_run, write_skill
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.hashing import git_blob_sha1, sha256_hex
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.push import RemoteState, build_plan, load_local
 
@@ -18,9 +19,9 @@ from upskill_hub.hub.push import RemoteState, build_plan, load_local
 def _remote_from(files: dict[str, bytes], lfs: tuple[str, ...] = (".parquet",)) -> RemoteState:
     entries = {}
     for path, data in files.items():
-        info = {"type": "file", "path": path, "size": len(data), "oid": dr.git_blob_sha1(data)}
+        info = {"type": "file", "path": path, "size": len(data), "oid": git_blob_sha1(data)}
         if path.endswith(lfs):
-            info["lfs"] = {"oid": dr.sha256_hex(data), "size": len(data), "pointerSize": 130}
+            info["lfs"] = {"oid": sha256_hex(data), "size": len(data), "pointerSize": 130}
             info["oid"] = "0" * 40  # the pointer's blob id, not the content's
         entries[path] = RepoFile(**info)
     return RemoteState(head="a" * 40, files=entries)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from kernel_helpers import error_lines, fake_variant, run_cli
 
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import HubError, UpskillError
 from upskill_hub.kernels.builders.local import build_local
 from upskill_hub.kernels.push import push_kernel
 
@@ -121,8 +121,9 @@ def test_failed_commit_leaves_no_branch(hub_server, hub_repo_id: str, built_noar
     from huggingface_hub import HfApi
 
     hub_server.inject_faults(method="POST", path_regex=r"/commit/", status=500, count=20)
-    with pytest.raises(UpskillError, match="nothing was committed"):
+    with pytest.raises(HubError, match="nothing was committed") as exc:
         push_kernel(built_noarch, hub_repo_id)
+    assert (exc.value.repo_id, exc.value.status) == (hub_repo_id, 500)
     hub_server.clear_faults()
     refs = HfApi().list_repo_refs(hub_repo_id, repo_type="kernel")
     assert "v1" not in {b.name for b in refs.branches}

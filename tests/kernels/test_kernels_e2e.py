@@ -126,7 +126,7 @@ def test_rmsnorm_build_check_push_load(hub_server, tmp_path: Path) -> None:
 
 
 def test_noarch_build_check_push_load_from_trusted_publisher(hub_server, tmp_path: Path) -> None:
-    from upskill_hub.hub.server.testing import TEST_TRUSTED_ORG
+    from upskill_hub.localhub.testing import TEST_TRUSTED_ORG
 
     project = copy_example("silu-and-mul", tmp_path)
     repo = f"{TEST_TRUSTED_ORG}/silu-and-mul"

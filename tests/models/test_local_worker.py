@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from upskill_hub.cli.app import main
-from upskill_hub.evals.schema import RESULTS_FILE
+from upskill_hub.evals.rundir import RESULTS_FILE
 from upskill_hub.models import local
 
 BACKENDS = Path(__file__).parent / "backends"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.models import create_client, preflight
+from upskill_hub.netutil import free_port
 from upskill_hub.testing.llm_server import running_llm_server
 
 
@@ -55,14 +55,8 @@ def test_key_from_environment_or_argument(no_keys: None, monkeypatch: pytest.Mon
     assert preflight("hf:a/b").provider == "hf"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_unreachable_base_url_is_named(no_keys: None) -> None:
-    url = f"http://127.0.0.1:{_free_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     start = time.perf_counter()
     with pytest.raises(UpskillError) as info:
         preflight("my-model", base_url=url, probe_timeout=1.0)

@@ -1,40 +1,13 @@
-"""The retry loop's arithmetic: Retry-After parsing, backoff bounds, what is retried."""
+"""Model calls over the shared retry loop: what is retried, the final message, the deadline."""
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import random
 
 import pytest
 
 from upskill_hub.models.base import ModelCallError
-from upskill_hub.models.retry import AttemptError, RetryPolicy, call_with_retries, parse_retry_after
-
-
-def test_parse_retry_after_forms() -> None:
-    assert parse_retry_after({"Retry-After": "3"}) == 3.0
-    assert parse_retry_after({"retry-after": "1.5"}) == 1.5
-    assert parse_retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
-    now = 1_800_000_000.0
-    date = email.utils.formatdate(now + 10, usegmt=True)
-    assert parse_retry_after({"Retry-After": date}, now=now) == pytest.approx(10.0)
-    past = email.utils.formatdate(now - 100, usegmt=True)
-    assert parse_retry_after({"Retry-After": past}, now=now) == 0.0
-    assert parse_retry_after({"Retry-After": "soon"}) is None
-    assert parse_retry_after({}) is None and parse_retry_after(None) is None
-
-
-def test_backoff_is_jittered_exponential_and_capped() -> None:
-    policy = RetryPolicy(backoff_base=0.5, backoff_cap=4.0, max_retry_after=30.0)
-    rng = random.Random(0)
-    for n in range(8):
-        ceiling = min(4.0, 0.5 * 2**n)
-        waits = [policy.backoff(n, None, rng) for _ in range(200)]
-        assert all(0 <= w <= ceiling for w in waits)
-        assert max(waits) > ceiling * 0.8  # full jitter spans the range
-    assert policy.backoff(0, 7.0, rng) == 7.0  # the server's word wins
-    assert policy.backoff(0, 3600.0, rng) == 30.0  # but a hostile header is capped
+from upskill_hub.models.retry import AttemptError, RetryPolicy, call_with_retries
 
 
 def _run(attempts: list[BaseException | str], policy: RetryPolicy) -> tuple[object, list[float], int]:

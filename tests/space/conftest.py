@@ -30,13 +30,13 @@ def llm_server() -> Iterator:
 @pytest.fixture
 def space_repo(hub_server, hub_repo_id, llm_server, tmp_path, monkeypatch) -> str:
     """A dataset repo on the local Hub with 3 skills and one eval run of 'greeting'."""
-    from upskill_hub.evals.api import run_eval
+    from upskill_hub.evals.api import EvalOptions, run_eval
     from upskill_hub.hub.push import push
 
     monkeypatch.setenv("UPSKILL_HUB_CACHE", str(tmp_path / "cache"))
     skills = make_skills(tmp_path / "skills")
     result = run_eval(
-        skills["greeting"], model_specs(llm_server), runs=1, output_dir=tmp_path / "runs", use_cache=False, plots=False
+        skills["greeting"], model_specs(llm_server), EvalOptions(runs=1, output_dir=tmp_path / "runs", use_cache=False, plots=False)
     )
     push(list(skills.values()), hub_repo_id, results=[result.run_dir])
     return hub_repo_id

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
 from upskill_hub.cases import parse_meta
+from upskill_hub.netutil import free_port  # noqa: F401  (re-exported for the Space tests)
 from upskill_hub.skill import Skill
 
 #: SKILL.md body of a hostile skill: none of this may run in a visitor's browser.
@@ -61,12 +61,6 @@ def make_skills(root: Path) -> dict[str, Path]:
 
 def model_specs(server) -> list[str]:
     return [f"openai-compatible:scripted-a@{server.url}/v1", f"openai-compatible:scripted-b@{server.url}/v1"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:

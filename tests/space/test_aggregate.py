@@ -151,3 +151,31 @@ def test_cli_and_space_give_the_same_numbers_for_the_same_rows(pattern):
     sc = agg.conditions.set_index("condition")
     for c in conds:
         assert (sc.loc[c.condition, "ci_low"], sc.loc[c.condition, "ci_high"]) == (c.ci_low, c.ci_high)
+
+
+@pytest.mark.parametrize("n", [1, 4, 10])
+def test_cli_summary_and_space_show_the_same_interval_at_0_and_100_percent(n):
+    """Baseline fails every case (0%), the skill passes every case (100%): the edges of Wilson."""
+    from rich.console import Console
+
+    from upskill_hub.evals.report import summary_table
+    from upskill_hub.evals.schema import RunSummary
+    from upskill_hub.percent import interval
+
+    rows = _result_rows({f"c{i}": ([False], [True]) for i in range(n)})
+    conds, lifts = summarize_rows(rows, ["m1"])
+    summary = RunSummary(
+        run_id="r1", timestamp="t", tool_version="0", skill_name="alpha", skill_version="v-a", models=["m1"],
+        runs_per_case=1, n_cases=n, conditions=conds, lifts=lifts,
+    )  # fmt: skip
+    console = Console(width=200, record=True)
+    console.print(summary_table(summary))
+    cli_text = console.export_text()
+    space = {r["model"]: r for r in skill_results_table(compute_aggregates(_skills(), pd.DataFrame([r.to_dict() for r in rows])), "alpha")}
+    for c in conds:
+        shown = interval(c.ci_low, c.ci_high)
+        rate_text = "0%" if c.condition == "baseline" else "100%"
+        assert c.pass_rate == (0.0 if c.condition == "baseline" else 1.0)
+        assert f"{rate_text} ({c.passed}/{c.n})" in cli_text and shown in cli_text
+        assert space["m1"][c.condition] == f"{rate_text} {shown}"
+    assert interval(*wilson_interval(n, n)).endswith(", 100%]") and interval(*wilson_interval(0, n)).startswith("[0%, ")

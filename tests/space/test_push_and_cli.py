@@ -32,7 +32,7 @@ def _run_visitor_eval(space_repo, llm_server, tmp_path, monkeypatch):
 
 
 def test_push_results_as_the_signed_in_user(space_repo, llm_server, tmp_path, monkeypatch):
-    from upskill_hub.hub.server.testing import TEST_READ_TOKEN, TEST_WRITE_TOKEN
+    from upskill_hub.localhub.testing import TEST_READ_TOKEN, TEST_WRITE_TOKEN
 
     result = _run_visitor_eval(space_repo, llm_server, tmp_path, monkeypatch)
     before = data.load_library(space_repo, token=None)

@@ -100,7 +100,7 @@ def eval_command(
     Example: [cyan]upskill-hub eval skills/hf-dataset-card --model local --runs 3[/]
     """
     from upskill_hub.cli import compare as cmp
-    from upskill_hub.evals.api import run_eval
+    from upskill_hub.evals.api import EvalOptions, run_eval
     from upskill_hub.evals.report import print_report
 
     out = printer(fmt, as_json)
@@ -135,22 +135,24 @@ def eval_command(
         result = run_eval(
             skill,
             model or ["local"],
-            runs=runs,
-            cases=tests,
-            include_baseline=not no_baseline,
-            concurrency=concurrency,
-            output_dir=output,
-            resume=resume,
-            use_cache=not no_cache,
-            cache_dir=cache_dir,
-            judge=judge,
-            base_url=base_url,
-            params={"temperature": temperature, "max_tokens": max_tokens, "seed": seed},
-            on_row=on_row,
-            on_start=on_start,
-            plots=not no_plots,
-            timeout=timeout,
-            max_retries=retries,
+            EvalOptions(
+                runs=runs,
+                cases=tests,
+                include_baseline=not no_baseline,
+                concurrency=concurrency,
+                output_dir=output,
+                resume=resume,
+                use_cache=not no_cache,
+                cache_dir=cache_dir,
+                judge=judge,
+                base_url=base_url,
+                params={"temperature": temperature, "max_tokens": max_tokens, "seed": seed},
+                on_row=on_row,
+                on_start=on_start,
+                plots=not no_plots,
+                timeout=timeout,
+                max_retries=retries,
+            ),
         )
     finally:
         if task is not None:
@@ -236,8 +238,7 @@ def runs_command(
             err_console.print(f"No runs in {directory}.", highlight=False)
         return
 
-    def pct(x: float | None) -> str:
-        return "–" if x is None else f"{x * 100:.0f}%"
+    from upskill_hub.percent import pct
 
     t = Table(title=f"Eval runs in {directory}", caption="pass rates; lift in points [95% CI]; status: done or calls done/planned (--resume)")
     t.add_column("run (time-skill-id)", overflow="fold", min_width=17)

@@ -13,6 +13,7 @@ import typer
 
 from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli.output import make_console
+from upskill_hub.percent import pct
 
 err_console = make_console(stderr=True)
 
@@ -24,10 +25,6 @@ def _bar(x: float | None) -> str:
         return "░" * _BAR
     n = round(x * _BAR)
     return "█" * n + "░" * (_BAR - n)
-
-
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{round(x * 100)}%"
 
 
 class _EvalBar:
@@ -78,9 +75,9 @@ def _render(result) -> None:  # noqa: ANN001 - GenerateResult
     for s in best.scores:
         err_console.print()
         err_console.print(f"  [bold]{s.model}[/] — train cases ({result.n_train}), attempt {best.number}")
-        err_console.print(f"  baseline   {_bar(s.baseline)}  {_pct(s.baseline)}")
+        err_console.print(f"  baseline   {_bar(s.baseline)}  {pct(s.baseline)}")
         lift = f"  ({'+' if (s.lift or 0) >= 0 else ''}{round(s.lift * 100)}%)" if s.lift is not None else ""
-        err_console.print(f"  with skill {_bar(s.with_skill)}  {_pct(s.with_skill)}{lift}")
+        err_console.print(f"  with skill {_bar(s.with_skill)}  {pct(s.with_skill)}{lift}")
     if result.holdout is not None:
         for s in result.holdout:
             lift = (
@@ -88,7 +85,7 @@ def _render(result) -> None:  # noqa: ANN001 - GenerateResult
             )
             err_console.print(
                 f"  held-out ({result.n_holdout} case(s), never shown to the teacher): "
-                f"{_pct(s.baseline)} -> {_pct(s.with_skill)}{lift}"
+                f"{pct(s.baseline)} -> {pct(s.with_skill)}{lift}"
             )
     else:
         err_console.print("  held-out: none (too few test cases to hold any out)")

@@ -69,7 +69,7 @@ def serve(
     from rich.console import Console
 
     from upskill_hub.errors import UpskillError
-    from upskill_hub.hub.server.app import ServerConfig, create_app
+    from upskill_hub.localhub.app import ServerConfig, create_app
 
     err = Console(stderr=True, highlight=False)
     root = (root or user_data_path("upskill-hub") / "hub-server").expanduser()
@@ -79,7 +79,7 @@ def serve(
         raise UpskillError(f"cannot use --root {root}: {exc.strerror}") from None
     if not 0 < port < 65536:
         raise UpskillError(f"--port must be between 1 and 65535, got {port}")
-    from upskill_hub.hub.server.tokens import collect
+    from upskill_hub.localhub.tokens import collect
 
     if token or read_token:
         err.print("[yellow]Tokens on the command line are visible in `ps`: prefer --token-file or "

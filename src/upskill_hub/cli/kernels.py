@@ -80,7 +80,7 @@ def check(
     The last line is the one verdict: a ✓ line when everything passed, an Error line otherwise.
     """
     from upskill_hub.kernels.check import check_project, has_errors
-    from upskill_hub.skill import Problem
+    from upskill_hub.problems import Problem
 
     out = printer(fmt, as_json)
     as_json = not out.human  # agent and quiet are for programs too: no compiler chatter

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,26 +19,45 @@ from typing import Any
 
 from upskill_hub import __version__
 from upskill_hub.cases import Case, CasesError, load_cases_file
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import PathError, UpskillError
+from upskill_hub.evals import rundir
 from upskill_hub.evals.assertions import needs_judge
 from upskill_hub.evals.cache import ResponseCache, default_cache_dir
-from upskill_hub.evals.runner import (
-    EvalPlan,
-    ExecStats,
-    Runner,
-    compact_results,
-    conditions_for,
-    find_resumable,
-    new_run_id,
-    run_lock,
-    write_json_atomic,
-)
-from upskill_hub.evals.schema import RUN_FILE, SUMMARY_FILE, ResultRow, RunSummary
+from upskill_hub.evals.runner import EvalPlan, ExecStats, Runner, conditions_for, new_run_id
+from upskill_hub.evals.schema import ResultRow, RunSummary
 from upskill_hub.evals.stats import summarize_rows
 from upskill_hub.models.base import GenerationParams, ModelClient
 from upskill_hub.skill import Skill, require_skill
+from upskill_hub.timestamps import utc_now
 
 DEFAULT_OUTPUT = Path("upskill-runs")
+
+
+@dataclass
+class EvalOptions:
+    """How to run an eval (everything but the skill and the models); see :func:`run_eval_async`.
+
+    One typed object instead of sixteen keyword arguments: the CLI, the Space, ``generate``
+    and the demo build it, a typo in a field name is an error at once, and a caller that
+    runs several evals (``generate``'s refine loop) changes one field with ``replace``.
+    """
+
+    runs: int = 1
+    cases: str | Path | Sequence[Case] | None = None
+    include_baseline: bool = True
+    concurrency: int | None = None
+    output_dir: str | Path = DEFAULT_OUTPUT
+    resume: bool = False
+    use_cache: bool = True
+    cache_dir: str | Path | None = None
+    judge: str | ModelClient | None = None
+    base_url: str | None = None
+    params: GenerationParams | dict[str, Any] | None = None
+    on_row: Callable[[ResultRow], None] | None = None
+    on_start: Callable[[int, int], None] | None = None
+    plots: bool = True
+    timeout: float = 60.0
+    max_retries: int = 4
 
 
 @dataclass
@@ -66,10 +84,8 @@ def resolve_cases(skill: Skill, cases: str | Path | Sequence[Case] | None) -> li
         try:
             return list(load_cases_file(cases).cases)
         except CasesError as exc:
-            if "tests file" in exc.message:
-                raise UpskillError(str(exc)) from None
-            where = "" if exc.field.startswith(str(cases)) else f"{cases}: "
-            raise UpskillError(f"tests file {where}{exc}") from None
+            inside = None if exc.field == str(Path(cases)) else exc.field
+            raise PathError(cases, exc.message, kind="tests file", field=inside) from None
     found = list(cases)
     if not found:
         raise UpskillError("no test cases given")
@@ -154,23 +170,7 @@ def _label(c: ModelClient) -> str:
 async def run_eval_async(
     skill: Skill | str | Path,
     model_specs: Sequence[str | ModelClient] = ("local",),
-    *,
-    runs: int = 1,
-    cases: str | Path | Sequence[Case] | None = None,
-    include_baseline: bool = True,
-    concurrency: int | None = None,
-    output_dir: str | Path = DEFAULT_OUTPUT,
-    resume: bool = False,
-    use_cache: bool = True,
-    cache_dir: str | Path | None = None,
-    judge: str | ModelClient | None = None,
-    base_url: str | None = None,
-    params: GenerationParams | dict[str, Any] | None = None,
-    on_row: Callable[[ResultRow], None] | None = None,
-    on_start: Callable[[int, int], None] | None = None,
-    plots: bool = True,
-    timeout: float = 60.0,
-    max_retries: int = 4,
+    options: EvalOptions | None = None,
 ) -> RunResult:
     """Run ``skill``'s cases on every model, with and without the skill; see :func:`run_eval`.
 
@@ -178,20 +178,25 @@ async def run_eval_async(
         skill: a :class:`Skill` or the path of a skill folder.
         model_specs: model specs (``"local"``, ``"haiku"``, ``"openai:gpt-4.1-mini"``, ...) or
             ready :class:`ModelClient` objects (not closed here: they belong to the caller).
-        runs: repeats of every case per model and condition.
-        cases: a tests file, a list of :class:`Case`, or ``None`` for the skill's own cases.
-        include_baseline: also run without the skill (needed for the lift).
-        concurrency: concurrent calls per model (default: each client's ``default_concurrency``).
-        output_dir: folder receiving the run folder ``<run_id>/``.
-        resume: finish the latest run in ``output_dir`` with the same plan instead.
-        use_cache / cache_dir: the shared response cache (see :mod:`.cache`).
-        judge: model spec or client grading ``llm-rubric`` (default: the first model).
-        base_url: OpenAI-compatible endpoint for the model specs.
-        params: :class:`GenerationParams` or a dict (temperature, max_tokens, seed, ...).
-        on_start(total, already_done) / on_row(row): progress hooks (called on the loop thread).
-        plots: write PNG/HTML plots into the run folder.
-        timeout / max_retries: per-attempt timeout and retries of each provider call.
+        options: an :class:`EvalOptions`:
+
+            * runs: repeats of every case per model and condition.
+            * cases: a tests file, a list of :class:`Case`, or ``None`` for the skill's own cases.
+            * include_baseline: also run without the skill (needed for the lift).
+            * concurrency: concurrent calls per model (default: each client's ``default_concurrency``).
+            * output_dir: folder receiving the run folder ``<run_id>/``.
+            * resume: finish the latest run in ``output_dir`` with the same plan instead.
+            * use_cache / cache_dir: the shared response cache (see :mod:`.cache`).
+            * judge: model spec or client grading ``llm-rubric`` (default: the first model).
+            * base_url: OpenAI-compatible endpoint for the model specs.
+            * params: :class:`GenerationParams` or a dict (temperature, max_tokens, seed, ...).
+            * on_start(total, already_done) / on_row(row): progress hooks (called on the loop thread).
+            * plots: write PNG/HTML plots into the run folder.
+            * timeout / max_retries: per-attempt timeout and retries of each provider call.
     """
+    o = options or EvalOptions()
+    runs, concurrency, judge, base_url = o.runs, o.concurrency, o.judge, o.base_url
+    timeout, max_retries, on_start = o.timeout, o.max_retries, o.on_start
     if isinstance(skill, (str, Path)):
         skill = require_skill(skill)
     if runs < 1:
@@ -200,9 +205,9 @@ async def run_eval_async(
         raise UpskillError(f"--concurrency must be at least 1, got {concurrency}")
     if not model_specs:
         model_specs = ("local",)
-    the_cases = resolve_cases(skill, cases)
-    gen = _make_params(params)
-    output = Path(output_dir)
+    the_cases = resolve_cases(skill, o.cases)
+    gen = _make_params(o.params)
+    output = Path(o.output_dir)
 
     clients = _clients_for(model_specs, base_url, timeout=timeout, max_retries=max_retries)
     judges: dict[str | None, ModelClient] = {}
@@ -235,7 +240,7 @@ async def run_eval_async(
             clients=clients,
             cases=the_cases,
             runs=runs,
-            conditions=conditions_for(include_baseline),
+            conditions=conditions_for(o.include_baseline),
             params=gen,
             judge_label=judge_label,
         )
@@ -244,19 +249,20 @@ async def run_eval_async(
         for c in clients:
             prices.price(c.provider, c.model)
         done: list[ResultRow] = []
-        if resume:
-            found = find_resumable(output, plan.fingerprint())
+        if o.resume:
+            found = rundir.find_resumable(output, plan.fingerprint())
             if found is None:
                 raise UpskillError(
                     f"no run in {output} matches this eval (same skill version, models, cases, runs and "
                     "parameters); run without --resume to start one"
                 )
             run_dir = found
-            stored = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
-            plan.run_id = stored["run_id"]
-            plan.created = stored.get("created", plan.created)
-            lock.enter_context(run_lock(run_dir))
-            done = compact_results(run_dir, {c.key for c in plan.calls()})
+            stored = rundir.read_plan(run_dir)
+            assert stored is not None  # find_resumable only returns folders with a plan
+            plan.run_id = stored.run_id
+            plan.created = stored.created or plan.created
+            lock.enter_context(rundir.run_lock(run_dir))
+            done = rundir.compact_results(run_dir, {c.key for c in plan.calls()})
         else:
             plan.run_id = new_run_id(skill.name)
             run_dir = output / plan.run_id
@@ -264,21 +270,23 @@ async def run_eval_async(
                 run_dir.mkdir(parents=True, exist_ok=False)
             except OSError as exc:
                 raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
-            lock.enter_context(run_lock(run_dir))
-            write_json_atomic(run_dir / RUN_FILE, plan.to_json())
+            lock.enter_context(rundir.run_lock(run_dir))
+            rundir.write_plan(run_dir, plan.record())
 
-        cache = ResponseCache(cache_dir or default_cache_dir()) if use_cache else None
+        cache = ResponseCache(o.cache_dir or default_cache_dir()) if o.use_cache else None
         runner = Runner(
-            plan, run_dir, concurrency=concurrency, cache=cache, judges=judges, cost_fn=prices, on_row=on_row
+            plan, run_dir, concurrency=concurrency, cache=cache, judges=judges, cost_fn=prices, on_row=o.on_row
         )
         if on_start is not None:
             on_start(len(plan.calls()), len(done))
         rows = await runner.execute(done)
+        # Every row is in memory now: write the results shard, so push need not parse the JSON.
+        rundir.write_results_parquet(run_dir, runner.written)
 
         summary = build_summary(plan, rows)
-        write_json_atomic(run_dir / SUMMARY_FILE, summary.to_dict())
+        rundir.write_summary(run_dir, summary)
         written: list[Path] = []
-        if plots:
+        if o.plots:
             from upskill_hub.evals.plots import write_plots
 
             written = write_plots(run_dir, summary)
@@ -293,8 +301,6 @@ async def run_eval_async(
 def build_summary(plan: EvalPlan, rows: list[ResultRow]) -> RunSummary:
     models = [c.model for c in plan.clients]
     conds, lifts = summarize_rows(rows, models)
-    from upskill_hub.evals.runner import utc_now
-
     return RunSummary(
         run_id=plan.run_id,
         timestamp=utc_now(),
@@ -308,16 +314,21 @@ def build_summary(plan: EvalPlan, rows: list[ResultRow]) -> RunSummary:
         lifts=lifts,
         judge_model=plan.judge_label,
         params=plan.params.to_json(),
+        n_results=len(rows),
     )
 
 
-def run_eval(skill: Skill | str | Path, model_specs: Sequence[str | ModelClient] = ("local",), **kwargs: Any) -> RunResult:
+def run_eval(
+    skill: Skill | str | Path,
+    model_specs: Sequence[str | ModelClient] = ("local",),
+    options: EvalOptions | None = None,
+) -> RunResult:
     """Run an eval synchronously; see :func:`run_eval_async` for the arguments.
 
     Safe from any thread: with no running loop it uses ``asyncio.run``; called from inside
     a running loop (a Gradio handler, a notebook) it runs in a fresh worker thread.
     """
-    coro_fn = lambda: run_eval_async(skill, model_specs, **kwargs)  # noqa: E731
+    coro_fn = lambda: run_eval_async(skill, model_specs, options)  # noqa: E731
     try:
         asyncio.get_running_loop()
     except RuntimeError:

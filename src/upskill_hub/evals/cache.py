@@ -13,13 +13,14 @@ leave a half-written entry that is later read as valid (a corrupt file is just a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
+from upskill_hub.fsutil import write_json_atomic
 from upskill_hub.models.base import Completion, GenerationParams, Message, Usage
 
 CACHE_ENV = "UPSKILL_HUB_CACHE"
@@ -103,15 +104,5 @@ class ResponseCache:
             "finish_reason": comp.finish_reason,
             "model": comp.model,
         }
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(data, fh, ensure_ascii=False)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            write_json_atomic(path, data, indent=None, fsync=False)

@@ -13,14 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from upskill_hub.evals.schema import RUN_FILE, RunSummary, read_results, read_summary
+from upskill_hub.errors import UpskillError
+from upskill_hub.evals import rundir
+from upskill_hub.evals.schema import RunPlan, RunSummary
 from upskill_hub.evals.stats import summarize_rows
 
 
 @dataclass
 class RunInfo:
     run_dir: Path
-    plan: dict[str, Any]
+    plan: RunPlan
     summary: RunSummary
     done: int
     planned: int
@@ -34,30 +36,36 @@ class RunInfo:
 def load_run(run_dir: Path) -> RunInfo | None:
     """Read one run folder; ``None`` if it is not a run folder."""
     try:
-        plan = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        plan = rundir.read_plan(run_dir)
+    except UpskillError:
         return None
-    rows = read_results(run_dir)
-    planned = int(plan.get("planned_calls", 0))
+    if plan is None:
+        return None
+    try:
+        summary = rundir.read_summary(run_dir)
+    except UpskillError:  # a damaged summary: the rows still tell what the run found
+        summary = None
+    rows = rundir.read_results(run_dir)
+    planned = int(plan.planned_calls)
     done = len({r.key for r in rows})
-    summary = read_summary(run_dir)
     complete = summary is not None and done >= planned
     if summary is None:
-        models = [m["model"] for m in plan.get("models", [])]
+        models = [m.model for m in plan.models]
         conds, lifts = summarize_rows(rows, models)
         summary = RunSummary(
-            run_id=plan.get("run_id", run_dir.name),
-            timestamp=plan.get("created", ""),
-            tool_version=plan.get("tool_version", ""),
-            skill_name=plan.get("skill_name", ""),
-            skill_version=plan.get("skill_version", ""),
+            run_id=plan.run_id or run_dir.name,
+            timestamp=plan.created,
+            tool_version=plan.tool_version,
+            skill_name=plan.skill_name,
+            skill_version=plan.skill_version,
             models=models,
-            runs_per_case=int(plan.get("runs", 1)),
-            n_cases=len(plan.get("case_ids", [])),
+            runs_per_case=int(plan.runs),
+            n_cases=len(plan.case_ids),
             conditions=conds,
             lifts=lifts,
-            judge_model=plan.get("judge"),
-            params=json.dumps(plan.get("params", {}), sort_keys=True),
+            judge_model=plan.judge,
+            params=json.dumps(plan.params, sort_keys=True),
+            n_results=len(rows),
         )
     return RunInfo(run_dir, plan, summary, done, planned, complete)
 
@@ -65,9 +73,9 @@ def load_run(run_dir: Path) -> RunInfo | None:
 def list_runs(root: str | Path) -> list[RunInfo]:
     """Run folders directly under ``root`` (or ``root`` itself), oldest first."""
     root = Path(root)
-    candidates = [root] if (root / RUN_FILE).is_file() else sorted(p for p in root.iterdir() if p.is_dir())
+    candidates = [root] if (root / rundir.RUN_FILE).is_file() else sorted(p for p in root.iterdir() if p.is_dir())
     infos = [i for i in (load_run(p) for p in candidates) if i is not None]
-    return sorted(infos, key=lambda i: str(i.plan.get("created", "")))
+    return sorted(infos, key=lambda i: str(i.plan.created))
 
 
 CSV_COLUMNS = [
@@ -88,7 +96,7 @@ def comparison_rows(infos: list[RunInfo]) -> list[dict[str, Any]]:
             out.append(
                 {
                     "run_id": s.run_id,
-                    "created": info.plan.get("created", ""),
+                    "created": info.plan.created,
                     "status": info.status,
                     "skill_name": s.skill_name,
                     "skill_version": s.skill_version,

@@ -17,6 +17,7 @@ import numpy as np
 
 from upskill_hub.evals.schema import RunSummary
 from upskill_hub.evals.stats import error_bars
+from upskill_hub.percent import points, rate
 
 PASS_RATE_PNG = "pass_rate.png"
 TOKENS_PNG = "tokens.png"
@@ -99,23 +100,19 @@ def plot_tokens(summary: RunSummary, path: Path) -> Path:
     return path
 
 
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{x * 100:.0f}%"
-
-
 def render_html(summary: RunSummary, images: list[Path]) -> str:
     e = html.escape
     rows = []
     for c in summary.conditions:
         rows.append(
             f"<tr><td>{e(c.model)}</td><td>{e(c.condition)}</td><td>{c.passed}/{c.n}</td>"
-            f"<td>{_pct(c.pass_rate)} [{_pct(c.ci_low)}, {_pct(c.ci_high)}]</td>"
+            f"<td>{rate(c.pass_rate, c.ci_low, c.ci_high)}</td>"
             f"<td>{'' if c.mean_total_tokens is None else f'{c.mean_total_tokens:.0f}'}</td>"
             f"<td>{c.errors}</td><td>{c.cached_calls}</td></tr>"
         )
     lifts = []
     for x in summary.lifts:
-        lift = "–" if x.lift is None else f"{x.lift * 100:+.0f} pts [{x.ci_low * 100:+.0f}, {x.ci_high * 100:+.0f}]"
+        lift = points(x.lift, x.ci_low, x.ci_high)
         p = "–" if x.p_value is None else f"{x.p_value:.3g}"
         lifts.append(
             f"<tr><td>{e(x.model)}</td><td>{lift}</td><td>{p}</td><td>{x.n_cases}</td>"

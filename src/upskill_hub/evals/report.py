@@ -10,18 +10,15 @@ from rich.table import Table
 from rich.text import Text
 
 from upskill_hub.evals.schema import ConditionStats, LiftStats, RunSummary
+from upskill_hub.percent import interval, pct
 
 BAR_WIDTH = 30
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{x * 100:.0f}%"
 
 
 def _rate_cell(c: ConditionStats | None) -> str:
     if c is None or c.pass_rate is None:
         return "–"
-    return f"{_pct(c.pass_rate)} ({c.passed}/{c.n})\n[{_pct(c.ci_low)}–{_pct(c.ci_high)}]"
+    return f"{pct(c.pass_rate)} ({c.passed}/{c.n})\n{interval(c.ci_low, c.ci_high)}"
 
 
 def _lift_cell(x: LiftStats | None) -> Text:
@@ -93,7 +90,7 @@ def bars(summary: RunSummary) -> Group:
             line = Text(f"  {cond.replace('_', ' '):<11}")
             line.append("█" * n, style=style)
             line.append("░" * (BAR_WIDTH - n), style="grey23")
-            line.append(f" {_pct(c.pass_rate)}")
+            line.append(f" {pct(c.pass_rate)}")
             lines.append(line)
     return Group(*lines)
 

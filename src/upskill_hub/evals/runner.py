@@ -6,9 +6,10 @@ A run is ``models x conditions x cases x repeats`` calls. Design points:
   parameters; the with-skill system prompt is the base plus the skill text, nothing else.
 * **Concurrency**: each model gets its own limit (``concurrency`` or the client's
   ``default_concurrency``); a slow or rate-limited provider does not hold up another.
-* **Durability**: a finished call is appended to ``results.jsonl`` at once by a writer
-  thread (write + flush + fsync, grouped when many finish together) so the event loop
-  never blocks on the disk and a killed run loses at most the calls still in flight.
+* **Durability**: a finished call is appended to ``results.jsonl`` at once by the
+  :class:`~upskill_hub.evals.rundir.ResultsWriter` thread (write + flush + fsync, grouped
+  when many finish together) so the event loop never blocks on the disk and a killed run
+  loses at most the calls still in flight.
 * **Resume**: the plan is stored in ``run.json`` with a fingerprint; resuming rewrites
   ``results.jsonl`` keeping the first answered row per planned call (dropping a torn last
   line, duplicates and error rows, which are retried), then runs only what is missing.
@@ -25,32 +26,23 @@ import collections
 import contextlib
 import hashlib
 import json
-import os
-import queue
 import secrets
-import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from upskill_hub import __version__
 from upskill_hub.cases import Case
-from upskill_hub.errors import UpskillError
 from upskill_hub.evals.assertions import JudgeError, evaluate_case
 from upskill_hub.evals.cache import ResponseCache, cache_key
-from upskill_hub.evals.schema import (
-    CONDITIONS,
-    RESULTS_FILE,
-    RUN_FILE,
-    ResultRow,
-    read_results,
-)
+from upskill_hub.evals.rundir import ResultsWriter
+from upskill_hub.evals.schema import CONDITIONS, PlannedModel, ResultRow, RunPlan
 from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ModelClient
 from upskill_hub.redact import redact
+from upskill_hub.timestamps import utc_now
 
 #: The one system prompt both conditions share. With the skill, the skill text follows it.
 BASE_SYSTEM_PROMPT = (
@@ -69,10 +61,6 @@ def system_prompt(condition: str, skill_text: str) -> str:
     if condition == "with_skill":
         return BASE_SYSTEM_PROMPT + "\n" + skill_text
     raise ValueError(f"unknown condition {condition!r}")
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def new_run_id(skill_name: str) -> str:
@@ -135,128 +123,24 @@ class EvalPlan:
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "created": self.created,
-            "tool_version": __version__,
-            "skill_name": self.skill_name,
-            "skill_version": self.skill_version,
-            "models": [{"provider": c.provider, "model": c.model, "endpoint": c.endpoint} for c in self.clients],
-            "conditions": list(self.conditions),
-            "runs": self.runs,
-            "case_ids": [c.id for c in self.cases],
-            "params": self.params.to_dict(),
-            "judge": self.judge_label,
-            "base_system_prompt": BASE_SYSTEM_PROMPT,
-            "fingerprint": self.fingerprint(),
-            "planned_calls": len(self.calls()),
-        }
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to ``path`` via a temp file + fsync + rename (never a half-written file)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-_ROW_FIELDS = tuple(f.name for f in fields(ResultRow))
-
-
-def _row_line(row: ResultRow) -> str:
-    # Flat fields only, so a plain getattr dict is enough (dataclasses.asdict deep-copies:
-    # measurably slower at hundreds of rows per second).
-    return json.dumps({k: getattr(row, k) for k in _ROW_FIELDS}, ensure_ascii=False) + "\n"
-
-
-class ResultsWriter:
-    """Appends rows to ``results.jsonl`` from a background thread: write, flush, fsync.
-
-    Rows that finish together are written with one fsync (group commit), which keeps a
-    run at 32+ concurrent calls from being limited by the disk while still making each
-    row durable milliseconds after its call ended.
-    """
-
-    _STOP = object()
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fh = path.open("a", encoding="utf-8")
-        self._q: queue.Queue[Any] = queue.Queue()
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._loop, name="results-writer", daemon=True)
-        self._thread.start()
-
-    def write(self, row: ResultRow) -> None:
-        if self._error is not None:
-            raise self._error
-        self._q.put(_row_line(row))
-
-    def _loop(self) -> None:
-        stop = False
-        while not stop:
-            batch = [self._q.get()]
-            while True:
-                try:
-                    batch.append(self._q.get_nowait())
-                except queue.Empty:
-                    break
-            lines = []
-            for item in batch:
-                if item is self._STOP:
-                    stop = True
-                elif callable(item):
-                    item()
-                else:
-                    lines.append(item)
-            if lines:
-                try:
-                    self._fh.write("".join(lines))
-                    self._fh.flush()
-                    os.fsync(self._fh.fileno())
-                except OSError as exc:  # disk full etc.: surface it to the run
-                    self._error = exc
-        self._fh.close()
-
-    def submit(self, fn: Callable[[], None]) -> None:
-        """Run ``fn`` on the writer thread (used for cache writes, off the event loop)."""
-        self._q.put(fn)
-
-    def close(self) -> None:
-        self._q.put(self._STOP)
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-
-
-def compact_results(run_dir: Path, planned: set[tuple[str, str, str, int]]) -> list[ResultRow]:
-    """Keep the first answered row per planned call; rewrite the file atomically.
-
-    Drops a torn last line (a killed writer), duplicates, rows not in the plan and error
-    rows (so resuming retries failed calls). Returns the rows kept.
-    """
-    kept: dict[tuple[str, str, str, int], ResultRow] = {}
-    for row in read_results(run_dir):
-        if row.key in planned and row.error is None and row.key not in kept:
-            kept[row.key] = row
-    rows = list(kept.values())
-    path = run_dir / RESULTS_FILE
-    fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=".tmp-", suffix=".jsonl")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.writelines(_row_line(r) for r in rows)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    return rows
+    def record(self) -> RunPlan:
+        """What ``run.json`` keeps of this plan (clients and case texts are not stored)."""
+        return RunPlan(
+            run_id=self.run_id,
+            created=self.created,
+            tool_version=__version__,
+            skill_name=self.skill_name,
+            skill_version=self.skill_version,
+            models=[PlannedModel(c.provider, c.model, c.endpoint) for c in self.clients],
+            conditions=list(self.conditions),
+            runs=self.runs,
+            case_ids=[c.id for c in self.cases],
+            params=self.params.to_dict(),
+            judge=self.judge_label,
+            base_system_prompt=BASE_SYSTEM_PROMPT,
+            fingerprint=self.fingerprint(),
+            planned_calls=len(self.calls()),
+        )
 
 
 @dataclass
@@ -298,6 +182,8 @@ class Runner:
         self._params_dict = plan.params.to_dict()
         self._systems = {c: system_prompt(c, plan.skill_text) for c in plan.conditions}
         self._writer: ResultsWriter | None = None
+        #: The run's rows in ``results.jsonl``'s order, once :meth:`execute` finished.
+        self.written: list[ResultRow] = []
 
     def _sem(self, client: ModelClient) -> asyncio.Semaphore:
         sem = self._sems.get(id(client))
@@ -443,7 +329,7 @@ class Runner:
         for c in todo:
             queues.setdefault(id(c.client), collections.deque()).append(c)
         new_rows: list[ResultRow] = []
-        self._writer = ResultsWriter(self.run_dir / RESULTS_FILE)
+        self._writer = ResultsWriter(self.run_dir)
         try:
             tasks = [
                 asyncio.ensure_future(self._worker(q, new_rows))
@@ -460,54 +346,10 @@ class Runner:
                 raise
         finally:
             self._writer.close()
+        # results.jsonl holds the kept rows, then the new ones in the order they finished.
+        self.written = [*done, *new_rows]
         order = {c.key: i for i, c in enumerate(calls)}
         return sorted([*done, *new_rows], key=lambda r: order[r.key])
-
-
-LOCK_FILE = ".lock"
-
-
-@contextlib.contextmanager
-def run_lock(run_dir: Path) -> Iterator[None]:
-    """Hold an exclusive lock on a run folder, so two processes never append to one run.
-
-    ``flock`` is released by the OS when its process dies, so a killed run never leaves a
-    stale lock behind (on systems without ``fcntl`` no lock is taken).
-    """
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        yield
-        return
-    fh = (run_dir / LOCK_FILE).open("w")
-    try:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise UpskillError(f"run {run_dir} is being written by another upskill-hub process") from None
-        yield
-    finally:
-        fh.close()
-
-
-def find_resumable(output_dir: Path, fingerprint: str) -> Path | None:
-    """The most recent run folder under ``output_dir`` whose plan has ``fingerprint``."""
-    best: tuple[str, Path] | None = None
-    if not output_dir.is_dir():
-        return None
-    for d in output_dir.iterdir():
-        f = d / RUN_FILE
-        if not f.is_file():
-            continue
-        try:
-            data = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if data.get("fingerprint") == fingerprint:
-            created = str(data.get("created", ""))
-            if best is None or created > best[0]:
-                best = (created, d)
-    return best[1] if best else None
 
 
 def conditions_for(include_baseline: bool) -> tuple[str, ...]:

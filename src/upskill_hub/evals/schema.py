@@ -1,29 +1,29 @@
-"""The shape of eval results, shared by the runner, reports, the Hub dataset and the Space.
+"""The types of an eval run: its plan, its rows and its summary (their I/O is in :mod:`.rundir`).
 
-On disk a run is a folder ``<output>/<run_id>/`` holding:
+Types here, reading and writing in :mod:`upskill_hub.evals.rundir` (the split inspect_ai
+uses for its logs): the runner, push, pull, the Space and ``runs`` all share these
+classes, and the Hub's parquet columns are derived from them, so a column is declared once.
 
-* ``run.json``       the plan: run id, skill name/version, models, conditions, runs, params;
-* ``results.jsonl``  one :class:`ResultRow` per line, appended as each call finishes;
-* ``summary.json``   the :class:`RunSummary` (written when the run ends);
-* plots (``pass_rate.png``, ``tokens.png``, ``report.html``).
-
-Column names here are the column names of the ``results`` and ``runs`` configs on the Hub.
 Nested data (generation parameters, assertion details) is stored as JSON text so the
-parquet schema stays flat and the dataset viewer shows it.
+parquet schema stays flat and the dataset viewer shows it. Integer fields are 32-bit in
+parquet unless their metadata says :data:`INT64` (token counts can exceed 2**31 in sums).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
 from typing import Any
 
 CONDITIONS = ("baseline", "with_skill")
 
-RUN_FILE = "run.json"
-RESULTS_FILE = "results.jsonl"
-SUMMARY_FILE = "summary.json"
+#: Field metadata: store this integer as a 64-bit parquet column (the default is 32-bit).
+INT64 = {"arrow": "int64"}
+
+
+def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` limited to ``cls``'s fields: files written by newer versions still load."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
 
 
 @dataclass
@@ -46,9 +46,9 @@ class ResultRow:
     assertions_total: int
     assertion_details: str  # JSON text: [{"type", "passed", "evidence", ...}]
     output: str
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cached_tokens: int | None = None
+    input_tokens: int | None = field(default=None, metadata=INT64)
+    output_tokens: int | None = field(default=None, metadata=INT64)
+    cached_tokens: int | None = field(default=None, metadata=INT64)
     latency_s: float | None = None
     cost_usd: float | None = None
     error: str | None = None
@@ -66,43 +66,7 @@ class ResultRow:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ResultRow:
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
-
-
-def result_arrow_schema():  # -> pyarrow.Schema
-    """Arrow schema of the ``results`` table (one column per :class:`ResultRow` field)."""
-    import pyarrow as pa
-
-    return pa.schema(
-        [
-            ("run_id", pa.string()),
-            ("timestamp", pa.string()),
-            ("tool_version", pa.string()),
-            ("skill_name", pa.string()),
-            ("skill_version", pa.string()),
-            ("model", pa.string()),
-            ("provider", pa.string()),
-            ("params", pa.string()),
-            ("condition", pa.string()),
-            ("case_id", pa.string()),
-            ("repeat", pa.int32()),
-            ("passed", pa.bool_()),
-            ("assertions_passed", pa.int32()),
-            ("assertions_total", pa.int32()),
-            ("assertion_details", pa.string()),
-            ("output", pa.string()),
-            ("input_tokens", pa.int64()),
-            ("output_tokens", pa.int64()),
-            ("cached_tokens", pa.int64()),
-            ("latency_s", pa.float64()),
-            ("cost_usd", pa.float64()),
-            ("error", pa.string()),
-            ("cached", pa.bool_()),
-            ("split", pa.string()),
-            ("finish_reason", pa.string()),
-        ]
-    )
+        return cls(**_known(cls, data))
 
 
 @dataclass
@@ -155,11 +119,12 @@ class RunSummary:
     models: list[str]
     runs_per_case: int
     n_cases: int
-    conditions: list[ConditionStats]
-    lifts: list[LiftStats]
     judge_model: str | None = None
     params: str = "{}"
     holdout: dict[str, Any] | None = None
+    n_results: int | None = field(default=None, metadata=INT64)
+    conditions: list[ConditionStats] = field(default_factory=list)
+    lifts: list[LiftStats] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -167,32 +132,50 @@ class RunSummary:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSummary:
         d = dict(data)
-        d["conditions"] = [ConditionStats(**c) for c in d.get("conditions", [])]
-        d["lifts"] = [LiftStats(**x) for x in d.get("lifts", [])]
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        d["conditions"] = [ConditionStats(**_known(ConditionStats, c)) for c in d.get("conditions") or []]
+        d["lifts"] = [LiftStats(**_known(LiftStats, x)) for x in d.get("lifts") or []]
+        return cls(**_known(cls, d))
 
 
-def read_results(run_dir: str | Path) -> list[ResultRow]:
-    """Rows of a run folder; a torn last line (from a killed run) is ignored."""
-    path = Path(run_dir) / RESULTS_FILE
-    rows: list[ResultRow] = []
-    if not path.exists():
-        return rows
-    with path.open("r", encoding="utf-8") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                rows.append(ResultRow.from_dict(json.loads(line)))
-            except (json.JSONDecodeError, TypeError):
-                continue
-    return rows
+@dataclass
+class PlannedModel:
+    """One model of a run's plan, as ``run.json`` records it."""
+
+    provider: str
+    model: str
+    endpoint: str | None = None
 
 
-def read_summary(run_dir: str | Path) -> RunSummary | None:
-    path = Path(run_dir) / SUMMARY_FILE
-    if not path.exists():
-        return None
-    return RunSummary.from_dict(json.loads(path.read_text(encoding="utf-8")))
+@dataclass
+class RunPlan:
+    """``run.json``: what a run set out to do; its fingerprint finds it again for ``--resume``."""
+
+    run_id: str = ""
+    created: str = ""
+    tool_version: str = ""
+    skill_name: str = ""
+    skill_version: str = ""
+    models: list[PlannedModel] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    runs: int = 1
+    case_ids: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    judge: str | None = None
+    base_system_prompt: str = ""
+    fingerprint: str = ""
+    planned_calls: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunPlan:
+        d = _known(cls, data)
+        # A bare model name (hand-written or older plans) is a model of unknown provider.
+        d["models"] = [
+            PlannedModel("", m) if isinstance(m, str) else PlannedModel(**_known(PlannedModel, m))
+            for m in d.get("models") or []
+        ]
+        return cls(**d)
+
+

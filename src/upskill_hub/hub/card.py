@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from upskill_hub.hub.dataset_repo import CONFIG_GLOBS
+from upskill_hub.percent import pct, points
 
 TAGS = ["agent-skills", "upskill-hub"]
 
@@ -30,24 +31,16 @@ def hub_license(licenses: list[str | None]) -> str | list[str]:
     return mapped[0] if len(mapped) == 1 else mapped
 
 
-def _pct(rate: float | None) -> str:
-    return "–" if rate is None else f"{100 * rate:.0f}%"
-
-
 def _cond_cell(c: dict[str, Any] | None) -> str:
     if not c:
         return "–"
-    return f"{_pct(c.get('pass_rate'))} ({c.get('passed', 0)}/{c.get('n', 0)})"
+    return f"{pct(c.get('pass_rate'))} ({c.get('passed', 0)}/{c.get('n', 0)})"
 
 
 def _lift_cell(lift: dict[str, Any] | None) -> str:
     if not lift or lift.get("lift") is None:
         return "–"
-    text = f"{100 * lift['lift']:+.0f} pts"
-    lo, hi = lift.get("ci_low"), lift.get("ci_high")
-    if lo is not None and hi is not None:
-        text += f" [{100 * lo:+.0f}, {100 * hi:+.0f}]"
-    return text
+    return points(lift["lift"], lift.get("ci_low"), lift.get("ci_high"))
 
 
 def _tokens_cell(base: dict[str, Any] | None, skill: dict[str, Any] | None) -> str:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import HubError, UpskillError
 from upskill_hub.redact import redact
 
 REPO_TYPE = "dataset"
@@ -60,7 +60,7 @@ def _first_line(exc: BaseException) -> str:
 
 @contextmanager
 def hub_errors(repo_id: str, *, action: str) -> Iterator[None]:
-    """Turn Hub client exceptions raised inside the block into one-line ``UpskillError`` s."""
+    """Turn Hub client exceptions raised inside the block into :class:`HubError` s (one line each)."""
     from huggingface_hub.errors import (
         GatedRepoError,
         HfHubHTTPError,
@@ -70,38 +70,37 @@ def hub_errors(repo_id: str, *, action: str) -> Iterator[None]:
         RevisionNotFoundError,
     )
 
+    def fail(problem: str, status: int | None = None) -> HubError:
+        return HubError(repo_id, problem, action=action, status=status)
+
     try:
         yield
     except UpskillError:
         raise
-    except GatedRepoError:
-        raise UpskillError(f"cannot {action} {repo_id}: it is gated and your token has no access") from None
-    except RepositoryNotFoundError:
-        raise UpskillError(
-            f"cannot {action} {repo_id}: dataset repo not found "
-            "(or it is private and your token cannot see it)"
+    except GatedRepoError as exc:
+        raise fail("it is gated and your token has no access", http_status(exc)) from None
+    except RepositoryNotFoundError as exc:
+        raise fail(
+            "dataset repo not found (or it is private and your token cannot see it)", http_status(exc)
         ) from None
-    except RevisionNotFoundError:
-        raise UpskillError(f"cannot {action} {repo_id}: revision not found") from None
+    except RevisionNotFoundError as exc:
+        raise fail("revision not found", http_status(exc)) from None
     except RemoteEntryNotFoundError as exc:
-        raise UpskillError(
-            f"cannot {action} {repo_id}: a file is missing ({redact(_first_line(exc))})"
-        ) from None
+        raise fail(f"a file is missing ({redact(_first_line(exc))})", http_status(exc)) from None
     except HfHubHTTPError as exc:
         status = http_status(exc)
         if status in (401, 403):
-            raise UpskillError(
-                f"cannot {action} {repo_id}: the Hub refused your token (HTTP {status}); "
-                "check that it is a write token with access to this namespace"
+            raise fail(
+                f"the Hub refused your token (HTTP {status}); "
+                "check that it is a write token with access to this namespace",
+                status,
             ) from None
-        raise UpskillError(f"cannot {action} {repo_id}: {redact(_first_line(exc))}") from None
+        raise fail(redact(_first_line(exc)), status) from None
     except OfflineModeIsEnabled:
-        raise UpskillError(f"cannot {action} {repo_id}: HF_HUB_OFFLINE is set") from None
+        raise fail("HF_HUB_OFFLINE is set") from None
     except (ConnectionError, TimeoutError) as exc:  # socket-level failures
-        raise UpskillError(f"cannot {action} {repo_id}: cannot reach the Hub ({redact(_first_line(exc))})") from None
+        raise fail(f"cannot reach the Hub ({redact(_first_line(exc))})") from None
     except Exception as exc:
         if type(exc).__module__.split(".")[0] in ("httpx2", "httpx", "httpcore"):
-            raise UpskillError(
-                f"cannot {action} {repo_id}: cannot reach the Hub ({redact(_first_line(exc))})"
-            ) from None
+            raise fail(f"cannot reach the Hub ({redact(_first_line(exc))})") from None
         raise

@@ -17,7 +17,6 @@ file holding something token-shaped is refused instead.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import re
@@ -25,7 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import PathError, UpskillError
+from upskill_hub.evals import rundir
+from upskill_hub.evals.schema import RunPlan, RunSummary
+from upskill_hub.hashing import sha256_hex
 from upskill_hub.redact import redact
 from upskill_hub.skill import Skill
 
@@ -43,9 +45,6 @@ CONFIG_GLOBS = {
 }
 
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
-
-#: Rows per parquet row group: small enough for the dataset viewer to page through.
-ROW_GROUP_SIZE = 10_000
 
 
 def skill_dir_path(name: str) -> str:
@@ -71,19 +70,6 @@ def check_run_id(run_id: Any) -> str:
     return run_id
 
 
-# --------------------------------------------------------------------------- hashing
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def git_blob_sha1(data: bytes) -> str:
-    """The git object id of a file (what the Hub reports as ``oid`` for non-LFS files)."""
-    h = hashlib.sha1()
-    h.update(b"blob " + str(len(data)).encode() + b"\0")
-    h.update(data)
-    return h.hexdigest()
-
-
 # --------------------------------------------------------------------------- schemas
 def skills_arrow_schema():  # -> pyarrow.Schema
     """Schema of the ``skills`` table: one row per skill, files listed with their sha256."""
@@ -107,88 +93,11 @@ def skills_arrow_schema():  # -> pyarrow.Schema
     )
 
 
-def _condition_struct():
-    import pyarrow as pa
-
-    return pa.struct(
-        [
-            ("model", pa.string()),
-            ("condition", pa.string()),
-            ("n", pa.int32()),
-            ("passed", pa.int32()),
-            ("errors", pa.int32()),
-            ("pass_rate", pa.float64()),
-            ("ci_low", pa.float64()),
-            ("ci_high", pa.float64()),
-            ("mean_assertions", pa.float64()),
-            ("mean_input_tokens", pa.float64()),
-            ("mean_output_tokens", pa.float64()),
-            ("mean_total_tokens", pa.float64()),
-            ("mean_latency_s", pa.float64()),
-            ("total_cost_usd", pa.float64()),
-            ("pass_at_k", pa.string()),  # JSON text {"1": 0.5, ...}
-            ("cached_calls", pa.int32()),
-        ]
-    )
-
-
-def _lift_struct():
-    import pyarrow as pa
-
-    return pa.struct(
-        [
-            ("model", pa.string()),
-            ("lift", pa.float64()),
-            ("ci_low", pa.float64()),
-            ("ci_high", pa.float64()),
-            ("p_value", pa.float64()),
-            ("n_cases", pa.int32()),
-            ("method", pa.string()),
-            ("token_savings", pa.float64()),
-            ("conclusive", pa.bool_()),
-            ("note", pa.string()),
-        ]
-    )
-
-
-def runs_arrow_schema():  # -> pyarrow.Schema
-    """Schema of the ``runs`` table: one row per eval run (its :class:`RunSummary`)."""
-    import pyarrow as pa
-
-    return pa.schema(
-        [
-            ("run_id", pa.string()),
-            ("timestamp", pa.string()),
-            ("tool_version", pa.string()),
-            ("skill_name", pa.string()),
-            ("skill_version", pa.string()),
-            ("models", pa.list_(pa.string())),
-            ("runs_per_case", pa.int32()),
-            ("n_cases", pa.int32()),
-            ("judge_model", pa.string()),
-            ("params", pa.string()),  # JSON text
-            ("holdout", pa.string()),  # JSON text or null
-            ("n_results", pa.int64()),
-            ("conditions", pa.list_(_condition_struct())),
-            ("lifts", pa.list_(_lift_struct())),
-        ]
-    )
-
-
 def parquet_bytes(rows: list[dict[str, Any]], schema) -> bytes:
     """Deterministic parquet bytes for ``rows`` under ``schema`` (same rows -> same bytes)."""
     import pyarrow as pa
 
-    return table_parquet_bytes(pa.Table.from_pylist(rows, schema=schema))
-
-
-def table_parquet_bytes(table) -> bytes:
-    """Deterministic parquet bytes of an Arrow table (same table, same bytes)."""
-    import pyarrow.parquet as pq
-
-    buf = io.BytesIO()
-    pq.write_table(table, buf, compression="zstd", row_group_size=ROW_GROUP_SIZE, write_statistics=True)
-    return buf.getvalue()
+    return rundir.table_parquet_bytes(pa.Table.from_pylist(rows, schema=schema))
 
 
 def read_parquet_rows(data: bytes) -> list[dict[str, Any]]:
@@ -204,22 +113,27 @@ def find_secret(text: str) -> bool:
     return redact(text) != text
 
 
-def _redact_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, list):
-        return [_redact_value(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _redact_value(v) for k, v in value.items()}
-    return value
-
-
 _BOMS = (
     (b"\xff\xfe\x00\x00", "utf-32-le"),
     (b"\x00\x00\xfe\xff", "utf-32-be"),
     (b"\xff\xfe", "utf-16-le"),
     (b"\xfe\xff", "utf-16-be"),
 )
+
+
+def redact_summary(summary: RunSummary) -> RunSummary:
+    """``summary`` with :func:`redact` applied to every text in it (notes, params, model names)."""
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact(value)
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        return value
+
+    return RunSummary.from_dict(clean(summary.to_dict()))
 
 
 def decoded_texts(data: bytes) -> list[str]:
@@ -297,163 +211,100 @@ class RunBundle:
 
     run_id: str
     path: Path
-    summary: dict[str, Any] | None = None
+    summary: RunSummary | None = None
     _results: Any = None  # pyarrow.Table once loaded
+    _shard: bytes | None = None  # the runner's parquet of exactly these rows, when usable
+    _n_rows: int | None = None  # set once the rows are checked
+
+    def prepare(self) -> None:
+        """Check the rows once (one run id, secrets masked), reading as little as possible.
+
+        The runner's ``results.parquet`` is used when it is current: if one regex pass
+        over ``results.jsonl``'s raw bytes finds nothing to mask, its bytes are uploaded as
+        they are and only its ``run_id`` column is read. Otherwise the rows are loaded
+        (from the shard, or by parsing the JSON for runs made before runs wrote it) and
+        masked cell by cell.
+        """
+        if self._n_rows is not None:
+            return
+        import pyarrow.parquet as pq
+
+        raw = rundir.read_results_raw(self.path)
+        shard = rundir.read_results_shard(self.path, raw)
+        if shard is not None and not rundir.may_hold_secret(raw):
+            self._shard = shard
+            ids = pq.read_table(io.BytesIO(shard), columns=["run_id"]).column("run_id")
+            n_rows = pq.read_metadata(io.BytesIO(shard)).num_rows
+        else:
+            table = rundir.redact_table(pq.read_table(io.BytesIO(shard))) if shard else self._parse_jsonl(raw)
+            self._results, ids, n_rows = table, table.column("run_id"), table.num_rows
+        found = set(_distinct(ids))
+        if found - {self.run_id}:
+            others = ", ".join(sorted(map(str, found | {self.run_id})))
+            raise PathError(self.path, f"rows belong to several runs ({others})")
+        self._n_rows = n_rows
+        if self.summary is not None:
+            self.summary.n_results = n_rows
 
     def load_results(self):  # -> pyarrow.Table
         """The run's rows (checked to belong to this run, secrets masked), read once."""
+        self.prepare()
         if self._results is None:
-            from concurrent.futures import ThreadPoolExecutor
+            import pyarrow.parquet as pq
 
-            import pyarrow.compute as pc
-
-            data = _results_buffer(self.path)
-            # The secret pre-scan and the JSON parse both run in Arrow's C++ without the GIL:
-            # overlap them.
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                may_hold = pool.submit(_may_hold_secret, data)
-                table = _read_results_table(self.path, data)
-                needs_redaction = may_hold.result()
-            ids = set(pc.unique(table.column("run_id")).to_pylist())
-            if ids - {self.run_id}:
-                others = ", ".join(sorted(map(str, ids | {self.run_id})))
-                raise UpskillError(f"{self.path}: rows belong to several runs ({others})")
-            self._results = redact_table(table) if needs_redaction else table
-            if self.summary is not None:
-                self.summary["n_results"] = self._results.num_rows
+            self._results = pq.read_table(io.BytesIO(self._shard))
         return self._results
 
     @property
+    def uses_runner_shard(self) -> bool:
+        """True when push uploads the runner's ``results.parquet`` bytes unchanged."""
+        self.prepare()
+        return self._shard is not None
+
+    def _parse_jsonl(self, data):  # -> pyarrow.Table
+        from concurrent.futures import ThreadPoolExecutor
+
+        # The secret pre-scan and the JSON parse both run in Arrow's C++ without the GIL:
+        # overlap them.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            may_hold = pool.submit(rundir.may_hold_secret, data)
+            table = rundir.read_results_table(self.path, data)
+            needs_redaction = may_hold.result()
+        return rundir.redact_table(table) if needs_redaction else table
+
+    @property
     def n_results(self) -> int:
-        return self.load_results().num_rows
+        self.prepare()
+        assert self._n_rows is not None
+        return self._n_rows
 
     @property
     def skill_name(self) -> str | None:
         if self.summary:
-            return self.summary.get("skill_name")
+            return self.summary.skill_name
         table = self.load_results()
         return table.column("skill_name")[0].as_py() if table.num_rows else None
 
 
-def _results_buffer(root: Path):  # -> pyarrow.Buffer | None
-    """The raw bytes of ``results.jsonl``, read once for both parsing and the secret scan."""
-    import pyarrow as pa
-
-    from upskill_hub.evals.schema import RESULTS_FILE
-
-    path = root / RESULTS_FILE
-    if not path.is_file() or path.stat().st_size == 0:
-        return None
-    try:
-        # Zero-copy: the returned buffer keeps the mapping alive for as long as it is used.
-        return pa.memory_map(str(path), "r").read_buffer()
-    except OSError as exc:
-        raise UpskillError(f"{path}: cannot be read ({exc})") from None
-
-
-def _read_results_table(root: Path, data=None):  # -> pyarrow.Table
-    """``results.jsonl`` (or its bytes ``data``) as an Arrow table.
-
-    Arrow's JSON reader handles 100,000 rows in a second or two; a file it cannot read
-    (typically a torn last line left by a killed run) goes through ``read_results``, which
-    skips such lines.
-    """
-    import pyarrow as pa
-    import pyarrow.json as pj
-
-    from upskill_hub.evals.schema import read_results, result_arrow_schema
-
-    schema = result_arrow_schema()
-    data = data if data is not None else _results_buffer(root)
-    if data is None:
-        return schema.empty_table()
-    try:
-        table = pj.read_json(
-            pa.BufferReader(data),
-            parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
-        )
-        if table.schema != schema:
-            table = table.select(schema.names).cast(schema)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        rows = [r.to_dict() for r in read_results(root)]
-        table = pa.Table.from_pylist([{k: r.get(k) for k in schema.names} for r in rows], schema=schema)
-    return table
-
-
-#: Literal text every token-shaped match of :func:`redact` contains (its patterns start so).
-_TOKEN_MARKERS = ("hf_", "sk-")
-#: A JSON escape of an ASCII character (``\\u0068`` for ``h``) could hide a marker from a
-#: scan of the raw file; Python's ``json`` only writes these for control characters.
-_ASCII_ESCAPE = r"\\u00[0-7]"
-
-
-def _may_hold_secret(raw) -> bool:
-    """False only when the raw ``results.jsonl`` bytes certainly hold nothing to mask.
-
-    One RE2 pass over the raw bytes (Arrow's regex kernel, no Python loop) lets the common
-    case, a run with no token-shaped text at all, skip the per-cell scan entirely.
-    """
-    import pyarrow as pa
+def _distinct(column) -> list[Any]:
+    """Distinct values of an Arrow column."""
     import pyarrow.compute as pc
 
-    from upskill_hub.redact import secret_values
-
-    if raw is None:
-        return False
-    offsets = pa.array([0, raw.size], type=pa.int64()).buffers()[1]
-    whole = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, raw])
-    needles = [re.escape(m) for m in _TOKEN_MARKERS] + ["(?i:bearer)", _ASCII_ESCAPE]
-    for value in secret_values():
-        needles += [re.escape(value), re.escape(json.dumps(value)[1:-1])]
-    return bool(pc.match_substring_regex(whole, "|".join(needles))[0].as_py())
+    return pc.unique(column).to_pylist()
 
 
-def redact_table(table):  # -> pyarrow.Table
-    """``table`` with :func:`redact` applied to every string cell that could hold a secret.
-
-    A cell can only change under ``redact`` if it contains a known secret value or one of
-    the literal starts of its patterns (``hf_``, ``sk-``, ``bearer``). Such cells are found
-    with one vectorised search per string column; only they go through ``redact`` itself.
-    The result equals redacting every cell, at a small fraction of the cost on
-    100,000-row runs.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from upskill_hub.redact import secret_values
-
-    if table.num_rows == 0:
-        return table
-    needles = "|".join([re.escape(m) for m in (*_TOKEN_MARKERS, *secret_values())] + ["(?i:bearer)"])
-    columns = list(table.columns)
-    for i, fld in enumerate(table.schema):
-        if not pa.types.is_string(fld.type):
-            continue
-        hit = pc.fill_null(pc.match_substring_regex(columns[i], needles), False)
-        rows = pc.indices_nonzero(hit).to_pylist()
-        if not rows:
-            continue
-        values = columns[i].to_pylist()
-        for r in rows:
-            values[r] = redact(values[r])
-        columns[i] = pa.chunked_array([pa.array(values, type=fld.type)])
-    return pa.Table.from_arrays(columns, schema=table.schema)
-
-
-def _run_id_of(root: Path, plan: dict[str, Any], summary: Any) -> str:
+def _run_id_of(root: Path, plan: RunPlan | None, summary: RunSummary | None) -> str:
     """The run id named by ``run.json`` / ``summary.json`` (or, failing both, by the rows)."""
     ids = set()
-    if plan.get("run_id"):
-        ids.add(plan["run_id"])
+    if plan is not None and plan.run_id:
+        ids.add(plan.run_id)
     if summary is not None:
         ids.add(summary.run_id)
     if not ids:
-        import pyarrow.compute as pc
-
-        ids = set(pc.unique(_read_results_table(root).column("run_id")).to_pylist())
+        ids = set(_distinct(rundir.read_results_table(root).column("run_id")))
     if len(ids) != 1:
         shown = ", ".join(sorted(map(str, ids))) or "none"
-        raise UpskillError(f"{root}: cannot tell which run this is (run ids: {shown})")
+        raise PathError(root, f"cannot tell which run this is (run ids: {shown})")
     return check_run_id(ids.pop())
 
 
@@ -464,86 +315,35 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     that belong to another run. With ``rows=False`` the result rows are read later, when
     first needed. The folder itself is only read, never changed.
     """
-    from upskill_hub.evals.schema import RESULTS_FILE, RUN_FILE, SUMMARY_FILE, read_summary
-
+    files = (rundir.RUN_FILE, rundir.RESULTS_FILE, rundir.SUMMARY_FILE)
     root = Path(path)
     if not root.is_dir():
-        raise UpskillError(f"run folder {root} does not exist")
-    if not any((root / f).is_file() for f in (RUN_FILE, RESULTS_FILE, SUMMARY_FILE)):
-        raise UpskillError(
-            f"{root} is not an eval run folder (no {RUN_FILE}, {RESULTS_FILE} or {SUMMARY_FILE})"
-        )
-    plan: dict[str, Any] = {}
-    if (root / RUN_FILE).is_file():
-        try:
-            plan = json.loads((root / RUN_FILE).read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
-            raise UpskillError(f"{root / RUN_FILE}: cannot be read as JSON ({exc})") from None
-        if not isinstance(plan, dict):
-            raise UpskillError(f"{root / RUN_FILE}: expected a JSON object")
-    try:
-        summary = read_summary(root)
-    except (json.JSONDecodeError, TypeError, KeyError, UnicodeDecodeError, AttributeError, OSError) as exc:
-        raise UpskillError(f"{root / SUMMARY_FILE}: not a valid run summary ({exc})") from None
-    has_rows = (root / RESULTS_FILE).is_file() and (root / RESULTS_FILE).stat().st_size > 0
-    if not has_rows and summary is None:
-        raise UpskillError(
-            f"{root}: the run has no results yet ({RESULTS_FILE} is empty and no {SUMMARY_FILE})"
-        )
+        raise PathError(root, "does not exist", kind="run folder")
+    if not any((root / f).is_file() for f in files):
+        raise PathError(root, f"not an eval run folder (no {', '.join(files[:2])} or {files[2]})")
+    plan = rundir.read_plan(root)
+    summary = rundir.read_summary(root)
+    if not rundir.has_results(root) and summary is None:
+        raise PathError(root, f"the run has no results yet ({rundir.RESULTS_FILE} is empty and no {rundir.SUMMARY_FILE})")
     run_id = _run_id_of(root, plan, summary)
-    bundle = RunBundle(
-        run_id=run_id, path=root, summary=_redact_value(summary.to_dict()) if summary else None
-    )
+    bundle = RunBundle(run_id=run_id, path=root, summary=redact_summary(summary) if summary else None)
     if rows:
-        bundle.load_results()
+        bundle.prepare()
     return bundle
 
 
 def results_table_bytes(bundle: RunBundle) -> bytes | None:
     """Parquet bytes of the run's ``results`` shard (``None`` when it has no rows)."""
-    table = bundle.load_results()
-    if not table.num_rows:
+    if not bundle.n_results:
         return None
-    return table_parquet_bytes(table)
-
-
-def run_record(summary: dict[str, Any]) -> dict[str, Any]:
-    """The ``runs`` table row of a (redacted) :class:`RunSummary` dict."""
-    conds = []
-    for c in summary.get("conditions", []):
-        c = dict(c)
-        c["pass_at_k"] = json.dumps(c.get("pass_at_k") or {}, sort_keys=True)
-        conds.append(c)
-    holdout = summary.get("holdout")
-    return {
-        "run_id": summary["run_id"],
-        "timestamp": summary.get("timestamp"),
-        "tool_version": summary.get("tool_version"),
-        "skill_name": summary.get("skill_name"),
-        "skill_version": summary.get("skill_version"),
-        "models": list(summary.get("models", [])),
-        "runs_per_case": summary.get("runs_per_case"),
-        "n_cases": summary.get("n_cases"),
-        "judge_model": summary.get("judge_model"),
-        "params": summary.get("params") or "{}",
-        "holdout": json.dumps(holdout, sort_keys=True) if holdout is not None else None,
-        "n_results": summary.get("n_results"),
-        "conditions": conds,
-        "lifts": [dict(x) for x in summary.get("lifts", [])],
-    }
+    if bundle.uses_runner_shard:
+        return bundle._shard
+    return rundir.table_parquet_bytes(bundle.load_results())
 
 
 def runs_table_bytes(bundle: RunBundle) -> bytes | None:
     """Parquet bytes of the run's ``runs`` shard (``None`` without a summary)."""
     if bundle.summary is None:
         return None
-    bundle.load_results()  # sets n_results
-    return parquet_bytes([run_record(bundle.summary)], runs_arrow_schema())
-
-
-def summary_from_record(row: dict[str, Any]) -> dict[str, Any]:
-    """Turn a ``runs`` row read back from parquet into the dict shape the card uses."""
-    out = dict(row)
-    out["conditions"] = [dict(c) for c in row.get("conditions") or []]
-    out["lifts"] = [dict(x) for x in row.get("lifts") or []]
-    return out
+    bundle.prepare()  # sets n_results
+    return parquet_bytes([rundir.summary_record(bundle.summary)], rundir.runs_arrow_schema())

@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.evals import rundir
 from upskill_hub.fsutil import atomic_replace_dir, check_relpath
+from upskill_hub.hashing import sha256_hex
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, hub_errors, make_api
 from upskill_hub.skill import Skill, load_skill, name_problem
@@ -188,7 +190,7 @@ def _load(
                     repo_id, f"{dr.skill_dir_path(name)}/{rel}", repo_type=REPO_TYPE, revision=head
                 )
                 data = Path(local).read_bytes()
-                if len(data) != f.get("size") or dr.sha256_hex(data) != f["sha256"]:
+                if len(data) != f.get("size") or sha256_hex(data) != f["sha256"]:
                     raise _refuse(repo_id, f"{dr.skill_dir_path(name) + '/' + rel!r} does not match its recorded sha256")
                 files[rel] = data
             skills.append(_validated_skill(repo_id, name, files, rows[name]))
@@ -225,6 +227,52 @@ def _same_folder(folder: Path, files: dict[str, bytes]) -> bool:
         return False
     res = load_skill(folder)
     return res.skill is not None and res.skill.files == files and not res.errors
+
+
+def pull_run(
+    repo_id: str, run_id: str, *, out_dir: str | Path, revision: str | None = None, token: str | None = None
+) -> Path:
+    """Write the pushed run ``run_id`` of ``repo_id`` back as a run folder ``out_dir/<run_id>/``.
+
+    The ``results`` and ``runs`` shards become ``results.jsonl`` and ``summary.json`` through
+    :mod:`upskill_hub.evals.rundir`, so ``runs`` and the report read a
+    pulled run exactly like one made here. The folder is replaced atomically.
+    """
+    import pyarrow.parquet as pq
+    from huggingface_hub.errors import EntryNotFoundError
+
+    from upskill_hub.hub.credentials import find_token
+
+    check_repo_id(repo_id)
+    dr.check_run_id(run_id)
+    api = make_api(token or find_token())
+
+    def fetch(path: str) -> Path | None:
+        try:
+            return Path(api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=revision))
+        except EntryNotFoundError:
+            return None
+
+    with hub_errors(repo_id, action="read runs from"):
+        results, summary = fetch(dr.results_path(run_id)), fetch(dr.runs_path(run_id))
+    if results is None and summary is None:
+        raise UpskillError(f"no run {run_id!r} in {repo_id}")
+    try:
+        rows = rundir.rows_from_table(pq.read_table(results)) if results else []
+        summaries = [rundir.summary_from_record(r) for r in pq.read_table(summary).to_pylist()] if summary else []
+    except (ValueError, TypeError, OSError) as exc:  # ArrowInvalid is a ValueError
+        raise _refuse(repo_id, f"run {run_id!r} cannot be read ({exc})") from None
+    if any(r.run_id != run_id for r in rows) or any(s.run_id != run_id for s in summaries):
+        raise _refuse(repo_id, f"the shards of run {run_id!r} hold rows of another run")
+
+    def fill(folder: Path) -> None:
+        rundir.write_results(folder, rows)
+        if summaries:
+            rundir.write_summary(folder, summaries[0])
+
+    target = Path(out_dir) / run_id
+    atomic_replace_dir(target, fill)
+    return target
 
 
 def pull(

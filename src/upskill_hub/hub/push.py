@@ -21,19 +21,20 @@ both the repo (no commit) and the local results as they were: just push again.
 
 from __future__ import annotations
 
-import random
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import HubError, UpskillError
+from upskill_hub.evals import rundir
+from upskill_hub.hashing import git_blob_sha1, sha256_hex
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.card import render_card
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_errors, make_api, repo_url
 from upskill_hub.hub.marketplace import MARKETPLACE_PATH, marketplace_bytes
 from upskill_hub.redact import redact
+from upskill_hub.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
 from upskill_hub.skill import Skill, require_skill
 
 #: Answers after which a commit is re-planned and retried.
@@ -146,8 +147,8 @@ def remote_matches(remote_file: Any, data: bytes) -> bool:
     if remote_file is None or remote_file.size != len(data):
         return False
     if remote_file.lfs is not None:
-        return remote_file.lfs.sha256 == dr.sha256_hex(data)
-    return remote_file.blob_id == dr.git_blob_sha1(data)
+        return remote_file.lfs.sha256 == sha256_hex(data)
+    return remote_file.blob_id == git_blob_sha1(data)
 
 
 class RemoteTables:
@@ -190,6 +191,17 @@ class RemoteTables:
 
 
 # --------------------------------------------------------------------------- planning
+def _card_runs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``runs`` rows as the card reads them; a row another tool wrote badly is left out."""
+    out = []
+    for row in rows:
+        try:
+            out.append(rundir.summary_from_record(row).to_dict())
+        except (TypeError, ValueError, AttributeError):
+            continue
+    return out
+
+
 def build_plan(
     repo_id: str,
     remote: RemoteState,
@@ -247,13 +259,13 @@ def build_plan(
             summary = dr.runs_table_bytes(run)
             if summary is not None:
                 want(path, summary)
-                local_run_rows.append(dr.run_record(run.summary))
+                local_run_rows.append(rundir.summary_record(run.summary))
 
     pushed_tables = {dr.skill_table_path(s.name) for s in skills}
     skill_rows = fetch_rows(dr.SKILLS_TABLE_DIR, pushed_tables) + local_skill_rows
     run_rows = fetch_rows(dr.RUNS_TABLE_DIR, set()) + local_run_rows
     card = render_card(
-        repo_id, skill_rows, [dr.summary_from_record(r) for r in run_rows], has_results=has_results
+        repo_id, skill_rows, _card_runs(run_rows), has_results=has_results
     )
     want(dr.CARD_PATH, card.encode("utf-8"))
     want(MARKETPLACE_PATH, marketplace_bytes(repo_id, skill_rows))  # so `hf skills` & co. can install
@@ -270,23 +282,6 @@ def default_message(skills: list[Skill], runs: list[dr.RunBundle]) -> str:
     return (
         text if len(text) <= 200 else f"Push {len(skills)} skill(s) and {len(runs)} run(s) with upskill-hub"
     )
-
-
-def _retry_delay(attempt: int, exc: BaseException | None) -> float:
-    """Exponential backoff with jitter; a server's ``Retry-After`` wins when it is given."""
-    response = getattr(exc, "response", None)
-    header = None
-    if response is not None:
-        try:
-            header = response.headers.get("Retry-After")
-        except Exception:
-            header = None
-    if header:
-        try:
-            return min(float(header), 30.0)
-        except ValueError:
-            pass
-    return min(0.25 * 2 ** (attempt - 1), 8.0) * (0.5 + random.random())
 
 
 def _is_transport_error(exc: BaseException) -> bool:
@@ -338,7 +333,7 @@ def push(
         needs_summary_shard = run.summary is not None and dr.runs_path(run.run_id) not in existing
         if dr.results_path(run.run_id) not in existing or needs_summary_shard:
             status(f"Reading run {run.run_id}")
-            run.load_results()
+            run.prepare()
 
     url = repo_url(api.endpoint, repo_id)
     if known is None:  # a new repo, or a new branch of an existing one
@@ -352,20 +347,15 @@ def push(
         repo_id=repo_id, url=url, changes=[], skills=[s.name for s in skills], runs=[r.run_id for r in runs]
     )
     uncertain = False  # a previous attempt may have landed despite its error answer
-    for attempt in range(1, max_attempts + 1):
-        result.attempts = attempt
+
+    def attempt(n: int) -> PushResult:
+        result.attempts = n
         with hub_errors(repo_id, action="push to"):
             status("Comparing with the repo")
             # The first plan can use the state read above: parent_commit protects the commit
             # if the repo moved in between.
-            remote = known if attempt == 1 and known is not None else read_remote(api, repo_id, revision)
-            plan = build_plan(
-                repo_id,
-                remote,
-                skills,
-                runs,
-                RemoteTables(api, repo_id, remote).rows,
-            )
+            remote = known if n == 1 and known is not None else read_remote(api, repo_id, revision)
+            plan = build_plan(repo_id, remote, skills, runs, RemoteTables(api, repo_id, remote).rows)
         result.changes = plan.changes
         if plan.empty:
             if uncertain:
@@ -377,44 +367,51 @@ def push(
         ]
         operations += [CommitOperationDelete(path_in_repo=p) for p in plan.deletes]
         status(f"Committing {len(plan.adds)} file(s), deleting {len(plan.deletes)}")
-        try:
-            info = api.create_commit(
-                repo_id,
-                operations,
-                commit_message=commit_message,
-                repo_type=REPO_TYPE,
-                revision=revision,
-                create_pr=create_pr,
-                parent_commit=plan.head,
-            )
-        except HfHubHTTPError as exc:
-            code = http_status(exc)
-            if code in RETRY_STATUSES and attempt < max_attempts:
-                uncertain = uncertain or (code is not None and code >= 500)
-                status(f"Hub answered {code}; retrying (attempt {attempt + 1}/{max_attempts})")
-                time.sleep(_retry_delay(attempt, exc))
-                continue
-            if code in (409, 412):
-                raise UpskillError(
-                    f"cannot push to {repo_id}: the repo kept changing under us "
-                    f"({max_attempts} attempts); try again"
-                ) from None
-            with hub_errors(repo_id, action="push to"):
-                raise
-        except Exception as exc:
-            if _is_transport_error(exc) and attempt < max_attempts:
-                uncertain = True
-                status(f"connection problem ({type(exc).__name__}); retrying")
-                time.sleep(_retry_delay(attempt, None))
-                continue
-            with hub_errors(repo_id, action="push to"):
-                raise
+        info = api.create_commit(
+            repo_id,
+            operations,
+            commit_message=commit_message,
+            repo_type=REPO_TYPE,
+            revision=revision,
+            create_pr=create_pr,
+            parent_commit=plan.head,
+        )
         result.commit_oid = info.oid
         result.commit_url = str(info.commit_url) if info.commit_url else None
         result.pr_url = str(info.pr_url) if info.pr_url else None
         result.bytes_uploaded = sum(len(d) for d in plan.adds.values())
         return result
-    raise UpskillError(f"cannot push to {repo_id}: gave up after {max_attempts} attempts")
+
+    def judge(exc: Exception) -> Verdict | None:
+        if isinstance(exc, HfHubHTTPError) and http_status(exc) in RETRY_STATUSES:
+            response = getattr(exc, "response", None)
+            return Verdict(True, parse_retry_after(getattr(response, "headers", None)))
+        return Verdict(True) if _is_transport_error(exc) else None
+
+    def on_retry(exc: Exception, next_n: int) -> None:
+        nonlocal uncertain
+        code = http_status(exc) if isinstance(exc, HfHubHTTPError) else None
+        # A 5xx or a dropped connection may hide a commit that landed: the next plan checks.
+        uncertain = uncertain or code is None or code >= 500
+        why = f"Hub answered {code}" if code is not None else f"connection problem ({type(exc).__name__})"
+        status(f"{why}; retrying (attempt {next_n}/{max_attempts})")
+
+    policy = RetryPolicy(max_retries=max_attempts - 1, backoff_base=0.25, backoff_cap=8.0, max_retry_after=30.0)
+    try:
+        return run_with_retries(attempt, policy=policy, judge=judge, on_retry=on_retry)
+    except HfHubHTTPError as exc:
+        if http_status(exc) in (409, 412):
+            raise HubError(
+                repo_id,
+                f"the repo kept changing under us ({max_attempts} attempts); try again",
+                action="push to",
+                status=http_status(exc),
+            ) from None
+        with hub_errors(repo_id, action="push to"):
+            raise
+    except Exception:
+        with hub_errors(repo_id, action="push to"):
+            raise
 
 
 def _try_read_remote(api, repo_id: str, revision: str | None) -> RemoteState | None:

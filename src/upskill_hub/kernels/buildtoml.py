@@ -25,7 +25,7 @@ from tomlkit.exceptions import TOMLKitError
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.kernels.legacy import V4, legacy_format, legacy_message
-from upskill_hub.skill import Problem
+from upskill_hub.problems import Problem
 
 BUILD_TOML = "build.toml"
 EDITION = 5

@@ -16,8 +16,6 @@ check`` reads them the way kernel-builder does and ``kernels update`` rewrites t
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.fsutil import write_text_atomic
 
 EDITION = 5
 FRAMEWORKS = ("torch", "torch-noarch", "tvm-ffi")
@@ -119,13 +118,5 @@ def update_project(root: Path) -> list[str]:
         raise UpskillError(f"{path}: {exc}") from None
     new_text = tomlkit.dumps(doc)
     tomlkit.parse(new_text)  # never write a file we could not read back
-    fd, tmp = tempfile.mkstemp(prefix=".build.toml.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(new_text)
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, new_text, mode=path.stat().st_mode & 0o777)
     return changes

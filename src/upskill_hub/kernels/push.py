@@ -15,15 +15,18 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from upskill_hub.errors import UpskillError
-from upskill_hub.hub.client import check_repo_id
+from upskill_hub.errors import HubError, UpskillError
+from upskill_hub.hub.client import check_repo_id, http_status
 from upskill_hub.kernels import layout
 from upskill_hub.kernels.buildtoml import BuildConfig, load_build
 from upskill_hub.kernels.card import render_card
 from upskill_hub.kernels.check import check_variant
 from upskill_hub.kernels.variants import explain_bad_variant, parse_variant_name
+from upskill_hub.redact import redact
 
 REPO_TYPE = "kernel"
+#: How a failed request is described: "cannot push kernels to ORG/NAME: ...".
+ACTION = "push kernels to"
 _SKIP_PARTS = {"__pycache__", ".pytest_cache"}
 
 
@@ -159,10 +162,10 @@ def push_kernel(
             existing: list[str] = []
         else:
             existing = api.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=branch)
-    except RepositoryNotFoundError:
-        raise UpskillError(f"{repo_id}: kernel repo not found (or no access)") from None
+    except RepositoryNotFoundError as exc:
+        raise HubError(repo_id, "kernel repo not found (or no access)", action=ACTION, status=http_status(exc)) from None
     except HfHubHTTPError as exc:
-        raise UpskillError(f"{repo_id}: cannot prepare the push: {str(exc).splitlines()[0]}") from None
+        raise HubError(repo_id, redact(str(exc).splitlines()[0]), action=ACTION, status=http_status(exc)) from None
 
     uploads = dict(plan.files)
     # Replace the variants being pushed wholesale; keep other variants already on the branch.
@@ -191,8 +194,11 @@ def push_kernel(
         if is_new_branch:  # leave no empty v<N> branch behind: get_kernel would find it
             with contextlib.suppress(HfHubHTTPError):
                 api.delete_branch(repo_id, branch=branch, repo_type=REPO_TYPE)
-        raise UpskillError(
-            f"{repo_id}: upload failed, nothing was committed: {str(exc).splitlines()[0]}"
+        raise HubError(
+            repo_id,
+            f"upload failed, nothing was committed: {redact(str(exc).splitlines()[0])}",
+            action=ACTION,
+            status=http_status(exc),
         ) from None
     return PushResult(
         repo_id=repo_id,

@@ -12,10 +12,10 @@ from typing import Any
 
 from upskill_hub.models._sdk_errors import classify, malformed
 from upskill_hub.models.base import Completion, GenerationParams, Message, Usage
-from upskill_hub.models.retry import RetryPolicy, call_with_retries
+from upskill_hub.models.retry import RetryingClient, RetryPolicy
 
 
-class AnthropicClient:
+class AnthropicClient(RetryingClient):
     """A :class:`~upskill_hub.models.base.ModelClient` over ``/v1/messages``."""
 
     provider = "anthropic"
@@ -35,6 +35,7 @@ class AnthropicClient:
         self.endpoint = base_url
         self.default_concurrency = default_concurrency
         self._policy = policy
+        self._label = f"anthropic {self.model}"
         self._secrets = (api_key,)
         self._sdk = anthropic
         self._client = anthropic.AsyncAnthropic(
@@ -79,15 +80,3 @@ class AnthropicClient:
             )
         except Exception as exc:  # classified into retryable / final; unknown errors re-raise
             raise classify(exc, self._sdk) from None
-
-    async def complete(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
-        body = self._request(system, messages, params)
-        return await call_with_retries(
-            lambda: self._attempt(body),
-            policy=self._policy,
-            what=f"anthropic {self.model}",
-            secrets=self._secrets,
-        )
-
-    async def aclose(self) -> None:
-        await self._client.close()

@@ -13,13 +13,13 @@ from typing import Any
 
 from upskill_hub.models._sdk_errors import classify, malformed
 from upskill_hub.models.base import Completion, GenerationParams, Message, Usage
-from upskill_hub.models.retry import RetryPolicy, call_with_retries
+from upskill_hub.models.retry import RetryingClient, RetryPolicy
 
 #: Concurrency that stays clear of typical rate limits (hosted) or saturates a local box.
 DEFAULT_CONCURRENCY = {"openai": 16, "hf": 8, "openai-compatible": 8}
 
 
-class OpenAIChatClient:
+class OpenAIChatClient(RetryingClient):
     """A :class:`~upskill_hub.models.base.ModelClient` over ``/v1/chat/completions``."""
 
     def __init__(
@@ -39,6 +39,7 @@ class OpenAIChatClient:
         self.endpoint = base_url
         self.default_concurrency = default_concurrency or DEFAULT_CONCURRENCY.get(provider, 8)
         self._policy = policy
+        self._label = f"{self.provider} {self.model}"
         self._secrets = (api_key,)
         self._sdk = openai
         self._response_type = openai.types.chat.ChatCompletion
@@ -96,15 +97,3 @@ class OpenAIChatClient:
             )
         except Exception as exc:  # classified into retryable / final; unknown errors re-raise
             raise classify(exc, self._sdk) from None
-
-    async def complete(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
-        body = self._request(system, messages, params)
-        return await call_with_retries(
-            lambda: self._attempt(body),
-            policy=self._policy,
-            what=f"{self.provider} {self.model}",
-            secrets=self._secrets,
-        )
-
-    async def aclose(self) -> None:
-        await self._client.close()

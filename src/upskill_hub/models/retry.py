@@ -1,24 +1,27 @@
-"""Retries with exponential backoff, jitter and ``Retry-After``, done by us, not the SDKs.
+"""Model calls over the shared retry loop: providers implement one attempt, we retry.
 
 The SDKs can retry on their own, but then how long a run waits and how many requests it
-sends are hidden. Every provider client builds its SDK with ``max_retries=0`` and wraps
-each call in :func:`call_with_retries`, so the policy is one place, explicit and tested.
-Each attempt also gets a hard deadline (``asyncio.timeout``): an SDK's read timeout is per
-socket read, so a server that trickles bytes could otherwise hold a call forever.
+sends are hidden. Every provider client builds its SDK with ``max_retries=0`` and
+implements only ``_request`` and ``_attempt`` (one try, failures classified as
+:class:`AttemptError`); :class:`RetryingClient` supplies ``complete`` and ``aclose``, and
+:func:`call_with_retries` drives :class:`upskill_hub.retry.RetryLoop`, the loop Hub pushes
+use too. Each attempt also gets a hard deadline (``asyncio.timeout``): an SDK's read
+timeout is per socket read, so a server that trickles bytes could otherwise hold a call
+forever.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import random
-import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
-from upskill_hub.models.base import ModelCallError
+from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError
 from upskill_hub.redact import redact
+from upskill_hub.retry import RetryLoop, RetryPolicy, Verdict, parse_retry_after
+
+__all__ = ["AttemptError", "RetryPolicy", "RetryingClient", "call_with_retries", "parse_retry_after"]
 
 T = TypeVar("T")
 
@@ -41,56 +44,6 @@ class AttemptError(ModelCallError):
         self.retry_after = retry_after
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How many times to retry and how long to wait in between.
-
-    ``max_retries`` counts retries, so a call makes at most ``max_retries + 1`` requests.
-    Waits are full-jitter exponential (``uniform(0, min(cap, base * 2**n))``) unless the
-    server said how long with ``Retry-After``; then we wait that long (capped by
-    ``max_retry_after``, so a hostile header cannot park a run for an hour).
-    """
-
-    max_retries: int = 4
-    timeout: float = 60.0
-    backoff_base: float = 0.5
-    backoff_cap: float = 20.0
-    max_retry_after: float = 60.0
-
-    def backoff(self, retry_index: int, retry_after: float | None, rng: random.Random) -> float:
-        if retry_after is not None:
-            return max(0.0, min(retry_after, self.max_retry_after))
-        return rng.uniform(0.0, min(self.backoff_cap, self.backoff_base * (2**retry_index)))
-
-
-def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date)."""
-    if not headers:
-        return None
-    lower = {k.lower(): v for k, v in headers.items()}
-    ms = lower.get("retry-after-ms")
-    if ms is not None:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = lower.get("retry-after")
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
 async def call_with_retries(
     attempt: Callable[[], Awaitable[T]],
     *,
@@ -107,10 +60,8 @@ async def call_with_retries(
     message starts with ``what`` (e.g. ``"openai gpt-4.1-mini"``), says how many attempts
     were made and has every secret masked.
     """
-    rng = rng or random.Random()
-    tries = policy.max_retries + 1
-    last: AttemptError | None = None
-    for index in range(tries):
+    loop = RetryLoop(policy, rng)
+    while True:
         try:
             async with asyncio.timeout(policy.timeout + 1.0):
                 return await attempt()
@@ -118,11 +69,42 @@ async def call_with_retries(
             last = AttemptError(f"timed out after {policy.timeout:g}s", retryable=True)
         except AttemptError as exc:
             last = exc
-        if not last.retryable or index == tries - 1:
+        wait = loop.wait_after(Verdict(last.retryable, last.retry_after))
+        if wait is None:
             break
-        await sleep(policy.backoff(index, last.retry_after, rng))
-    assert last is not None
-    n = index + 1
+        await sleep(wait)
+    n = loop.attempts
     detail = " ".join(str(last).split())
     message = f"{what}: {detail} (after {n} attempt{'s' if n != 1 else ''})"
     raise ModelCallError(redact(message, list(secrets)), retryable=last.retryable, status=last.status)
+
+
+class RetryingClient:
+    """The shared half of an SDK-backed :class:`~upskill_hub.models.base.ModelClient`.
+
+    A provider sets ``model``, ``_label`` (how errors name it), ``_policy``, ``_secrets``
+    and ``_client`` (the SDK client, closed by :meth:`aclose`), and implements one
+    attempt: ``_request`` builds the body, ``_attempt`` sends it once and raises
+    :class:`AttemptError` when it fails.
+    """
+
+    model: str
+    _label: str
+    _policy: RetryPolicy
+    _secrets: tuple[str, ...]
+    _client: Any
+
+    def _request(self, system: str, messages: list[Message], params: GenerationParams) -> dict[str, Any]:
+        raise NotImplementedError
+
+    async def _attempt(self, body: dict[str, Any]) -> Completion:
+        raise NotImplementedError
+
+    async def complete(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
+        body = self._request(system, messages, params)
+        return await call_with_retries(
+            lambda: self._attempt(body), policy=self._policy, what=self._label, secrets=self._secrets
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from upskill_hub.evals.paired import effective_counts, paired_lift
 from upskill_hub.evals.stats import wilson_bounds
+from upskill_hub.percent import points, rate
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -37,23 +38,13 @@ def _isnan(x) -> bool:
     return x is None or (isinstance(x, float) and x != x)
 
 
-def fmt_rate(p, lo=None, hi=None) -> str:
-    """``62% [41%, 80%]`` (or ``–`` when not measured)."""
-    if _isnan(p):
-        return "–"
-    if _isnan(lo) or _isnan(hi):
-        return f"{p:.0%}"
-    return f"{p:.0%} [{lo:.0%}, {hi:.0%}]"
+#: ``62% [41%, 80%]``: the CLI's formatter, so both show the same text for the same data.
+fmt_rate = rate
 
 
 def fmt_lift(lift, lo=None, hi=None) -> str:
-    """Lift in percentage points with its interval: ``+25 pp [+5, +45]``."""
-    if _isnan(lift):
-        return "–"
-    s = f"{lift * 100:+.0f} pp"
-    if not _isnan(lo) and not _isnan(hi):
-        s += f" [{lo * 100:+.0f}, {hi * 100:+.0f}]"
-    return s
+    """Lift in percentage points with its interval: ``+25 pp [+5, +45]`` (the Space says pp)."""
+    return points(lift, lo, hi, unit="pp")
 
 
 @dataclass

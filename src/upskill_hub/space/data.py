@@ -257,8 +257,8 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
     root = Path(root)
     if not (root / "data").is_dir():
         raise UpskillError(f"{source or root} has no data/ folder: is it a dataset made by 'upskill-hub push'?")
-    from upskill_hub.evals.schema import result_arrow_schema
-    from upskill_hub.hub.dataset_repo import runs_arrow_schema, skills_arrow_schema
+    from upskill_hub.evals.rundir import result_arrow_schema, runs_arrow_schema
+    from upskill_hub.hub.dataset_repo import skills_arrow_schema
 
     budget = ReadBudget(source or str(root))
     skills = _normalise_skills(

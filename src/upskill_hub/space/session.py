@@ -210,20 +210,22 @@ class EvalSession:
         self._queue.put(("start", len(cases) * self.runs * len(self.clients) * (2 if self.include_baseline else 1)))
 
         def work() -> None:
-            from upskill_hub.evals.api import run_eval
+            from upskill_hub.evals.api import EvalOptions, run_eval
 
             try:
                 result = run_eval(
                     self.skill,
                     self.clients,
-                    runs=self.runs,
-                    cases=cases,
-                    include_baseline=self.include_baseline,
-                    concurrency=CONCURRENCY,
-                    output_dir=self.workdir / "runs",
-                    use_cache=False,  # never share answers (or cache files) between visitors
-                    on_row=lambda row: self._queue.put(("row", row)),
-                    on_start=lambda total, _done: self._queue.put(("start", total)),
+                    EvalOptions(
+                        runs=self.runs,
+                        cases=cases,
+                        include_baseline=self.include_baseline,
+                        concurrency=CONCURRENCY,
+                        output_dir=self.workdir / "runs",
+                        use_cache=False,  # never share answers (or cache files) between visitors
+                        on_row=lambda row: self._queue.put(("row", row)),
+                        on_start=lambda total, _done: self._queue.put(("start", total)),
+                    ),
                 )
                 self._queue.put(("done", result))
             except UpskillError as exc:

@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.hub.server.tokens import READ_ENV, WRITE_ENV, collect
+from upskill_hub.localhub.tokens import READ_ENV, WRITE_ENV, collect
 
 W1, W2, R1 = "hf_" + "w" * 20, "hf_" + "v" * 20, "hf_" + "r" * 20
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from upskill_hub.hub.server.testing import TEST_READ_TOKEN, TEST_WRITE_TOKEN
+from upskill_hub.localhub.testing import TEST_READ_TOKEN, TEST_WRITE_TOKEN
 
 
 def _status(exc_info) -> int:
@@ -89,7 +89,7 @@ def test_open_mode_any_token_writes_and_says_so(tmp_path, hub_repo_id):
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError
 
-    from upskill_hub.hub.server.testing import running_server
+    from upskill_hub.localhub.testing import running_server
 
     with running_server(tmp_path / "root", read_tokens=("hf_readOnlyTokenForOpenMode01",)) as hub:
         HfApi(endpoint=hub.url, token="hf_whateverTokenWorksHere0001").create_repo(hub_repo_id)
@@ -139,7 +139,7 @@ def test_lfs_upload_url_needs_valid_signature_and_matching_content(hub_server, h
 def test_tokens_never_logged(hub_server, hub_repo_id, caplog):
     from huggingface_hub import HfApi
 
-    caplog.set_level(logging.DEBUG, logger="upskill_hub.hub.server")
+    caplog.set_level(logging.DEBUG, logger="upskill_hub.localhub")
     api = HfApi()
     api.create_repo(hub_repo_id)
     api.upload_file(path_or_fileobj=b"\0bin" * 10, path_in_repo="x.bin", repo_id=hub_repo_id)

@@ -38,10 +38,10 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from upskill_hub import safeyaml
-from upskill_hub.hub.server import lfs, payloads
-from upskill_hub.hub.server.auth import Access, AuthPolicy
-from upskill_hub.hub.server.faults import FaultInjector, RequestRecord
-from upskill_hub.hub.server.storage import (
+from upskill_hub.localhub import lfs, payloads
+from upskill_hub.localhub.auth import Access, AuthPolicy
+from upskill_hub.localhub.faults import FaultInjector, RequestRecord
+from upskill_hub.localhub.storage import (
     REPO_TYPES,
     URL_PREFIXES,
     Commit,
@@ -55,7 +55,7 @@ from upskill_hub.hub.server.storage import (
     parent_dirs,
 )
 
-logger = logging.getLogger("upskill_hub.hub.server")
+logger = logging.getLogger("upskill_hub.localhub")
 
 _TYPE_BY_PLURAL = {f"{t}s": t for t in REPO_TYPES}
 _OID_RE = re.compile(r"^[0-9a-f]{64}$")

@@ -16,7 +16,7 @@ import httpx2
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
-from upskill_hub.hub.server.testing import TEST_READ_TOKEN, TEST_WRITE_TOKEN, running_server
+from upskill_hub.localhub.testing import TEST_READ_TOKEN, TEST_WRITE_TOKEN, running_server
 
 AUTH = {"Authorization": f"Bearer {TEST_WRITE_TOKEN}"}
 

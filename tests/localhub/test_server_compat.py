@@ -125,7 +125,7 @@ def test_tree_pagination(tmp_path, hub_repo_id):
     """A page size of 3 forces the client to follow the Link header."""
     from huggingface_hub import CommitOperationAdd, HfApi
 
-    from upskill_hub.hub.server.testing import running_server
+    from upskill_hub.localhub.testing import running_server
 
     with running_server(tmp_path / "root", tree_page_size=3, commits_page_size=2) as hub:
         api = HfApi(endpoint=hub.url, token="hf_anyTokenMayWriteHere0001")

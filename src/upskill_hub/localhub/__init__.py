@@ -21,7 +21,7 @@ __all__ = ["ServerConfig", "create_app"]
 def __getattr__(name: str) -> Any:
     # Lazy: importing the package (e.g. for ``testing`` constants in conftest) must not pull FastAPI.
     if name in __all__:
-        from upskill_hub.hub.server import app
+        from upskill_hub.localhub import app
 
         return getattr(app, name)
     raise AttributeError(name)

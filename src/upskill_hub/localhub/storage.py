@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import datetime as _dt
 import fcntl
 import hashlib
 import json
@@ -43,6 +42,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from upskill_hub.fsutil import write_bytes_atomic, write_json_atomic
+from upskill_hub.hashing import git_blob_sha1
+from upskill_hub.timestamps import utc_now
 
 #: Repo types the server knows, with the URL prefix the clients put before the repo id.
 REPO_TYPES = ("model", "dataset", "space", "kernel")
@@ -80,16 +83,6 @@ class StoreError(Exception):
         self.code = code
 
 
-def now_iso() -> str:
-    """UTC time in the Hub's ISO format (milliseconds, ``Z``)."""
-    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def git_blob_oid(data: bytes) -> str:
-    """The git blob sha1 of ``data``: what the Hub reports as a regular file's oid / ETag."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
 def lfs_pointer(sha256: str, size: int) -> bytes:
     """The git-lfs pointer file git stores in place of an LFS file."""
     return f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
@@ -121,23 +114,8 @@ def check_repo_id(repo_id: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 def _atomic_write_json(path: Path, obj: Any) -> None:
-    _atomic_write_bytes(path, json.dumps(obj, indent=1, sort_keys=True).encode())
+    write_json_atomic(path, obj, indent=1, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -151,11 +129,11 @@ class Entry:
 
     @staticmethod
     def regular(data: bytes) -> Entry:
-        return Entry(hashlib.sha256(data).hexdigest(), len(data), False, git_blob_oid(data))
+        return Entry(hashlib.sha256(data).hexdigest(), len(data), False, git_blob_sha1(data))
 
     @staticmethod
     def lfs_object(sha256: str, size: int) -> Entry:
-        return Entry(sha256, size, True, git_blob_oid(lfs_pointer(sha256, size)))
+        return Entry(sha256, size, True, git_blob_sha1(lfs_pointer(sha256, size)))
 
     @property
     def pointer_size(self) -> int:
@@ -268,7 +246,7 @@ class HubStore:
         """Store ``data`` (idempotent) and return a regular-file entry for it."""
         entry = Entry.regular(data)
         if not self.has_blob(entry.sha256, entry.size):
-            _atomic_write_bytes(self.blob_path(entry.sha256), data)
+            write_bytes_atomic(self.blob_path(entry.sha256), data)
         return entry
 
     def adopt_upload(self, tmp_path: Path, sha256: str, repo_type: str, repo_id: str) -> None:
@@ -454,7 +432,7 @@ class HubStore:
         message: str,
         author: str,
     ) -> Commit:
-        date = now_iso()
+        date = utc_now()
         body = json.dumps(
             {
                 "parents": list(parents),

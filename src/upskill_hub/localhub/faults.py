@@ -55,6 +55,13 @@ class FaultInjector:
         retry_after: int | None = None,
         message: str = "Injected fault",
     ) -> FaultRule:
+        """Make the next ``count`` requests matching ``method`` and ``path_regex`` answer ``status``.
+
+        ``path_regex`` is searched in the decoded URL path (no query), e.g. ``r"/commit/"`` for
+        commits, ``r"/info/lfs/objects/batch$"`` for the LFS batch call and
+        ``r"/info/lfs/objects/upload/"`` for LFS uploads. The returned rule's ``hits`` counts
+        how many requests it answered.
+        """
         rule = FaultRule(
             method.upper() if method else None, re.compile(path_regex), status, count, retry_after, message
         )

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from upskill_hub.hub.server.testing import TEST_WRITE_TOKEN, running_server
+from upskill_hub.localhub.testing import TEST_WRITE_TOKEN, running_server
 
 AUTH = {"Authorization": f"Bearer {TEST_WRITE_TOKEN}"}
 

@@ -10,7 +10,7 @@ import time
 
 from typer.testing import CliRunner
 
-from upskill_hub.hub.server.testing import free_port
+from upskill_hub.netutil import free_port
 
 
 def test_serve_help_says_what_it_is_for():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from upskill_hub.hub.server.testing import TEST_TRUSTED_ORG
+from upskill_hub.localhub.testing import TEST_TRUSTED_ORG
 
 
 def test_dataset_push_to_hub_and_load_dataset(hub_server, hub_repo_id):

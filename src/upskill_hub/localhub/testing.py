@@ -1,7 +1,7 @@
 """Run the local Hub in a background thread: for tests, the demo and the Space.
 
 ```python
-from upskill_hub.hub.server.testing import running_server
+from upskill_hub.localhub.testing import running_server
 
 with running_server(tmp_path / "hub", write_tokens=("hf_secret",)) as hub:
     os.environ["HF_ENDPOINT"] = hub.url        # before importing huggingface_hub!
@@ -16,31 +16,24 @@ port chosen earlier (that is what ``tests/conftest.py`` does), or give clients
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from upskill_hub.hub.server.faults import FaultInjector, FaultRule, RequestRecord
+from upskill_hub.localhub.faults import FaultInjector, FaultRule, RequestRecord
+from upskill_hub.netutil import free_port
 
 if TYPE_CHECKING:
-    from upskill_hub.hub.server.app import ServerConfig
+    from upskill_hub.localhub.app import ServerConfig
 
 #: Tokens the test suite's server accepts (shaped like HF tokens, so ``redact()`` masks them).
 TEST_WRITE_TOKEN = "hf_" "upskillTestWriteToken000000000001"
 TEST_READ_TOKEN = "hf_" "upskillTestReadOnlyToken00000000002"
 #: An organization the test server reports as a trusted kernel publisher.
 TEST_TRUSTED_ORG = "trusted-kernels"
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that was free a moment ago (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -53,31 +46,10 @@ class ServerHandle:
     config: ServerConfig
     faults: FaultInjector = field(repr=False)
 
-    def inject_faults(
-        self,
-        *,
-        method: str | None = None,
-        path_regex: str = ".*",
-        status: int = 500,
-        count: int = 1,
-        retry_after: int | None = None,
-        message: str = "Injected fault",
-    ) -> FaultRule:
-        """Make the next ``count`` requests matching ``method`` and ``path_regex`` answer ``status``.
-
-        ``path_regex`` is searched in the decoded URL path (no query), e.g. ``r"/commit/"`` for
-        commits, ``r"/info/lfs/objects/batch$"`` for the LFS batch call and
-        ``r"/info/lfs/objects/upload/"`` for LFS uploads. The returned rule's ``hits`` counts
-        how many requests it answered.
-        """
-        return self.faults.add(
-            method=method,
-            path_regex=path_regex,
-            status=status,
-            count=count,
-            retry_after=retry_after,
-            message=message,
-        )
+    @property
+    def inject_faults(self) -> Callable[..., FaultRule]:
+        """This server's :meth:`FaultInjector.add` (see there for the arguments)."""
+        return self.faults.add
 
     def clear_faults(self) -> None:
         self.faults.clear()
@@ -110,7 +82,7 @@ def running_server(
     """Start the local Hub on ``host`` (a free port unless ``port``), yield its handle, stop it."""
     import uvicorn
 
-    from upskill_hub.hub.server.app import ServerConfig, create_app
+    from upskill_hub.localhub.app import ServerConfig, create_app
 
     config = ServerConfig(
         root=Path(root),

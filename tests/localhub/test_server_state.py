@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from upskill_hub.hub.server.testing import TEST_WRITE_TOKEN, running_server
+from upskill_hub.localhub.testing import TEST_WRITE_TOKEN, running_server
 
 
 def test_state_survives_restart(tmp_path, hub_repo_id):

@@ -1,0 +1,66 @@
+"""The eval run folder's one home: every read and write of ``<output>/<run_id>/`` goes here.
+
+A run folder holds:
+
+* ``run.json``         the :class:`RunPlan` (run id, skill, models, conditions, fingerprint);
+* ``results.jsonl``    one :class:`ResultRow` per line, appended as each call finishes;
+* ``summary.json``     the :class:`RunSummary` (written when the run ends);
+* ``results.parquet``  the rows as the Hub's ``results`` shard (written when the run ends);
+* plots (``pass_rate.png``, ``tokens.png``, ``report.html``) and a ``.lock``.
+
+The runner writes it, ``runs`` and the Space read it, push turns it into parquet shards
+and pull turns those back into the same types. Three modules, one job each:
+:mod:`.files` (the files and the lock), :mod:`.columns` (parquet columns derived from the
+dataclasses in :mod:`upskill_hub.evals.schema`) and :mod:`.shard` (the ``results`` shard
+and its masking). Callers use the names below: ``from upskill_hub.evals import rundir``.
+"""
+
+from __future__ import annotations
+
+from upskill_hub.evals.rundir.columns import (
+    arrow_schema,
+    result_arrow_schema,
+    rows_from_table,
+    runs_arrow_schema,
+    summary_from_record,
+    summary_record,
+)
+from upskill_hub.evals.rundir.files import (
+    LOCK_FILE,
+    RESULTS_FILE,
+    RESULTS_PARQUET,
+    RUN_FILE,
+    SUMMARY_FILE,
+    ResultsWriter,
+    compact_results,
+    find_resumable,
+    has_results,
+    read_plan,
+    read_results,
+    read_summary,
+    row_line,
+    run_lock,
+    write_plan,
+    write_results,
+    write_summary,
+)
+from upskill_hub.evals.rundir.shard import (
+    ROW_GROUP_SIZE,
+    may_hold_secret,
+    read_results_raw,
+    read_results_shard,
+    read_results_table,
+    redact_table,
+    rows_table,
+    table_parquet_bytes,
+    write_results_parquet,
+)
+
+__all__ = [
+    "LOCK_FILE", "RESULTS_FILE", "RESULTS_PARQUET", "ROW_GROUP_SIZE", "RUN_FILE", "SUMMARY_FILE",
+    "ResultsWriter", "arrow_schema", "compact_results", "find_resumable", "has_results", "may_hold_secret",
+    "read_plan", "read_results", "read_results_raw", "read_results_shard", "read_results_table", "read_summary",
+    "redact_table", "row_line", "rows_from_table", "rows_table", "run_lock", "runs_arrow_schema",
+    "result_arrow_schema", "summary_from_record", "summary_record", "table_parquet_bytes", "write_plan",
+    "write_results", "write_results_parquet", "write_summary",
+]  # fmt: skip

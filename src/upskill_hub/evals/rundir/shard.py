@@ -1,0 +1,195 @@
+"""The ``results`` shard: rows as Arrow and parquet, the runner's ``results.parquet``, masking.
+
+Push uploads the bytes made here; the runner writes the same bytes when a run ends, so a
+push of a current run only checks them (one regex pass over the raw rows) and uploads.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+from upskill_hub.errors import PathError
+from upskill_hub.evals.rundir.columns import result_arrow_schema
+from upskill_hub.evals.rundir.files import RESULTS_FILE, RESULTS_PARQUET, has_results, read_results
+from upskill_hub.evals.schema import ResultRow
+from upskill_hub.fsutil import write_bytes_atomic
+from upskill_hub.redact import redact, secret_values
+
+#: Rows per parquet row group: small enough for the dataset viewer to page through.
+ROW_GROUP_SIZE = 10_000
+
+
+def read_results_raw(run_dir: Path):  # -> pyarrow.Buffer | None
+    """``results.jsonl``'s bytes, memory-mapped (``None`` when empty).
+
+    One mapping serves the JSON parse, the secret scan and the line count.
+    """
+    import pyarrow as pa
+
+    path = Path(run_dir) / RESULTS_FILE
+    if not has_results(run_dir):
+        return None
+    try:
+        # Zero-copy: the returned buffer keeps the mapping alive for as long as it is used.
+        return pa.memory_map(str(path), "r").read_buffer()
+    except OSError as exc:
+        raise PathError(path, f"cannot be read ({exc})") from None
+
+
+def read_results_table(run_dir: Path, data=None):  # -> pyarrow.Table
+    """``results.jsonl`` (or its bytes ``data``) as an Arrow table.
+
+    Arrow's JSON reader handles 100,000 rows in a second or two; a file it cannot read
+    (typically a torn last line left by a killed run) goes through :func:`read_results`,
+    which skips such lines.
+    """
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    schema = result_arrow_schema()
+    data = data if data is not None else read_results_raw(run_dir)
+    if data is None:
+        return schema.empty_table()
+    try:
+        table = pj.read_json(
+            pa.BufferReader(data),
+            parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
+        )
+        if table.schema != schema:
+            table = table.select(schema.names).cast(schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        rows = [r.to_dict() for r in read_results(run_dir)]
+        table = pa.Table.from_pylist(rows, schema=schema)
+    return table
+
+
+def table_parquet_bytes(table) -> bytes:
+    """Deterministic parquet bytes of an Arrow table (same rows, same bytes).
+
+    Chunks are combined first, so a table parsed from JSON (many chunks) and one built
+    from rows in memory (one chunk) give the very same file.
+    """
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(
+        table.combine_chunks(), buf, compression="zstd", row_group_size=ROW_GROUP_SIZE, write_statistics=True
+    )
+    return buf.getvalue()
+
+
+def rows_table(rows: list[ResultRow]):  # -> pyarrow.Table
+    """``rows`` as a ``results`` table, column by column (no per-row dicts)."""
+    import pyarrow as pa
+
+    schema = result_arrow_schema()
+    return pa.Table.from_arrays(
+        [pa.array([getattr(r, f.name) for r in rows], type=f.type) for f in schema], schema=schema
+    )
+
+
+def write_results_parquet(run_dir: Path, rows: list[ResultRow]) -> None:
+    """Write the run's ``results`` shard from the rows the runner holds, in file order.
+
+    ``rows`` must be in ``results.jsonl``'s order: then the bytes equal what push would
+    build from the file, and push uploads them without parsing 100 MB of JSON again.
+    """
+    write_bytes_atomic(Path(run_dir) / RESULTS_PARQUET, table_parquet_bytes(redact_table(rows_table(rows))))
+
+
+def _jsonl_rows(raw) -> int:  # raw: pyarrow.Buffer
+    """Lines in ``results.jsonl`` (one per row): a byte count, no parsing."""
+    return bytes(raw).count(b"\n")
+
+
+def _whole(raw):  # -> pyarrow.Array of one large_binary value viewing ``raw`` (no copy)
+    import pyarrow as pa
+
+    offsets = pa.array([0, raw.size], type=pa.int64()).buffers()[1]
+    return pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, raw])
+
+
+def read_results_shard(run_dir: Path, raw=None) -> bytes | None:
+    """The runner's ``results.parquet`` when it still matches ``results.jsonl``; else ``None``.
+
+    It is current when written after the file's last change (any append or compaction
+    moves the file's time past it) under this version's schema; when both times are equal
+    (one clock tick) its row count must match the file's lines too. A resumed or killed
+    run, or an older run without it, fails that and push falls back to reading the JSON.
+    ``raw`` is ``results.jsonl``'s bytes when the caller has them already.
+    """
+    import pyarrow.parquet as pq
+
+    shard, jsonl = Path(run_dir) / RESULTS_PARQUET, Path(run_dir) / RESULTS_FILE
+    try:
+        shard_time, jsonl_time = shard.stat().st_mtime_ns, jsonl.stat().st_mtime_ns
+        if shard_time < jsonl_time:
+            return None
+        data = shard.read_bytes()
+        meta = pq.read_metadata(io.BytesIO(data))
+    except (OSError, ValueError):  # missing, unreadable, not parquet (ArrowInvalid)
+        return None
+    if not meta.schema.to_arrow_schema().equals(result_arrow_schema()):
+        return None
+    if shard_time > jsonl_time:
+        return data
+    raw = raw if raw is not None else read_results_raw(run_dir)
+    return data if raw is not None and _jsonl_rows(raw) == meta.num_rows else None
+
+
+#: Literal text every token-shaped match of :func:`redact` contains (its patterns start so).
+_TOKEN_MARKERS = ("hf_", "sk-")
+#: A JSON escape of an ASCII character (``\\u0068`` for ``h``) could hide a marker from a
+#: scan of the raw file; Python's ``json`` only writes these for control characters.
+_ASCII_ESCAPE = r"\\u00[0-7]"
+
+
+def may_hold_secret(raw) -> bool:
+    """False only when the raw ``results.jsonl`` bytes certainly hold nothing to mask.
+
+    One RE2 pass over the raw bytes (Arrow's regex kernel, no Python loop) lets the common
+    case, a run with no token-shaped text at all, skip the per-cell scan entirely.
+    """
+    import pyarrow.compute as pc
+
+    if raw is None:
+        return False
+    needles = [re.escape(m) for m in _TOKEN_MARKERS] + ["(?i:bearer)", _ASCII_ESCAPE]
+    for value in secret_values():
+        needles += [re.escape(value), re.escape(json.dumps(value)[1:-1])]
+    return bool(pc.match_substring_regex(_whole(raw), "|".join(needles))[0].as_py())
+
+
+def redact_table(table):  # -> pyarrow.Table
+    """``table`` with :func:`redact` applied to every string cell that could hold a secret.
+
+    A cell can only change under ``redact`` if it contains a known secret value or one of
+    the literal starts of its patterns (``hf_``, ``sk-``, ``bearer``). Such cells are found
+    with one vectorised search per string column; only they go through ``redact`` itself.
+    The result equals redacting every cell, at a small fraction of the cost on
+    100,000-row runs; a table with nothing to mask is returned as it is.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if table.num_rows == 0:
+        return table
+    needles = "|".join([re.escape(m) for m in (*_TOKEN_MARKERS, *secret_values())] + ["(?i:bearer)"])
+    columns = list(table.columns)
+    changed = False
+    for i, fld in enumerate(table.schema):
+        if not pa.types.is_string(fld.type):
+            continue
+        hit = pc.fill_null(pc.match_substring_regex(columns[i], needles), False)
+        rows = pc.indices_nonzero(hit).to_pylist()
+        if not rows:
+            continue
+        values = columns[i].to_pylist()
+        for r in rows:
+            values[r] = redact(values[r])
+        columns[i] = pa.chunked_array([pa.array(values, type=fld.type)])
+        changed = True
+    return pa.Table.from_arrays(columns, schema=table.schema) if changed else table

@@ -1,0 +1,43 @@
+"""Rates and lifts as text: one formatter for the CLI, the report, the card and the Space.
+
+The same run must read the same everywhere: a pass rate rounds to a whole percent, an
+interval is ``[low, high]``, a lift is signed whole points, and a value that was not
+measured is ``–`` (never ``n/a`` in one place and ``0%`` in another).
+"""
+
+from __future__ import annotations
+
+#: Shown for a value that was not measured (no answered calls, no baseline...).
+MISSING = "–"
+
+
+def _missing(x: object) -> bool:
+    return x is None or (isinstance(x, float) and x != x)  # None or NaN
+
+
+def pct(x: float | None) -> str:
+    """``0.625`` -> ``62%``."""
+    return MISSING if _missing(x) else f"{x * 100:.0f}%"
+
+
+def interval(lo: float | None, hi: float | None) -> str:
+    """``[41%, 80%]``; empty when either bound is missing."""
+    return "" if _missing(lo) or _missing(hi) else f"[{pct(lo)}, {pct(hi)}]"
+
+
+def rate(p: float | None, lo: float | None = None, hi: float | None = None) -> str:
+    """A pass rate with its interval: ``62% [41%, 80%]`` (``62%`` without one)."""
+    if _missing(p):
+        return MISSING
+    ci = interval(lo, hi)
+    return f"{pct(p)} {ci}" if ci else pct(p)
+
+
+def points(lift: float | None, lo: float | None = None, hi: float | None = None, *, unit: str = "pts") -> str:
+    """A lift in signed percentage points with its interval: ``+25 pts [+5, +45]``."""
+    if _missing(lift):
+        return MISSING
+    text = f"{lift * 100:+.0f} {unit}"
+    if not _missing(lo) and not _missing(hi):
+        text += f" [{lo * 100:+.0f}, {hi * 100:+.0f}]"
+    return text
