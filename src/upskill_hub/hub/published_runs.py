@@ -46,7 +46,7 @@ def load_reference(source: str, skill_name: str, models: list[str]) -> Reference
 
 
 def _from_folder(path: Path, skill_name: str) -> ReferenceRun:
-    from upskill_hub.evals.schema import read_results
+    from upskill_hub.evals.rundir import read_results
 
     rows = read_results(path)
     if not rows:

@@ -39,7 +39,7 @@ def answer_rows(lib: Library, name: str, model: str):
     import pyarrow.compute as pc
     import pyarrow.dataset as pads
 
-    from upskill_hub.evals.schema import result_arrow_schema
+    from upskill_hub.evals.rundir import result_arrow_schema
     from upskill_hub.space.data import RESULTS_GLOB
 
     res = lib.results
