@@ -6,27 +6,15 @@ import csv
 import io
 import json
 import socket
-import sys
 from pathlib import Path
 
 import pytest
 from _evalkit import make_skill
+from cli_runner import run_cli as run_main
 
-from upskill_hub.cli.app import main
 from upskill_hub.testing.llm_server import running_llm_server
 
 KEY = "sk-" "test-0123456789abcdefghijklmnop"
-
-
-def run_main(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["upskill-hub", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def script(system, messages, params):

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 from _evalkit import make_skill
+from cli_runner import run_cli as run_main
 
-from upskill_hub.cli.app import main
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals.compare import compare_runs, z_for_level
 from upskill_hub.evals.schema import ResultRow
@@ -35,17 +34,6 @@ def rows(run: str, outcomes: list[tuple[bool, bool]], repeats: int = 1) -> list[
             for k in range(repeats):
                 out.append(ResultRow(run, "t", "v", "greeting", "ver", "m", "p", "{}", cond, f"c{i}", k, passed, 1, 1, "[]", ""))
     return out
-
-
-def run_main(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["upskill-hub", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_lift_drop_is_a_regression_and_noise_is_not():

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli as run_main
 from huggingface_hub import HfApi
 
-from upskill_hub.cli.app import main
 from upskill_hub.errors import UpskillError
 from upskill_hub.hub.marketplace import MARKETPLACE_PATH, marketplace_document, parse_marketplace
 from upskill_hub.managed import MARKER, read_marker
@@ -17,17 +17,6 @@ from upskill_hub.skill import IGNORED_NAMES, Skill, load_skill
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evals"))
 from _evalkit import make_skill  # noqa: E402
-
-
-def run_main(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["upskill-hub", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _drop_skills_tables(repo_id: str) -> None:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
-from upskill_hub.cli.app import main
 from upskill_hub.models import local
 
 BACKENDS = Path(__file__).parent / "backends"
@@ -24,17 +23,6 @@ def scripted_gguf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     local.stop_workers()
     yield gguf
     local.stop_workers()
-
-
-def run_cli(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["upskill-hub", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_doctor_reports_backend_checks_and_speed(scripted_gguf: Path, capsys, monkeypatch):

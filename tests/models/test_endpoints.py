@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli as run_main
 
-from upskill_hub.cli.app import main
 from upskill_hub.errors import UpskillError
 from upskill_hub.models.endpoints import mask_key, resolve_endpoint
 from upskill_hub.models.spec import ANTHROPIC_BASE_URL, OPENAI_BASE_URL, parse_model_spec
@@ -19,17 +19,6 @@ from _evalkit import make_skill  # noqa: E402
 
 OPENAI_KEY = "sk-" "openai-0123456789abcdefghij"
 ANTHROPIC_KEY = "sk-ant-" "0123456789abcdefghijklmn"
-
-
-def run_main(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["upskill-hub", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_order_flag_then_spec_then_env_then_default():

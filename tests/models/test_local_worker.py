@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
-from upskill_hub.cli.app import main
 from upskill_hub.evals.rundir import RESULTS_FILE
 from upskill_hub.models import local
 
@@ -41,17 +41,6 @@ def scripted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     local.stop_workers()
     yield gguf
     local.stop_workers()
-
-
-def run_cli(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["upskill-hub", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def rows_of(out: Path) -> list[dict]:

@@ -1,0 +1,19 @@
+"""Run the real ``upskill-hub`` entry point in-process, as a user's shell would, for tests."""
+
+from __future__ import annotations
+
+import sys
+
+from upskill_hub.cli.app import main
+
+
+def run_cli(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
+    """``upskill-hub ARGS`` through ``main()``: (exit code, stdout, stderr)."""
+    monkeypatch.setattr(sys, "argv", ["upskill-hub", *args])
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    out, err = capsys.readouterr()
+    return code, out, err
