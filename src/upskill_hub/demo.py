@@ -27,6 +27,7 @@ from pathlib import Path
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.netutil import free_port
+from upskill_hub.percent import points
 
 #: A skill the 135M local model can use: it teaches an API (kernels.get_kernel) and the
 #: repository naming the model cannot know, and its cases check the code it writes.
@@ -76,10 +77,8 @@ def lift_sentence(run_dir: Path, skill: str) -> str:
         if lift.get("lift") is None:
             continue
         verdict = "the interval excludes 0" if lift.get("conclusive") else "not conclusive"
-        parts.append(
-            f"{skill} lifts {lift['model']} by {lift['lift'] * 100:+.0f} points "
-            f"(95% CI {lift['ci_low'] * 100:+.0f} to {lift['ci_high'] * 100:+.0f}; {verdict})"
-        )
+        shown = points(lift["lift"], lift.get("ci_low"), lift.get("ci_high"), unit="points")
+        parts.append(f"{skill} lifts {lift['model']} by {shown} (95% CI; {verdict})")
     return "; ".join(parts) or f"no lift measured for {skill}"
 
 

@@ -5,24 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from cli_runner import run_cli
-
-from upskill_hub.models import local
-
-BACKENDS = Path(__file__).parent / "backends"
-
-
-@pytest.fixture
-def scripted_gguf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("UPSKILL_LOCAL_BACKEND", "scripted_backend:ScriptedBackend")
-    monkeypatch.setenv("PYTHONPATH", str(BACKENDS))
-    monkeypatch.setenv("SCRIPTED_CRASH_MARKER", str(tmp_path / "marker"))
-    gguf = tmp_path / "fake.gguf"
-    gguf.write_bytes(b"GGUF")
-    local.stop_workers()
-    yield gguf
-    local.stop_workers()
 
 
 def test_doctor_reports_backend_checks_and_speed(scripted_gguf: Path, capsys, monkeypatch):
@@ -36,7 +19,7 @@ def test_doctor_reports_backend_checks_and_speed(scripted_gguf: Path, capsys, mo
 
 
 def test_doctor_on_a_crashing_runtime_is_a_verdict_not_a_traceback(scripted_gguf: Path, tmp_path, capsys, monkeypatch):
-    (tmp_path / "marker").touch()
+    (tmp_path / "crash-marker").touch()
     monkeypatch.setenv("SCRIPTED_CRASH_ALWAYS", "1")
     code, out, err = run_cli(["doctor", "--model", f"local:{scripted_gguf}"], capsys, monkeypatch)
     assert code == 1

@@ -16,7 +16,6 @@ from cli_runner import run_cli
 from upskill_hub.evals.rundir import RESULTS_FILE
 from upskill_hub.models import local
 
-BACKENDS = Path(__file__).parent / "backends"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evals"))
 from _evalkit import make_skill  # noqa: E402
 
@@ -28,34 +27,19 @@ CASES = [
 ]
 
 
-@pytest.fixture
-def scripted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The scripted backend in the worker, a fake model file, and fresh workers."""
-    monkeypatch.setenv("UPSKILL_LOCAL_BACKEND", "scripted_backend:ScriptedBackend")
-    monkeypatch.setenv("PYTHONPATH", str(BACKENDS))
-    monkeypatch.setenv("UPSKILL_HUB_CACHE", str(tmp_path / "cache"))
-    marker = tmp_path / "crash-marker"
-    monkeypatch.setenv("SCRIPTED_CRASH_MARKER", str(marker))
-    gguf = tmp_path / "fake.gguf"
-    gguf.write_bytes(b"GGUF")
-    local.stop_workers()
-    yield gguf
-    local.stop_workers()
-
-
 def rows_of(out: Path) -> list[dict]:
     (run_dir,) = [p for p in out.iterdir() if p.is_dir()]
     return [json.loads(line) for line in (run_dir / RESULTS_FILE).read_text().splitlines()]
 
 
 def test_worker_crash_mid_run_is_error_rows_exit_1_and_resume_completes(
-    scripted: Path, tmp_path: Path, capsys, monkeypatch
+    scripted_gguf: Path, tmp_path: Path, capsys, monkeypatch
 ):
     skill = make_skill(tmp_path / "skills", cases=CASES)
     (tmp_path / "crash-marker").touch()
     monkeypatch.setenv("SCRIPTED_CRASH_ONCE", "1")
     out = tmp_path / "runs"
-    args = ["eval", str(skill), "--model", f"local:{scripted}", "--output", str(out), "--no-plots"]
+    args = ["eval", str(skill), "--model", f"local:{scripted_gguf}", "--output", str(out), "--no-plots"]
 
     code, stdout, stderr = run_cli(args, capsys, monkeypatch)
     assert code == 1
@@ -81,15 +65,15 @@ def test_worker_crash_mid_run_is_error_rows_exit_1_and_resume_completes(
     assert all(r["error"] is None for r in rows)
 
 
-def test_worker_that_keeps_crashing_is_restarted_once_then_given_up(scripted: Path, tmp_path: Path):
+def test_worker_that_keeps_crashing_is_restarted_once_then_given_up(scripted_gguf: Path, tmp_path: Path):
     (tmp_path / "crash-marker").touch()  # every CRASH prompt crashes
-    client = local.LocalModelClient(local.ModelSpec("local", str(scripted), None, f"local:{scripted}"))
+    client = local.LocalModelClient(local.ModelSpec("local", str(scripted_gguf), None, f"local:{scripted_gguf}"))
     from upskill_hub.models.base import GenerationParams, Message, ModelCallError
 
     def ask(text: str) -> str:
-        return client._run("", [Message("user", text)], GenerationParams(max_tokens=8)).text
+        return client.complete_sync("", [Message("user", text)], GenerationParams(max_tokens=8)).text
 
-    worker = local.shared_worker(scripted)
+    worker = local.shared_worker(scripted_gguf)
     assert ask("hello") == "hi"
     first_pid = worker.pid
     with pytest.raises(ModelCallError, match=r"died during the call \(SIGSEGV\).*upskill-hub doctor"):
@@ -114,7 +98,7 @@ def test_load_failure_is_one_line_and_sticky(tmp_path: Path, monkeypatch: pytest
 
         for _ in range(2):
             with pytest.raises(ModelCallError, match="failed to load: ModuleNotFoundError"):
-                client._run("", [Message("user", "hi")], GenerationParams(max_tokens=4))
+                client.complete_sync("", [Message("user", "hi")], GenerationParams(max_tokens=4))
     finally:
         local.stop_workers()
 

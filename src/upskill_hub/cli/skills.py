@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.markdown import Markdown
@@ -183,17 +184,26 @@ def _looks_like_repo_id(source: str) -> bool:
     return len(parts) == 2 and all(parts) and not Path(source).exists()
 
 
+# The agent folders ``install`` and ``update`` both target (see upskill_hub.agents).
+ClaudeFlag = Annotated[bool, typer.Option("--claude", help="Claude Code: .claude/skills")]
+CodexFlag = Annotated[bool, typer.Option("--codex", help="Codex: .agents/skills")]
+OpenCodeFlag = Annotated[bool, typer.Option("--opencode", help="OpenCode: .opencode/skills")]
+CursorFlag = Annotated[bool, typer.Option("--cursor", help="Cursor: .cursor/skills")]
+GeminiFlag = Annotated[bool, typer.Option("--gemini", help="Gemini CLI: .gemini/skills")]
+AgentsFlag = Annotated[bool, typer.Option("--agents", help="Shared Agent Skills folder: .agents/skills")]
+
+
 @app.command("install")
 def install(
     source: str = typer.Argument(..., help="A local skill folder, or a Hub dataset repo OWNER/NAME."),
     skill_names: list[str] = typer.Option([], "--skill", help="Skill(s) to take from a Hub repo."),
     revision: str | None = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit)."),
-    claude: bool = typer.Option(False, "--claude", help="Claude Code: .claude/skills"),
-    codex: bool = typer.Option(False, "--codex", help="Codex: .agents/skills"),
-    opencode: bool = typer.Option(False, "--opencode", help="OpenCode: .opencode/skills"),
-    cursor: bool = typer.Option(False, "--cursor", help="Cursor: .cursor/skills"),
-    gemini: bool = typer.Option(False, "--gemini", help="Gemini CLI: .gemini/skills"),
-    agents: bool = typer.Option(False, "--agents", help="Shared Agent Skills folder: .agents/skills"),
+    claude: ClaudeFlag = False,
+    codex: CodexFlag = False,
+    opencode: OpenCodeFlag = False,
+    cursor: CursorFlag = False,
+    gemini: GeminiFlag = False,
+    agents: AgentsFlag = False,
     dest: Path | None = typer.Option(None, "--dest", help="Install into this skills folder instead."),
     global_: bool = typer.Option(False, "--global", help="Install for the user (~/...) instead of the project."),
     force: bool = typer.Option(False, "--force", help="Replace an existing install."),
@@ -245,12 +255,12 @@ def install(
 @app.command("update")
 def update(
     names: list[str] = typer.Argument(None, help="Installed skills to update (default: every managed one)."),
-    claude: bool = typer.Option(False, "--claude", help="Claude Code: .claude/skills"),
-    codex: bool = typer.Option(False, "--codex", help="Codex: .agents/skills"),
-    opencode: bool = typer.Option(False, "--opencode", help="OpenCode: .opencode/skills"),
-    cursor: bool = typer.Option(False, "--cursor", help="Cursor: .cursor/skills"),
-    gemini: bool = typer.Option(False, "--gemini", help="Gemini CLI: .gemini/skills"),
-    agents: bool = typer.Option(False, "--agents", help="Shared Agent Skills folder: .agents/skills"),
+    claude: ClaudeFlag = False,
+    codex: CodexFlag = False,
+    opencode: OpenCodeFlag = False,
+    cursor: CursorFlag = False,
+    gemini: GeminiFlag = False,
+    agents: AgentsFlag = False,
     dest: Path | None = typer.Option(None, "--dest", help="Update the skills in this folder instead."),
     global_: bool = typer.Option(False, "--global", help="The user's folders (~/...) instead of the project's."),
     fmt: OutputFormat = format_option(),

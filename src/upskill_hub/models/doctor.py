@@ -56,7 +56,7 @@ def _advice(backend: str) -> str:
 def check_local_model(spec: str = "local", *, tokens: int = 48) -> DoctorReport:
     """Load the local model and run the checks; never raises for a model that fails to run."""
     from upskill_hub.models.base import GenerationParams, Message, ModelCallError
-    from upskill_hub.models.local import LocalModelClient, local_threads, shared_worker
+    from upskill_hub.models.local import LocalModelClient, local_threads
 
     parsed = parse_model_spec(spec)
     if parsed.provider != "local":
@@ -69,7 +69,7 @@ def check_local_model(spec: str = "local", *, tokens: int = 48) -> DoctorReport:
         cpu=cpu_model(),
         cpu_features=cpu_features(),
     )
-    worker = shared_worker(client.path)
+    worker = client.worker
     t0 = time.perf_counter()
     try:
         worker.ensure_started()
@@ -84,7 +84,7 @@ def check_local_model(spec: str = "local", *, tokens: int = 48) -> DoctorReport:
 
     def ask(label: str, system: str, text: str, max_tokens: int) -> Any:
         try:
-            out = client._run(system, [Message("user", text)], GenerationParams(max_tokens=max_tokens))
+            out = client.complete_sync(system, [Message("user", text)], GenerationParams(max_tokens=max_tokens))
         except ModelCallError as exc:
             report.checks.append((label, False, str(exc)))
             return None

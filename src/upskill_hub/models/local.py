@@ -158,13 +158,15 @@ class LocalModelClient:
 
     def __init__(self, spec: ModelSpec, *, n_ctx: int = DEFAULT_N_CTX) -> None:
         self.path = check_local_available(spec)
-        self._n_ctx = n_ctx
         self.model = self.path.name.removesuffix(".gguf")
         self.endpoint = f"in-process:{self.path.name}"
         self.backend = local_backend()
+        # Resolved once: the settings were checked above, and every call goes to this worker.
+        self.worker = shared_worker(self.path, n_ctx=n_ctx)
 
-    def _run(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
-        worker = shared_worker(self.path, n_ctx=self._n_ctx)
+    def complete_sync(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
+        """One call, blocking (``doctor`` and other synchronous callers); see :meth:`complete`."""
+        worker = self.worker
         request = {
             "system": system,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
@@ -193,7 +195,7 @@ class LocalModelClient:
         )
 
     async def complete(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
-        return await asyncio.to_thread(self._run, system, messages, params)
+        return await asyncio.to_thread(self.complete_sync, system, messages, params)
 
     async def aclose(self) -> None:
         # The worker stays up for the process: loading the model again costs seconds.
