@@ -21,7 +21,7 @@ from upskill_hub.hub.push import push
 from upskill_hub.managed import MARKER
 from upskill_hub.skill import load_skill
 
-CLI = [sys.executable, "-c", "from upskill_hub.cli.app import main; main()"]
+CLI = [sys.executable, "-c", "from upskill_hub.cli.app import entry; entry()"]
 
 
 def _published(tmp_path, repo_id):

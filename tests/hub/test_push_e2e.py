@@ -19,7 +19,7 @@ from upskill_hub.errors import UpskillError
 from upskill_hub.evals.rundir import read_results
 from upskill_hub.hub.push import push
 
-CLI = [sys.executable, "-c", "from upskill_hub.cli.app import main; main()"]
+CLI = [sys.executable, "-c", "from upskill_hub.cli.app import entry; entry()"]
 
 
 def _load(repo_id, config, tmp_path):

@@ -16,7 +16,7 @@ from space_helpers import free_port, wait_for
 from upskill_hub.space.deploy import write_space_files
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CLI = [sys.executable, "-c", "from upskill_hub.cli.app import main; main()"]
+CLI = [sys.executable, "-c", "from upskill_hub.cli.app import entry; entry()"]
 
 
 def _front(readme: str) -> dict:

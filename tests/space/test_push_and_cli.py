@@ -14,7 +14,7 @@ from upskill_hub.errors import UpskillError
 from upskill_hub.space import data
 from upskill_hub.space.session import EvalSession, SessionKeys, build_clients, push_run
 
-CLI = [sys.executable, "-c", "from upskill_hub.cli.app import main; main()"]
+CLI = [sys.executable, "-c", "from upskill_hub.cli.app import entry; entry()"]
 
 
 def _run_visitor_eval(space_repo, llm_server, tmp_path, monkeypatch):

@@ -91,5 +91,32 @@ def main() -> None:
         sys.exit(130)
 
 
+def entry() -> None:
+    """The ``upskill-hub`` executable: :func:`main`, then leave without native teardown.
+
+    After a command has finished and printed its result, the interpreter's own shutdown
+    can still die in a native library's static destructors: a CLI that had read parquet
+    then exited 1 aborted with "terminate called without an active exception" (exit -6) in
+    about one run in eight. Python-level clean-up (atexit handlers, which include
+    ``weakref.finalize`` temporary folders and the local model's worker) runs as usual;
+    only the C++ destructors that follow are skipped, so the exit status is the one the
+    command chose. In-process callers (tests) use :func:`main`, which raises SystemExit.
+    """
+    import atexit
+    import contextlib
+    import os
+
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing left to say
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    main()
+    entry()

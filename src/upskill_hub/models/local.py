@@ -166,7 +166,6 @@ class LocalModelClient:
 
     def complete_sync(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
         """One call, blocking (``doctor`` and other synchronous callers); see :meth:`complete`."""
-        worker = self.worker
         request = {
             "system": system,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
@@ -177,7 +176,7 @@ class LocalModelClient:
             "stop": list(params.stop),
         }
         try:
-            out = worker.call(request)
+            out = self.worker.call(request)
         except WorkerCrashed as exc:
             raise ModelCallError(f"{exc}; run `upskill-hub doctor` to check the local model") from None
         except (WorkerRefused, BackendError) as exc:
