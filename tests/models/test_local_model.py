@@ -25,7 +25,7 @@ def test_default_spec_is_local() -> None:
 def test_local_model_answers_deterministically() -> None:
     client = create_client("local")
     assert (client.provider, client.default_concurrency, client.backend) == ("local", 1, "transformers")
-    assert client.endpoint == "in-process:SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert client.endpoint == f"in-process:{client.backend}:SmolLM2-135M-Instruct.Q4_1.gguf"
     system = "You are a helpful assistant. Answer in one short sentence."
     question = [Message("user", "What is the capital of France?")]
     params = GenerationParams(temperature=0.0, max_tokens=32)
@@ -76,3 +76,23 @@ def test_two_token_and_long_prompts() -> None:
     short, long = asyncio.run(go())
     assert short.usage.output_tokens and long.usage.output_tokens
     assert long.usage.input_tokens > 1500
+
+
+def test_backend_is_part_of_the_cache_key(monkeypatch) -> None:
+    """A cached transformers answer is never replayed for llama.cpp (they differ)."""
+    from upskill_hub.evals.cache import cache_key
+
+    keys = {}
+    for backend in ("transformers", "llama.cpp"):
+        monkeypatch.setenv("UPSKILL_LOCAL_BACKEND", backend)
+        client = create_client("local")  # no call: the worker starts on the first one
+        keys[backend] = cache_key(
+            provider=client.provider,
+            endpoint=client.endpoint,
+            model=client.model,
+            system="s",
+            messages=[Message("user", "hi")],
+            params=GenerationParams(),
+            repeat=0,
+        )
+    assert keys["transformers"] != keys["llama.cpp"]

@@ -159,8 +159,10 @@ class LocalModelClient:
     def __init__(self, spec: ModelSpec, *, n_ctx: int = DEFAULT_N_CTX) -> None:
         self.path = check_local_available(spec)
         self.model = self.path.name.removesuffix(".gguf")
-        self.endpoint = f"in-process:{self.path.name}"
         self.backend = local_backend()
+        # The backend is part of the endpoint, hence of the cache key: transformers and
+        # llama.cpp answer the same prompt differently, so one must not replay the other's.
+        self.endpoint = f"in-process:{self.backend}:{self.path.name}"
         # Resolved once: the settings were checked above, and every call goes to this worker.
         self.worker = shared_worker(self.path, n_ctx=n_ctx)
 
