@@ -431,6 +431,14 @@ def test_parse_cases_shapes_and_errors() -> None:
     assert "only 4 test case(s)" in problems[0]
 
 
+def test_parse_cases_survives_a_teacher_answer_nested_without_bound() -> None:
+    """Chatter around ``{[[[...]]]}`` 100,000 deep: a one-line problem, not a RecursionError."""
+    answer = "Here you go: {" + '"cases": ' + "[" * 100_000 + "]" * 100_000 + "} hope it helps"
+    cases, problems = parse_cases(answer)
+    assert cases is None
+    assert problems[0].startswith("no JSON found")
+
+
 def test_refine_request_contains_failures_but_not_skill_meta() -> None:
     from upskill_hub.cases import SkillMeta
 

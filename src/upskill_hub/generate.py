@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import safejson
 from upskill_hub.cases import Case, CasesError, SkillMeta, parse_meta
 from upskill_hub.errors import UpskillError
 from upskill_hub.models.base import GenerationParams, Message, ModelCallError, ModelClient
@@ -338,8 +339,9 @@ def _extract_json(text: str) -> Any:
     start, end = text.find("{"), text.rfind("}")  # JSON with chatter around it, no fence
     if 0 <= start < end:
         try:
-            return json.loads(text[start : end + 1])
-        except json.JSONDecodeError:
+            # The teacher's answer is untrusted text: bounded nesting, like every JSON we parse.
+            return safejson.loads(text[start : end + 1])
+        except ValueError:  # JSONDecodeError or JSONTooDeep
             return None
     return None
 
