@@ -57,6 +57,8 @@ MIN_MASKED_LEN = 4
 #: Docker's default PATH, after the server's Python bin dir.
 _DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _JOB_ID_CHARS = frozenset("0123456789abcdef")
+#: Bytes kept free at the end of a capped log for the "log truncated" notice.
+_NOTICE_ROOM = 256
 
 
 @dataclass(frozen=True)
@@ -565,7 +567,7 @@ class _LogWriter:
         with self._lock:
             if self.truncated:
                 return
-            if self.written + len(data) > self.max_bytes:
+            if self.written + len(data) > self.max_bytes - _NOTICE_ROOM:
                 self.truncated = True
                 notice = json.dumps(
                     {
