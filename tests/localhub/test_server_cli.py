@@ -90,3 +90,52 @@ def test_serve_bad_root_is_one_line_error(tmp_path):
     assert proc.returncode == 1
     assert proc.stderr.strip().startswith("Error: cannot use --root")
     assert "Traceback" not in proc.stderr
+
+
+def test_serve_runs_jobs_and_stops_them_when_it_stops(tmp_path):
+    """A real `hub serve` process: a Job runs under it; SIGINT ends the server and the Job."""
+    import json
+
+    import httpx2
+
+    port = free_port()
+    root = tmp_path / "root"
+    cmd = [sys.executable, "-m", "upskill_hub.cli.app", "hub", "serve", "--root", str(root)]
+    cmd += ["--port", str(port), "--max-jobs", "1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    auth = {"authorization": "Bearer hf_anyTokenMayWriteHere0000000000"}
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx2.get(f"{url}/api/jobs/hardware", timeout=1)
+                break
+            except httpx2.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+        spec = {"command": ["python", "-c", "import time; time.sleep(60)"], "dockerImage": "python:3.12"}
+        job = httpx2.post(f"{url}/api/jobs/user", json=spec, headers=auth).json()
+        second = httpx2.post(f"{url}/api/jobs/user", json=spec, headers=auth).json()
+        while (
+            httpx2.get(f"{url}/api/jobs/user/{job['id']}", headers=auth).json()["status"]["stage"]
+            != "RUNNING"
+        ):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        queued = httpx2.get(f"{url}/api/jobs/user/{second['id']}", headers=auth).json()
+        assert queued["status"]["stage"] == "SCHEDULING"  # --max-jobs 1
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    for job_id in (job["id"], second["id"]):
+        record = json.loads((root / "jobs" / "user" / job_id / "job.json").read_text())
+        assert (record["stage"], record["message"]) == ("ERROR", "server stopped")
+
+
+def test_serve_refuses_a_bad_max_jobs(tmp_path):
+    cmd = [sys.executable, "-m", "upskill_hub.cli.app", "hub", "serve", "--root", str(tmp_path / "r")]
+    proc = subprocess.run([*cmd, "--max-jobs", "0"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "Error: --max-jobs must be between 1 and 256, got 0"
+    assert not (tmp_path / "r").exists()

@@ -29,6 +29,12 @@ Tokens: set UPSKILL_HUB_WRITE_TOKENS / UPSKILL_HUB_READ_TOKENS (comma-separated)
 --read-token T also work but show the token to anyone running `ps`. Without any write
 token, ANY bearer token may write (local development only). Writes without an accepted
 token are refused; private repos are invisible without one. Tokens are never logged.
+
+Jobs (HfApi.run_job, `upskill-hub eval --jobs`): each Job's command runs here as a local
+process in its own folder under --root (the image is recorded, not pulled; `python` and
+`upskill-hub` are this install), with the Job's env and secrets. Secrets stay in memory and
+are masked in logs. At most --max-jobs run at once; the rest wait in SCHEDULING. Jobs still
+running when the server stops are killed and end as ERROR.
 """
 
 
@@ -60,6 +66,9 @@ def serve(
     user: str = typer.Option(
         "user", "--user", help="User name reported by whoami and used as default namespace."
     ),
+    max_jobs: int = typer.Option(
+        8, "--max-jobs", metavar="N", help="Jobs running at once (more wait in SCHEDULING)."
+    ),
 ) -> None:
     """Thin wrapper: build the config, print where to point clients, run uvicorn."""
     import logging
@@ -72,6 +81,8 @@ def serve(
     from upskill_hub.localhub.app import ServerConfig, create_app
 
     err = Console(stderr=True, highlight=False)
+    if not 1 <= max_jobs <= 256:
+        raise UpskillError(f"--max-jobs must be between 1 and 256, got {max_jobs}")
     root = (root or user_data_path("upskill-hub") / "hub-server").expanduser()
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -79,6 +90,7 @@ def serve(
         raise UpskillError(f"cannot use --root {root}: {exc.strerror}") from None
     if not 0 < port < 65536:
         raise UpskillError(f"--port must be between 1 and 65535, got {port}")
+    from upskill_hub.localhub.jobs import JobLimits
     from upskill_hub.localhub.tokens import collect
 
     if token or read_token:
@@ -91,6 +103,7 @@ def serve(
         read_tokens=read_tokens,
         trusted_publishers=tuple(trusted_publisher),
         user=user,
+        job_limits=JobLimits(max_running=max_jobs),
     )
     url = f"http://{host}:{port}"
     err.print(f"[bold]Local Hub[/] serving [cyan]{root}[/] at [cyan]{url}[/]")
