@@ -6,9 +6,9 @@ import json
 import uuid
 
 import pytest
+from cli_runner import run_cli
 from huggingface_hub import HfApi
 
-from tests.cli_runner import run_cli
 from upskill_hub.hub.jobs import shard_labels
 from upskill_hub.localhub.testing import TEST_WRITE_TOKEN
 
