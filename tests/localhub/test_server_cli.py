@@ -125,9 +125,16 @@ def test_serve_runs_jobs_and_stops_them_when_it_stops(tmp_path):
             time.sleep(0.05)
         queued = httpx2.get(f"{url}/api/jobs/user/{second['id']}", headers=auth).json()
         assert queued["status"]["stage"] == "SCHEDULING"  # --max-jobs 1
+        # Someone follows the running Job's log: the stream must not keep the server up.
+        follower = httpx2.stream("GET", f"{url}/api/jobs/user/{job['id']}/logs", headers=auth, timeout=60)
+        response = follower.__enter__()
+        assert response.status_code == 200
     finally:
         proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
         proc.communicate(timeout=30)
+    assert time.monotonic() - started < 15
+    follower.__exit__(None, None, None)
     for job_id in (job["id"], second["id"]):
         record = json.loads((root / "jobs" / "user" / job_id / "job.json").read_text())
         assert (record["stage"], record["message"]) == ("ERROR", "server stopped")

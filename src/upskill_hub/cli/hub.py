@@ -114,6 +114,14 @@ def serve(
         err.print(f"{len(write_tokens)} write token(s), {len(read_tokens)} read-only token(s) accepted.")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     # Our middleware logs method, path and status only; uvicorn's access log is off.
+    # Followed Job logs keep connections open: after 3s of graceful shutdown they are cut, then
+    # the app's lifespan stops the Jobs. Date headers come from the app (exact, see app.py).
     uvicorn.run(
-        create_app(config), host=host, port=port, access_log=False, log_level="warning", date_header=False
+        create_app(config),
+        host=host,
+        port=port,
+        access_log=False,
+        log_level="warning",
+        date_header=False,
+        timeout_graceful_shutdown=3,
     )

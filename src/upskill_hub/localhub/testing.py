@@ -147,6 +147,7 @@ def running_server(
     try:
         yield handle
     finally:
+        # Jobs first (lifespan is off here): their log streams then end and the server stops at once.
+        handle.jobs.shutdown()
         server.should_exit = True
         thread.join(10)
-        handle.jobs.shutdown()  # lifespan is off here: stop the Jobs ourselves
