@@ -108,7 +108,7 @@ class _Masker:
         return text
 
 
-@dataclass
+@dataclass(eq=False)  # a Job is itself: identity, not field-by-field equality
 class Job:
     """One Job: its public record (``to_json``) plus, in memory only, its secrets and process."""
 
@@ -382,11 +382,15 @@ class JobManager:
     def _supervise(self, job: Job) -> None:
         """Run one Job to its end: start, capture logs, enforce the timeout, record the outcome."""
         mask = _Masker(list(job.secrets.values()))
-        log = open(job.log_path, "ab")  # noqa: SIM115 - closed in finally, written by two threads
+        try:
+            log = open(job.log_path, "ab")  # noqa: SIM115 - closed below, written by two threads
+        except OSError as exc:
+            log = open(os.devnull, "wb")  # noqa: SIM115 - the Job still ends, with a reason
+            job.message = f"cannot write the Job's log: {exc.strerror}"
         writer = _LogWriter(log, mask, self.limits.max_log_bytes)
         try:
             with self._lock:
-                if job.cancel_requested or self._stopped:
+                if job.cancel_requested or self._stopped or job.message:
                     self._finish(job, None, writer)
                     return
                 try:
@@ -451,7 +455,7 @@ class JobManager:
             job.stage, job.message = "CANCELED", "canceled"
         elif job.timed_out:
             job.stage, job.message = "ERROR", f"timed out after {job.timeout_s}s"
-        elif job.stopping:
+        elif job.stopping or self._stopped:
             job.stage, job.message = "ERROR", "server stopped"
         elif returncode == 0:
             job.stage, job.message = "COMPLETED", None
