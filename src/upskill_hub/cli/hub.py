@@ -30,11 +30,13 @@ Tokens: set UPSKILL_HUB_WRITE_TOKENS / UPSKILL_HUB_READ_TOKENS (comma-separated)
 token, ANY bearer token may write (local development only). Writes without an accepted
 token are refused; private repos are invisible without one. Tokens are never logged.
 
-Jobs (HfApi.run_job, `upskill-hub eval --jobs`): each Job's command runs here as a local
-process in its own folder under --root (the image is recorded, not pulled; `python` and
-`upskill-hub` are this install), with the Job's env and secrets. Secrets stay in memory and
-are masked in logs. At most --max-jobs run at once; the rest wait in SCHEDULING. Jobs still
-running when the server stops are killed and end as ERROR.
+Jobs (--jobs; HfApi.run_job, `upskill-hub eval --jobs`): each Job's command runs here as a
+local process, as the user running the server, in its own folder under --root (the image is
+recorded, not pulled; `python` and `upskill-hub` are this install), with the Job's env and
+secrets. Anyone holding a write token can then run commands on this machine, so --jobs needs
+write tokens and is off by default. Secrets stay in memory and are masked in logs. At most
+--max-jobs run at once; the rest wait in SCHEDULING. Jobs still running when the server
+stops are killed and end as ERROR.
 """
 
 
@@ -65,6 +67,11 @@ def serve(
     ),
     user: str = typer.Option(
         "user", "--user", help="User name reported by whoami and used as default namespace."
+    ),
+    jobs: bool = typer.Option(
+        False,
+        "--jobs",
+        help="Let write-token holders run Jobs: commands on this machine (needs write tokens).",
     ),
     max_jobs: int = typer.Option(
         8, "--max-jobs", metavar="N", help="Jobs running at once (more wait in SCHEDULING)."
@@ -97,12 +104,18 @@ def serve(
         err.print("[yellow]Tokens on the command line are visible in `ps`: prefer --token-file or "
                   "UPSKILL_HUB_WRITE_TOKENS / UPSKILL_HUB_READ_TOKENS.[/]")  # fmt: skip
     write_tokens, read_tokens = collect(list(token), list(read_token), token_file)
+    if jobs and not write_tokens:
+        raise UpskillError(
+            "--jobs lets write-token holders run commands on this machine: give write tokens "
+            "(UPSKILL_HUB_WRITE_TOKENS or --token-file) so that not every caller can"
+        )
     config = ServerConfig(
         root=root,
         write_tokens=write_tokens,
         read_tokens=read_tokens,
         trusted_publishers=tuple(trusted_publisher),
         user=user,
+        jobs_enabled=jobs,
         job_limits=JobLimits(max_running=max_jobs),
     )
     url = f"http://{host}:{port}"
@@ -112,6 +125,11 @@ def serve(
         err.print("[yellow]No write token given: any bearer token may write (local development only).[/]")
     else:
         err.print(f"{len(write_tokens)} write token(s), {len(read_tokens)} read-only token(s) accepted.")
+    if jobs:
+        err.print(
+            f"[yellow]Jobs enabled: write-token holders run commands on this machine "
+            f"(at most {max_jobs} at once).[/]"
+        )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     # Our middleware logs method, path and status only; uvicorn's access log is off.
     # Followed Job logs keep connections open: after 3s of graceful shutdown they are cut, then

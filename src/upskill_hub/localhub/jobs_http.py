@@ -16,7 +16,9 @@
 * ``GET /api/jobs/hardware`` (``list_jobs_hardware``): no token needed.
 
 Jobs are private to their namespace: reading them needs a token (401 without), and a Job
-of another namespace is 404 like an unknown one.
+of another namespace is 404 like an unknown one. A Job runs a command on the server's
+machine, so creating one also needs the server to allow it (``ServerConfig.jobs_enabled``,
+``hub serve --jobs``); otherwise 403.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ from upskill_hub.localhub.storage import StoreError
 
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _STAGES = frozenset({"SCHEDULING", "RUNNING", *TERMINAL_STAGES})
+#: Why creating a Job is refused when the server was not started with ``--jobs``.
+JOBS_DISABLED = (
+    "Jobs are disabled on this local Hub: its operator can start it with `upskill-hub hub serve --jobs`"
+)
 #: Jobs per page of ``list_jobs`` (the client follows ``Link`` headers).
 PAGE_SIZE = 500
 #: Seconds between ``: keep-alive`` comments on a quiet log stream (the Hub sends one every 30s).
