@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,6 +95,7 @@ def test_env_and_secrets_reach_the_job_and_the_secret_is_masked_everywhere(
         "print('leak:', os.environ['PROVIDER_KEY'])\n"
         "print('server token', os.environ.get('HF_TOKEN'))\n"
         "print('cwd is home', os.getcwd() == os.environ['HOME'])\n"
+        "print('path starts with', os.environ['PATH'].split(os.pathsep)[0])\n"
         "pathlib.Path('out.txt').write_text('x')\n"
     )
     job = _run(api, code, env={"MODE": "fast"}, secrets={"PROVIDER_KEY": SECRET})
@@ -106,6 +108,7 @@ def test_env_and_secrets_reach_the_job_and_the_secret_is_masked_everywhere(
         "leak: ***",
         "server token None",  # the server's own environment (HF_TOKEN in tests) does not leak in
         "cwd is home True",
+        f"path starts with {Path(sys.executable).parent}",  # `python`, `upskill-hub`: this install
     ]
     assert list(api.fetch_job_logs(job_id=job.id, namespace=NS, follow=True))[2] == "leak: ***"
     assert done.environment == {"MODE": "fast"}
@@ -113,6 +116,10 @@ def test_env_and_secrets_reach_the_job_and_the_secret_is_masked_everywhere(
     listed = [j for j in api.list_jobs(namespace=NS) if j.id == job.id]
     for info in (done, *listed):
         assert SECRET not in repr(info)
+    headers = {"authorization": f"Bearer {TEST_WRITE_TOKEN}"}
+    for url in (f"{jobs_hub.url}/api/jobs/{NS}", f"{jobs_hub.url}/api/jobs/{NS}/{job.id}"):
+        raw = httpx2.get(url, headers=headers, timeout=10)
+        assert raw.status_code == 200 and "PROVIDER_KEY" in raw.text and SECRET not in raw.text
     # Nothing the server stored holds the value: not the record, not the log, not the repos.
     for path in jobs_hub.root.rglob("*"):
         if path.is_file():
