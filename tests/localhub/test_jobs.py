@@ -124,7 +124,7 @@ def test_env_and_secrets_reach_the_job_and_the_secret_is_masked_everywhere(
     for path in jobs_hub.root.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
-    assert (jobs_hub.root / "jobs" / NS / job.id / "work" / "out.txt").exists()
+    assert not (jobs_hub.root / "jobs" / NS / job.id / "work").exists()  # gone with the Job
 
 
 def test_non_zero_exit_is_an_error_with_the_exit_code(api: HfApi) -> None:

@@ -8,7 +8,7 @@ Jobs go ``SCHEDULING`` → ``RUNNING`` → ``COMPLETED`` / ``ERROR`` / ``CANCELE
 How a Job runs:
 
 * The image is recorded, not pulled: the command runs directly, with cwd a fresh folder
-  ``<root>/jobs/<namespace>/<id>/work`` and a minimal environment (``PATH`` starting with the
+  ``<root>/jobs/<namespace>/<id>/work`` (removed when the Job ends, as a container's disk) and a minimal environment (``PATH`` starting with the
   server's Python bin dir, so ``python`` / ``upskill-hub`` are this install; ``HOME`` = the
   work folder; ``LANG``; ``PYTHONUNBUFFERED``; the server's ``PYTHONPATH`` if it has one),
   then the Job's ``environment``, then its ``secrets``. Nothing else of the server's
@@ -32,6 +32,7 @@ import json
 import logging
 import os
 import secrets as _secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -285,6 +286,7 @@ class JobManager:
                 job.stage, job.message = "ERROR", "server stopped"
                 job.finished_at = job.finished_at or time.time()
                 self._save(job)
+                shutil.rmtree(job.folder / "work", ignore_errors=True)
             self._jobs[job.id] = job
 
     def _save(self, job: Job) -> None:
@@ -347,7 +349,7 @@ class JobManager:
                 raise StoreError(
                     429, f"Too many Jobs waiting (max {self.limits.max_queued})", "TooManyRequests"
                 )
-            (folder / "work").mkdir(parents=True)
+            folder.mkdir(parents=True)
             job.log_path.touch()
             self._save(job)
             self._jobs[job_id] = job
@@ -394,6 +396,7 @@ class JobManager:
                     self._finish(job, None, writer)
                     return
                 try:
+                    (job.folder / "work").mkdir(exist_ok=True)
                     job.proc = subprocess.Popen(
                         [*job.command, *job.arguments],
                         cwd=job.folder / "work",
@@ -438,6 +441,8 @@ class JobManager:
         finally:
             log.close()
             job.secrets.clear()
+            # Like a container's filesystem, the work folder goes with the Job: disk stays bounded.
+            shutil.rmtree(job.folder / "work", ignore_errors=True)
 
     def _terminate(self, proc: subprocess.Popen[bytes]) -> None:
         """SIGTERM the Job's group, then SIGKILL it after the grace period."""
