@@ -8,10 +8,11 @@ Jobs go ``SCHEDULING`` → ``RUNNING`` → ``COMPLETED`` / ``ERROR`` / ``CANCELE
 How a Job runs:
 
 * The image is recorded, not pulled: the command runs directly, with cwd a fresh folder
-  ``<root>/jobs/<namespace>/<id>/work`` (removed when the Job ends, as a container's disk) and a minimal environment (``PATH`` starting with the
-  server's Python bin dir, so ``python`` / ``upskill-hub`` are this install; ``HOME`` = the
-  work folder; ``LANG``; ``PYTHONUNBUFFERED``; the server's ``PYTHONPATH`` if it has one),
-  then the Job's ``environment``, then its ``secrets``. Nothing else of the server's
+  ``<root>/jobs/<namespace>/<id>/work`` (removed when the Job ends, as a container's disk)
+  and a minimal environment (``PATH`` starting with the server's Python bin dir, so
+  ``python`` / ``upskill-hub`` are this install; ``HOME`` = the work folder; ``LANG``;
+  ``PYTHONUNBUFFERED``; the server's ``PYTHONPATH`` if it has one), then the Job's
+  ``environment``, then its ``secrets``. Nothing else of the server's
   environment (its tokens included) leaks in.
 * The process leads its own process group (``start_new_session``): cancel, timeout and server
   stop signal the whole group, and leftovers are killed when the leader exits, as when a
@@ -252,6 +253,11 @@ def _describe_exit(returncode: int) -> str | None:
     return f"exit code {returncode}"
 
 
+def _remove_work(job: Job) -> None:
+    """Like a container's filesystem, a Job's work folder goes with it: disk stays bounded."""
+    shutil.rmtree(job.folder / "work", ignore_errors=True)
+
+
 def _signal_group(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
@@ -286,7 +292,7 @@ class JobManager:
                 job.stage, job.message = "ERROR", "server stopped"
                 job.finished_at = job.finished_at or time.time()
                 self._save(job)
-                shutil.rmtree(job.folder / "work", ignore_errors=True)
+                _remove_work(job)
             self._jobs[job.id] = job
 
     def _save(self, job: Job) -> None:
@@ -429,6 +435,7 @@ class JobManager:
             # The leader is gone: whatever it left behind in its group goes with it.
             _signal_group(proc.pid, signal.SIGKILL)
             reader.join(timeout=10)
+            _remove_work(job)  # before the lock: a big folder must not hold up other requests
             with self._lock:
                 self._finish(job, proc.returncode, writer)
         except Exception:  # never leave a Job RUNNING forever because of a bug here
@@ -441,8 +448,6 @@ class JobManager:
         finally:
             log.close()
             job.secrets.clear()
-            # Like a container's filesystem, the work folder goes with the Job: disk stays bounded.
-            shutil.rmtree(job.folder / "work", ignore_errors=True)
 
     def _terminate(self, proc: subprocess.Popen[bytes]) -> None:
         """SIGTERM the Job's group, then SIGKILL it after the grace period."""
@@ -455,6 +460,7 @@ class JobManager:
 
     def _finish(self, job: Job, returncode: int | None, writer: _LogWriter) -> None:
         """Set the terminal stage (caller holds the lock); logs are complete before this."""
+        _remove_work(job)  # gone before anyone can see the Job ended
         job.exit_code = returncode
         if job.cancel_requested:
             job.stage, job.message = "CANCELED", "canceled"
