@@ -20,6 +20,7 @@ from upskill_hub.cli import (
     evals,
     generate,
     hub,
+    jobs,
     kernels,
     models,
     publish,
@@ -43,6 +44,7 @@ evals.register(app)
 generate.register(app)
 publish.register(app)
 app.add_typer(hub.app, name="hub")
+app.add_typer(jobs.app, name="jobs")
 app.add_typer(kernels.app, name="kernels")
 app.add_typer(space.app, name="space")
 demo.register(app)
