@@ -28,8 +28,11 @@ class AnthropicClient(RetryingClient):
         api_key: str,
         policy: RetryPolicy,
         default_concurrency: int = 8,
+        connections: int | None = None,
     ) -> None:
         import anthropic
+
+        from upskill_hub.models.transport import sdk_http_client
 
         self.model = model
         self.endpoint = base_url
@@ -38,8 +41,9 @@ class AnthropicClient(RetryingClient):
         self._label = f"anthropic {self.model}"
         self._secrets = (api_key,)
         self._sdk = anthropic
+        http = sdk_http_client(anthropic, connections=connections or default_concurrency)
         self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, timeout=policy.timeout, max_retries=0
+            api_key=api_key, base_url=base_url, timeout=policy.timeout, max_retries=0, http_client=http
         )
 
     def _request(self, system: str, messages: list[Message], params: GenerationParams) -> dict[str, Any]:
