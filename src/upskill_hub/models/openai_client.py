@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from upskill_hub.models._sdk_errors import classify, malformed
-from upskill_hub.models.base import Completion, GenerationParams, Message, Usage
+from upskill_hub.models.base import Completion, GenerationParams, Message, Usage, token_count
 from upskill_hub.models.retry import RetryingClient, RetryPolicy
 
 #: Concurrency that stays clear of typical rate limits (hosted) or saturates a local box.
@@ -88,11 +88,6 @@ class OpenAIChatClient(RetryingClient):
             raise classify(exc, self._sdk) from None
 
 
-def _count(value: object) -> int | None:
-    """A token count as the API sends it (a non-negative int), else ``None``: unknown."""
-    return value if type(value) is int and value >= 0 else None
-
-
 def _text_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -121,9 +116,9 @@ def read_chat_completion(data: object, latency: float) -> Completion:
     return Completion(
         text=content or "",
         usage=Usage(
-            input_tokens=_count(usage.get("prompt_tokens")),
-            output_tokens=_count(usage.get("completion_tokens")),
-            cached_tokens=_count(details.get("cached_tokens")) if isinstance(details, dict) else None,
+            input_tokens=token_count(usage.get("prompt_tokens")),
+            output_tokens=token_count(usage.get("completion_tokens")),
+            cached_tokens=token_count(details.get("cached_tokens")) if isinstance(details, dict) else None,
         ),
         latency_s=latency,
         finish_reason=_text_or_none(choice.get("finish_reason")),
