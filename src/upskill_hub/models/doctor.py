@@ -84,19 +84,12 @@ def check_local_model(spec: str = "local", *, tokens: int = 48) -> DoctorReport:
 
     def ask(label: str, system: str, text: str, max_tokens: int) -> Any:
         try:
-            out = client.complete_sync(
-                system, [Message("user", text)], GenerationParams(max_tokens=max_tokens)
-            )
+            out = client.complete_sync(system, [Message("user", text)], GenerationParams(max_tokens=max_tokens))
         except ModelCallError as exc:
             report.checks.append((label, False, str(exc)))
             return None
-        report.checks.append(
-            (
-                label,
-                bool(out.usage.output_tokens),
-                f"{out.usage.input_tokens} tokens in, {out.usage.output_tokens} out, {out.latency_s:.2f} s",
-            )
-        )
+        report.checks.append((label, bool(out.usage.output_tokens), f"{out.usage.input_tokens} tokens in, "
+                              f"{out.usage.output_tokens} out, {out.latency_s:.2f} s"))
         return out
 
     ask("two-token prompt", "", "Hi", 4)

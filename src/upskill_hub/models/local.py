@@ -199,3 +199,4 @@ class LocalModelClient:
     async def aclose(self) -> None:
         # The worker stays up for the process: loading the model again costs seconds.
         return None
+

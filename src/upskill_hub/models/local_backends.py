@@ -74,15 +74,9 @@ def normalize_backend(name: str | None) -> str:
     if ":" in raw:  # package.module:factory
         return raw
     lowered = raw.lower().replace("_", "-")
-    aliases = {
-        "transformers": "transformers",
-        "hf": "transformers",
-        "torch": "transformers",
-        "llama.cpp": "llama.cpp",
-        "llamacpp": "llama.cpp",
-        "llama-cpp": "llama.cpp",
-        "llama-cpp-python": "llama.cpp",
-    }
+    aliases = {"transformers": "transformers", "hf": "transformers", "torch": "transformers",
+               "llama.cpp": "llama.cpp", "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp",
+               "llama-cpp-python": "llama.cpp"}
     if lowered not in aliases:
         raise ValueError(f"unknown local backend {raw!r}: use one of {', '.join(BACKENDS)}")
     return aliases[lowered]
@@ -159,16 +153,12 @@ class TransformersBackend:
         hf_logging.disable_progress_bar()
         path = Path(options.path)
         self._device = _resolve_device(options.device)
-        self._tok = AutoTokenizer.from_pretrained(
-            str(path.parent), gguf_file=path.name, local_files_only=True
-        )
+        self._tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name, local_files_only=True)
         self._model = AutoModelForCausalLM.from_pretrained(
             str(path.parent), gguf_file=path.name, local_files_only=True, dtype=torch.float32
         ).to(self._device)
         self._model.eval()
-        self._n_ctx = min(
-            options.n_ctx, int(getattr(self._model.config, "max_position_embeddings", options.n_ctx))
-        )
+        self._n_ctx = min(options.n_ctx, int(getattr(self._model.config, "max_position_embeddings", options.n_ctx)))
         return {
             "backend": backend_version("transformers"),
             "torch": torch.__version__,
@@ -231,12 +221,8 @@ class LlamaCppBackend:
             n_gpu_layers=-1 if device == "cuda" else 0,
             verbose=False,
         )
-        return {
-            "backend": backend_version("llama.cpp"),
-            "device": device,
-            "threads": options.threads,
-            "n_ctx": options.n_ctx,
-        }
+        return {"backend": backend_version("llama.cpp"), "device": device, "threads": options.threads,
+                "n_ctx": options.n_ctx}
 
     def generate(self, request: dict[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
@@ -280,19 +266,8 @@ def cpu_model() -> str:
 
 def cpu_features() -> list[str]:
     """The SIMD features of this CPU that decide which native builds run (Linux /proc/cpuinfo)."""
-    wanted = (
-        "avx",
-        "avx2",
-        "fma",
-        "f16c",
-        "avx512f",
-        "avx512_bf16",
-        "avx512_vnni",
-        "amx_int8",
-        "amx_bf16",
-        "asimd",
-        "sve",
-    )
+    wanted = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_vnni", "amx_int8", "amx_bf16",
+              "asimd", "sve")
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
             for line in fh:

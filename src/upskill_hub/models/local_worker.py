@@ -87,13 +87,8 @@ class LocalWorker:
 
     # ------------------------------------------------------------------ lifecycle
     def _spawn(self) -> None:
-        env = {
-            **os.environ,
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_VERBOSITY": "error",
-            "TOKENIZERS_PARALLELISM": "false",
-            "PYTHONUNBUFFERED": "1",
-        }
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error",
+               "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
         threads = str(self.config.options.threads)
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             env[var] = threads  # torch and BLAS read these at import: never more than we were given
@@ -164,9 +159,7 @@ class LocalWorker:
                 self._proc.kill()
                 self._stop()
                 self.crashes += 1
-                raise WorkerCrashed(
-                    f"local model worker ({self.label}) did not answer within {timeout:.0f} s {when}"
-                )
+                raise WorkerCrashed(f"local model worker ({self.label}) did not answer within {timeout:.0f} s {when}")
             ready, _, _ = select.select([fd], [], [], min(left, 1.0))
             if not ready:
                 continue
@@ -187,9 +180,7 @@ class LocalWorker:
         if self._dead_reason is not None:
             raise WorkerRefused(self._dead_reason)
         if self.crashes > MAX_RESTARTS:
-            raise WorkerCrashed(
-                f"local model worker ({self.label}) crashed {self.crashes} times; not restarted"
-            )
+            raise WorkerCrashed(f"local model worker ({self.label}) crashed {self.crashes} times; not restarted")
         try:
             self._spawn()
         except WorkerRefused as exc:  # a model that cannot load will not load on the next call either

@@ -42,9 +42,7 @@ class Price:
         cached = min(usage.cached_tokens or 0, usage.input_tokens or 0)
         uncached = (usage.input_tokens or 0) - cached
         cached_rate = self.input if self.cached is None else self.cached
-        return (
-            uncached * self.input + cached * cached_rate + (usage.output_tokens or 0) * self.output
-        ) / 1_000_000
+        return (uncached * self.input + cached * cached_rate + (usage.output_tokens or 0) * self.output) / 1_000_000
 
 
 #: What the in-process local model costs.
