@@ -223,6 +223,29 @@ def test_identical_rerun_is_served_from_cache(skill8: Path, tmp_path: Path):
         assert srv.calls == 64 and not any(r.cached for r in third.rows)
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_default_transport_writes_the_same_rows_as_the_sdks_httpx(
+    provider: str, skill8: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The aiohttp transport (default) and the SDKs' own httpx give the same results file."""
+    from upskill_hub.models.transport import TRANSPORT_ENV
+
+    volatile = {"run_id", "timestamp", "latency_s"}
+    lines = {}
+    for name in ("httpx", "aiohttp"):
+        monkeypatch.setenv(TRANSPORT_ENV, name)
+        with running_llm_server(script, latency_s=0.01) as srv:
+            spec, base = _spec(provider, srv)
+            res = run_eval(skill8, [spec], EvalOptions(base_url=base, runs=2, concurrency=16, use_cache=False,
+                                                       output_dir=tmp_path / name, plots=False))
+            assert srv.calls == 32
+        lines[name] = sorted(
+            json.dumps({k: v for k, v in json.loads(line).items() if k not in volatile}, sort_keys=True)
+            for line in (res.run_dir / RESULTS_FILE).read_text().splitlines()
+        )
+    assert len(lines["aiohttp"]) == 32 and lines["aiohttp"] == lines["httpx"]
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
