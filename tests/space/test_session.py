@@ -117,7 +117,9 @@ def test_split_specs_and_pasted_skill(tmp_path):
     assert not (tmp_path / "4").exists() and not (tmp_path / "5").exists()  # nothing half-written
 
 
-def test_visitor_key_is_not_written_into_the_run_folder(monkeypatch, tmp_path):
+def test_visitor_key_is_not_written_into_the_run_folder(monkeypatch, tmp_path, caplog):
+    import gc
+
     from space_helpers import make_skills
 
     from upskill_hub.skill import load_skill
@@ -131,6 +133,9 @@ def test_visitor_key_is_not_written_into_the_run_folder(monkeypatch, tmp_path):
         ev = EvalSession(skill, clients, runs=1, secrets=[VISITOR_KEY], workdir=tmp_path / "work").start()
         last = list(ev.updates())[-1]
     assert last.error is None and last.result.summary.lifts[0].lift == pytest.approx(2 / 3)
+    del clients, ev
+    gc.collect()  # the session closed its clients' connections in the run's own event loop
+    assert "Unclosed" not in caplog.text
     files = [p for p in (tmp_path / "work").rglob("*") if p.is_file()]
     assert files
     for p in files:

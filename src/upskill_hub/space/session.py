@@ -13,6 +13,8 @@ and partial rows while calls finish.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import os
 import queue
@@ -210,23 +212,30 @@ class EvalSession:
         self._queue.put(("start", len(cases) * self.runs * len(self.clients) * (2 if self.include_baseline else 1)))
 
         def work() -> None:
-            from upskill_hub.evals.api import EvalOptions, run_eval
+            from upskill_hub.evals.api import EvalOptions, run_eval_async
+
+            async def run_then_close():  # -> RunResult
+                # The clients' connection pools belong to this event loop: close them in it
+                # (an aiohttp session left open complains on stderr when collected).
+                try:
+                    return await run_eval_async(self.skill, self.clients, options)
+                finally:
+                    for c in self.clients:
+                        with contextlib.suppress(Exception):
+                            await c.aclose()
 
             try:
-                result = run_eval(
-                    self.skill,
-                    self.clients,
-                    EvalOptions(
-                        runs=self.runs,
-                        cases=cases,
-                        include_baseline=self.include_baseline,
-                        concurrency=CONCURRENCY,
-                        output_dir=self.workdir / "runs",
-                        use_cache=False,  # never share answers (or cache files) between visitors
-                        on_row=lambda row: self._queue.put(("row", row)),
-                        on_start=lambda total, _done: self._queue.put(("start", total)),
-                    ),
+                options = EvalOptions(
+                    runs=self.runs,
+                    cases=cases,
+                    include_baseline=self.include_baseline,
+                    concurrency=CONCURRENCY,
+                    output_dir=self.workdir / "runs",
+                    use_cache=False,  # never share answers (or cache files) between visitors
+                    on_row=lambda row: self._queue.put(("row", row)),
+                    on_start=lambda total, _done: self._queue.put(("start", total)),
                 )
+                result = asyncio.run(run_then_close())
                 self._queue.put(("done", result))
             except UpskillError as exc:
                 self._queue.put(("error", redact(str(exc), self.secrets)))
