@@ -38,8 +38,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-TRANSPORT_ENV = "UPSKILL_HUB_HTTP_TRANSPORT"
-
 SERVER_CODE = r"""
 import sys
 from upskill_hub.testing.llm_server import ScriptedLLMServer
@@ -138,6 +136,7 @@ def previous_stack() -> Iterator[None]:
     from upskill_hub.models import openai_client, retry
     from upskill_hub.models._sdk_errors import classify, malformed
     from upskill_hub.models.base import Completion, Usage
+    from upskill_hub.models.transport import TRANSPORT_ENV
 
     async def attempt(self, body):  # noqa: ANN001, ANN202
         start = time.perf_counter()
