@@ -259,7 +259,8 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.Popen:
     )
 
 
-def test_kill_dash_9_mid_run_then_resume_gives_one_row_per_call(skill8: Path, tmp_path: Path):
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_kill_mid_run_then_resume_gives_one_row_per_call(sig: int, skill8: Path, tmp_path: Path):
     out = tmp_path / "runs"
     env = {**os.environ, "UPSKILL_HUB_CACHE": str(tmp_path / "cache")}
     with running_llm_server(script, latency_s=0.15) as srv:
@@ -276,8 +277,11 @@ def test_kill_dash_9_mid_run_then_resume_gives_one_row_per_call(skill8: Path, tm
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.05)
         assert results is not None, "the run never got going"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=20)
+        assert proc.returncode != 0
+        if sig == signal.SIGINT:  # Ctrl-C: the calls in flight are cancelled, the folder stays resumable
+            assert "Traceback" not in err, err
         partial = read_results(results.parent)
         assert 10 <= len(partial) < 48
         calls_at_kill = srv.calls
