@@ -12,8 +12,8 @@ from upskill_hub.models.base import GenerationParams, Message
 from upskill_hub.space.safety import ALLOW_PRIVATE_ENV, check_base_url
 from upskill_hub.space.session import SessionKeys, build_clients, skill_from_text, split_specs
 
-SPACE_SECRET = "sk-" "space-owner-secret-0123456789abcdef"
-VISITOR_KEY = "sk-" "visitor-key-abcdefghijklmnop0123"
+SPACE_SECRET = "sk-" + "space-owner-secret-0123456789abcdef"
+VISITOR_KEY = "sk-" + "visitor-key-abcdefghijklmnop0123"
 
 
 @pytest.fixture(autouse=True)
@@ -83,7 +83,9 @@ def test_typed_key_reaches_the_endpoint_and_env_key_never_does(monkeypatch):
         (ok,) = build_clients(["m"], SessionKeys(endpoint_key=VISITOR_KEY), base_url=f"{srv.url}/v1")
         assert _ask(ok) == "hello there"
         # A hosted spec redirected to the endpoint uses the typed key too, never OPENAI_API_KEY.
-        (proxied,) = build_clients(["openai:m"], SessionKeys(openai_key=VISITOR_KEY), base_url=f"{srv.url}/v1")
+        (proxied,) = build_clients(
+            ["openai:m"], SessionKeys(openai_key=VISITOR_KEY), base_url=f"{srv.url}/v1"
+        )
         assert _ask(proxied) == "hello there"
     # An endpoint that only accepts the Space's secret: a visitor without a key is refused.
     with running_llm_server(banana_script, models=("m",), api_key=SPACE_SECRET) as srv:
