@@ -31,10 +31,14 @@ from upskill_hub.testing.llm_server import Fault, count_tokens, running_llm_serv
 
 N_CASES = 8
 CASES = [
-    {"id": f"q{i}", "input": f"Question Q{i}: greet me please.", "assert": [{"type": "contains", "value": "BANANA"}]}
+    {
+        "id": f"q{i}",
+        "input": f"Question Q{i}: greet me please.",
+        "assert": [{"type": "contains", "value": "BANANA"}],
+    }
     for i in range(N_CASES)
 ]
-FAKE_KEY = "sk-" "test-0123456789abcdefghijklmnop"
+FAKE_KEY = "sk-" + "test-0123456789abcdefghijklmnop"
 
 
 def script(system: str, messages: list[dict], params: dict) -> str:
@@ -92,11 +96,17 @@ def test_rows_tokens_lift_and_intervals_match_the_server(provider: str, skill8: 
         assert row.error is None and not row.cached and row.finish_reason in ("stop", "end_turn")
         assert row.provider == provider and row.model == spec.split(":", 1)[1]
         # priced from the providers' table, for exactly the tokens the server counted
-        assert row.cost_usd == pytest.approx(cost_usd(row.model, Usage(n_in, count_tokens(answer), 0), provider=provider))
+        assert row.cost_usd == pytest.approx(
+            cost_usd(row.model, Usage(n_in, count_tokens(answer), 0), provider=provider)
+        )
         assert row.cost_usd > 0
         assert json.loads(row.params) == {"temperature": 0.0, "max_tokens": 1024}
         assert 0.05 <= row.latency_s < 5  # the server's fixed latency, measured by the client
-        assert (row.run_id, row.skill_name, row.skill_version) == (res.summary.run_id, "greeting", skill.version)
+        assert (row.run_id, row.skill_name, row.skill_version) == (
+            res.summary.run_id,
+            "greeting",
+            skill.version,
+        )
         assert row.timestamp.endswith("Z") and row.repeat == 0 and row.split == "train"
         assert row.assertions_total == 1 and row.assertions_passed == int(row.passed)
         detail = json.loads(row.assertion_details)[0]
@@ -126,12 +136,23 @@ def test_rows_tokens_lift_and_intervals_match_the_server(provider: str, skill8: 
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_baseline_and_with_skill_requests_differ_only_by_skill_text(provider: str, skill8: Path, tmp_path: Path):
+def test_baseline_and_with_skill_requests_differ_only_by_skill_text(
+    provider: str, skill8: Path, tmp_path: Path
+):
     skill = require_skill(skill8)
     with running_llm_server(script) as srv:
         spec, base = _spec(provider, srv)
-        run_eval(skill8, [spec], EvalOptions(base_url=base, output_dir=tmp_path, plots=False, use_cache=False,
-                 params={"temperature": 0.3, "max_tokens": 77, "seed": 5}))
+        run_eval(
+            skill8,
+            [spec],
+            EvalOptions(
+                base_url=base,
+                output_dir=tmp_path,
+                plots=False,
+                use_cache=False,
+                params={"temperature": 0.3, "max_tokens": 77, "seed": 5},
+            ),
+        )
         reqs = srv.completion_requests
     pairs: dict[str, dict[str, object]] = {}
     for q in reqs:
@@ -152,7 +173,7 @@ def test_baseline_and_with_skill_requests_differ_only_by_skill_text(provider: st
         bb.pop("system", None)
         assert bb == wb  # model, messages, temperature, max tokens, seed...: identical
         assert b_sys == BASE_SYSTEM_PROMPT
-        assert w_sys.startswith(b_sys) and w_sys[len(b_sys):].strip() == skill.prompt_text().strip()
+        assert w_sys.startswith(b_sys) and w_sys[len(b_sys) :].strip() == skill.prompt_text().strip()
         hb = {k: v for k, v in b.headers.items() if k not in ("content-length", "x-stainless-retry-count")}
         hw = {k: v for k, v in w.headers.items() if k not in ("content-length", "x-stainless-retry-count")}
         assert hb.keys() == hw.keys()
@@ -179,8 +200,11 @@ def test_faults_become_error_rows_and_nothing_is_lost(provider: str, skill8: Pat
     with running_llm_server(script, faults=faults) as srv:
         spec, base = _spec(provider, srv)
         t0 = time.monotonic()
-        res = run_eval(skill8, [spec], EvalOptions(base_url=base, output_dir=tmp_path, plots=False,
-                       timeout=0.5, max_retries=1))
+        res = run_eval(
+            skill8,
+            [spec],
+            EvalOptions(base_url=base, output_dir=tmp_path, plots=False, timeout=0.5, max_retries=1),
+        )
         took = time.monotonic() - t0
         served = srv.completion_requests
         assert srv.pending_faults == 0
@@ -188,13 +212,17 @@ def test_faults_become_error_rows_and_nothing_is_lost(provider: str, skill8: Pat
         assert len(rows) == 16 and len({r.key for r in rows}) == 16
         errors = {r.case_id: r for r in rows if r.error}
         assert set(errors) == {"q2", "q3", "q4", "q5"}
-        assert all(r.condition == "with_skill" and r.passed is None and r.output == "" for r in errors.values())
+        assert all(
+            r.condition == "with_skill" and r.passed is None and r.output == "" for r in errors.values()
+        )
         assert "500" in errors["q2"].error
         assert FAKE_KEY not in (res.run_dir / RESULTS_FILE).read_text()
         ok = {(r.condition, r.case_id): r for r in rows if not r.error}
         assert ok[("with_skill", "q1")].passed and ok[("with_skill", "q6")].passed
         # the 429 was honoured: its retry came at least Retry-After later
-        q1 = sorted((q for q in served if _with_skill_case("q1")(q.system, q.messages)), key=lambda q: q.started)
+        q1 = sorted(
+            (q for q in served if _with_skill_case("q1")(q.system, q.messages)), key=lambda q: q.started
+        )
         assert len(q1) == 2 and q1[1].started - q1[0].finished >= 0.19
         assert took < 20  # the hang was cut by the timeout
         skill_stats = next(c for c in res.summary.conditions if c.condition == "with_skill")
@@ -202,8 +230,13 @@ def test_faults_become_error_rows_and_nothing_is_lost(provider: str, skill8: Pat
         assert "failed and are excluded" in res.summary.lifts[0].note
         # resuming retries exactly the failed calls (the faults are spent now)
         before = srv.calls
-        again = run_eval(skill8, [spec], EvalOptions(base_url=base, output_dir=tmp_path, plots=False, resume=True,
-                         timeout=0.5, max_retries=1))
+        again = run_eval(
+            skill8,
+            [spec],
+            EvalOptions(
+                base_url=base, output_dir=tmp_path, plots=False, resume=True, timeout=0.5, max_retries=1
+            ),
+        )
         assert srv.calls - before == 4
         rows = read_results(again.run_dir)
         assert len(rows) == 16 and not any(r.error for r in rows)
@@ -212,15 +245,57 @@ def test_faults_become_error_rows_and_nothing_is_lost(provider: str, skill8: Pat
 def test_identical_rerun_is_served_from_cache(skill8: Path, tmp_path: Path):
     with running_llm_server(script) as srv:
         spec, base = _spec("openai", srv)
-        first = run_eval(skill8, [spec], EvalOptions(base_url=base, runs=2, output_dir=tmp_path / "a", plots=False))
+        first = run_eval(
+            skill8, [spec], EvalOptions(base_url=base, runs=2, output_dir=tmp_path / "a", plots=False)
+        )
         assert srv.calls == 32
-        second = run_eval(skill8, [spec], EvalOptions(base_url=base, runs=2, output_dir=tmp_path / "b", plots=False))
+        second = run_eval(
+            skill8, [spec], EvalOptions(base_url=base, runs=2, output_dir=tmp_path / "b", plots=False)
+        )
         assert srv.calls == 32  # no call at all
         assert second.stats.cached == 32 and all(r.cached for r in second.rows)
-        assert [c.pass_rate for c in second.summary.conditions] == [c.pass_rate for c in first.summary.conditions]
-        third = run_eval(skill8, [spec], EvalOptions(base_url=base, runs=2, output_dir=tmp_path / "c", plots=False,
-                         use_cache=False))
+        assert [c.pass_rate for c in second.summary.conditions] == [
+            c.pass_rate for c in first.summary.conditions
+        ]
+        third = run_eval(
+            skill8,
+            [spec],
+            EvalOptions(base_url=base, runs=2, output_dir=tmp_path / "c", plots=False, use_cache=False),
+        )
         assert srv.calls == 64 and not any(r.cached for r in third.rows)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_default_transport_writes_the_same_rows_as_the_sdks_httpx(
+    provider: str, skill8: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The aiohttp transport (default) and the SDKs' own httpx give the same results file."""
+    from upskill_hub.models.transport import TRANSPORT_ENV
+
+    volatile = {"run_id", "timestamp", "latency_s"}
+    lines = {}
+    for name in ("httpx", "aiohttp"):
+        monkeypatch.setenv(TRANSPORT_ENV, name)
+        with running_llm_server(script, latency_s=0.01) as srv:
+            spec, base = _spec(provider, srv)
+            res = run_eval(
+                skill8,
+                [spec],
+                EvalOptions(
+                    base_url=base,
+                    runs=2,
+                    concurrency=16,
+                    use_cache=False,
+                    output_dir=tmp_path / name,
+                    plots=False,
+                ),
+            )
+            assert srv.calls == 32
+        lines[name] = sorted(
+            json.dumps({k: v for k, v in json.loads(line).items() if k not in volatile}, sort_keys=True)
+            for line in (res.run_dir / RESULTS_FILE).read_text().splitlines()
+        )
+    assert len(lines["aiohttp"]) == 32 and lines["aiohttp"] == lines["httpx"]
 
 
 def _free_port() -> int:
@@ -232,16 +307,31 @@ def _free_port() -> int:
 def _cli(*args: str, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "upskill_hub.cli.app", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
 
 
-def test_kill_dash_9_mid_run_then_resume_gives_one_row_per_call(skill8: Path, tmp_path: Path):
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_kill_mid_run_then_resume_gives_one_row_per_call(sig: int, skill8: Path, tmp_path: Path):
     out = tmp_path / "runs"
     env = {**os.environ, "UPSKILL_HUB_CACHE": str(tmp_path / "cache")}
     with running_llm_server(script, latency_s=0.15) as srv:
-        args = ["eval", str(skill8), "--model", f"openai-compatible:scripted@{srv.openai_base_url}",
-                "--runs", "3", "--concurrency", "2", "--output", str(out), "--no-plots"]
+        args = [
+            "eval",
+            str(skill8),
+            "--model",
+            f"openai-compatible:scripted@{srv.openai_base_url}",
+            "--runs",
+            "3",
+            "--concurrency",
+            "2",
+            "--output",
+            str(out),
+            "--no-plots",
+        ]
         proc = _cli(*args, env=env)
         deadline = time.monotonic() + 60
         results = None
@@ -253,8 +343,11 @@ def test_kill_dash_9_mid_run_then_resume_gives_one_row_per_call(skill8: Path, tm
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.05)
         assert results is not None, "the run never got going"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=20)
+        assert proc.returncode != 0
+        if sig == signal.SIGINT:  # Ctrl-C: the calls in flight are cancelled, the folder stays resumable
+            assert "Traceback" not in err, err
         partial = read_results(results.parent)
         assert 10 <= len(partial) < 48
         calls_at_kill = srv.calls
@@ -262,8 +355,13 @@ def test_kill_dash_9_mid_run_then_resume_gives_one_row_per_call(skill8: Path, tm
         stdout, stderr = proc.communicate(timeout=120)
         assert proc.returncode == 0, stderr
     rows = read_results(results.parent)
-    planned = {(r.model, c, f"q{i}", rep) for r in rows[:1] for c in ("baseline", "with_skill")
-               for i in range(N_CASES) for rep in range(3)}
+    planned = {
+        (r.model, c, f"q{i}", rep)
+        for r in rows[:1]
+        for c in ("baseline", "with_skill")
+        for i in range(N_CASES)
+        for rep in range(3)
+    }
     assert len(rows) == 48 and {r.key for r in rows} == planned  # exactly one row per planned call
     assert not any(r.error for r in rows)
     # nothing answered before the kill was asked again (only calls in flight may repeat)

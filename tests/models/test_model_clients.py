@@ -9,7 +9,7 @@ import pytest
 from upskill_hub.models import GenerationParams, Message, ModelClient, create_client
 from upskill_hub.testing.llm_server import Reply, count_tokens, running_llm_server
 
-KEY = "sk-" "test-secret-0123456789abcdefghij"
+KEY = "sk-" + "test-secret-0123456789abcdefghij"
 SYSTEM = "You are terse. Use the skill below.\n\n# Skill\nAlways answer in lowercase."
 QUESTION = "What is the capital of France?"
 
@@ -137,3 +137,74 @@ def test_concurrent_calls_share_one_client() -> None:
         outs = asyncio.run(go())
         assert srv.max_in_flight == 16
     assert [o.text for o in outs] == [f"You said: q{i}" for i in range(16)]
+
+
+# --------------------------------------------------------------------------- reading replies
+# The clients take the SDKs' decoded JSON (``cast_to=object``) and read the few fields they
+# use: a reply of the wrong shape is a retryable "malformed" attempt, never a crash or a
+# wrong row; usage of the wrong type is unknown (None), not a failed answer.
+_OK = {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}], "model": "m"}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        "<html>bad gateway</html>",
+        [],
+        {},
+        {"choices": []},
+        {"choices": ["x"]},
+        {"choices": [{"message": {"content": [{"type": "text", "text": "hi"}]}}]},
+    ],
+)
+def test_openai_reply_of_the_wrong_shape_is_malformed(data: object) -> None:
+    from upskill_hub.models.openai_client import read_chat_completion
+    from upskill_hub.models.retry import AttemptError
+
+    with pytest.raises(AttemptError) as info:
+        read_chat_completion(data, 0.1)
+    assert info.value.retryable and "malformed response" in str(info.value)
+
+
+def test_openai_reply_fields_are_read_and_odd_usage_is_unknown() -> None:
+    from upskill_hub.models.openai_client import read_chat_completion
+
+    full = {
+        **_OK,
+        "usage": {"prompt_tokens": 7, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 3}},
+    }
+    c = read_chat_completion(full, 0.25)
+    assert (c.text, c.finish_reason, c.model, c.latency_s) == ("hi", "stop", "m", 0.25)
+    assert (c.usage.input_tokens, c.usage.output_tokens, c.usage.cached_tokens) == (7, 2, 3)
+    odd = {**_OK, "usage": {"prompt_tokens": "7", "completion_tokens": -1, "prompt_tokens_details": None}}
+    u = read_chat_completion(odd, 0.1).usage
+    assert (u.input_tokens, u.output_tokens, u.cached_tokens) == (None, None, None)
+    refusal = {"choices": [{"message": {"content": None, "refusal": "no"}, "finish_reason": "stop"}]}
+    assert read_chat_completion(refusal, 0.1).text == ""
+
+
+def test_anthropic_reply_shapes() -> None:
+    from upskill_hub.models.anthropic_client import read_message
+    from upskill_hub.models.retry import AttemptError
+
+    data = {
+        "content": [
+            {"type": "text", "text": "a"},
+            {"type": "tool_use", "id": "t"},
+            {"type": "text", "text": "b"},
+        ],
+        "usage": {
+            "input_tokens": 5,
+            "output_tokens": 2,
+            "cache_read_input_tokens": 3,
+            "cache_creation_input_tokens": 1,
+        },
+        "stop_reason": "end_turn",
+        "model": "claude",
+    }
+    c = read_message(data, 0.1)
+    assert (c.text, c.finish_reason, c.model) == ("ab", "end_turn", "claude")
+    assert (c.usage.input_tokens, c.usage.output_tokens, c.usage.cached_tokens) == (9, 2, 3)
+    for bad in ("oops", {}, {"content": "text"}):
+        with pytest.raises(AttemptError):
+            read_message(bad, 0.1)

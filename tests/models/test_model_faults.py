@@ -14,10 +14,18 @@ import time
 import pytest
 
 from upskill_hub.models import GenerationParams, Message, ModelCallError, create_client
+from upskill_hub.models.transport import TRANSPORT_ENV
 from upskill_hub.testing.llm_server import Fault, running_llm_server
 
-KEY = "sk-" "test-secret-0123456789abcdefghij"
+KEY = "sk-" + "test-secret-0123456789abcdefghij"
 PROVIDERS = ["openai", "anthropic"]
+
+
+@pytest.fixture(autouse=True, params=["aiohttp", "httpx"])
+def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every fault through both transports: the default (aiohttp) and the SDKs' own httpx."""
+    monkeypatch.setenv(TRANSPORT_ENV, request.param)
+    return request.param
 
 
 def _call(provider: str, srv, *, timeout: float = 5.0, max_retries: int = 2, api_key: str = KEY):

@@ -12,8 +12,8 @@ from upskill_hub.models.base import GenerationParams, Message
 from upskill_hub.space.safety import ALLOW_PRIVATE_ENV, check_base_url
 from upskill_hub.space.session import SessionKeys, build_clients, skill_from_text, split_specs
 
-SPACE_SECRET = "sk-" "space-owner-secret-0123456789abcdef"
-VISITOR_KEY = "sk-" "visitor-key-abcdefghijklmnop0123"
+SPACE_SECRET = "sk-" + "space-owner-secret-0123456789abcdef"
+VISITOR_KEY = "sk-" + "visitor-key-abcdefghijklmnop0123"
 
 
 @pytest.fixture(autouse=True)
@@ -83,7 +83,9 @@ def test_typed_key_reaches_the_endpoint_and_env_key_never_does(monkeypatch):
         (ok,) = build_clients(["m"], SessionKeys(endpoint_key=VISITOR_KEY), base_url=f"{srv.url}/v1")
         assert _ask(ok) == "hello there"
         # A hosted spec redirected to the endpoint uses the typed key too, never OPENAI_API_KEY.
-        (proxied,) = build_clients(["openai:m"], SessionKeys(openai_key=VISITOR_KEY), base_url=f"{srv.url}/v1")
+        (proxied,) = build_clients(
+            ["openai:m"], SessionKeys(openai_key=VISITOR_KEY), base_url=f"{srv.url}/v1"
+        )
         assert _ask(proxied) == "hello there"
     # An endpoint that only accepts the Space's secret: a visitor without a key is refused.
     with running_llm_server(banana_script, models=("m",), api_key=SPACE_SECRET) as srv:
@@ -117,7 +119,9 @@ def test_split_specs_and_pasted_skill(tmp_path):
     assert not (tmp_path / "4").exists() and not (tmp_path / "5").exists()  # nothing half-written
 
 
-def test_visitor_key_is_not_written_into_the_run_folder(monkeypatch, tmp_path):
+def test_visitor_key_is_not_written_into_the_run_folder(monkeypatch, tmp_path, caplog):
+    import gc
+
     from space_helpers import make_skills
 
     from upskill_hub.skill import load_skill
@@ -131,6 +135,9 @@ def test_visitor_key_is_not_written_into_the_run_folder(monkeypatch, tmp_path):
         ev = EvalSession(skill, clients, runs=1, secrets=[VISITOR_KEY], workdir=tmp_path / "work").start()
         last = list(ev.updates())[-1]
     assert last.error is None and last.result.summary.lifts[0].lift == pytest.approx(2 / 3)
+    del clients, ev
+    gc.collect()  # the session closed its clients' connections in the run's own event loop
+    assert "Unclosed" not in caplog.text
     files = [p for p in (tmp_path / "work").rglob("*") if p.is_file()]
     assert files
     for p in files:

@@ -112,7 +112,12 @@ def _make_params(params: GenerationParams | dict[str, Any] | None) -> Generation
 
 
 def _clients_for(
-    specs: Sequence[str | ModelClient], base_url: str | None, *, timeout: float, max_retries: int
+    specs: Sequence[str | ModelClient],
+    base_url: str | None,
+    *,
+    timeout: float,
+    max_retries: int,
+    connections: int | None = None,
 ) -> list[ModelClient]:
     """Parse every spec, then preflight each (key, endpoint, local install), then build clients.
 
@@ -124,7 +129,9 @@ def _clients_for(
     parsed = [models.parse_model_spec(s, base_url) if isinstance(s, str) else s for s in specs]
     checked = [p if isinstance(p, ModelClient) else models.preflight(p) for p in parsed]
     clients = [
-        p if isinstance(p, ModelClient) else models.create_client(p, timeout=timeout, max_retries=max_retries)
+        p
+        if isinstance(p, ModelClient)
+        else models.create_client(p, timeout=timeout, max_retries=max_retries, connections=connections)
         for p in checked
     ]
     seen: set[str] = set()
@@ -209,7 +216,9 @@ async def run_eval_async(
     gen = _make_params(o.params)
     output = Path(o.output_dir)
 
-    clients = _clients_for(model_specs, base_url, timeout=timeout, max_retries=max_retries)
+    clients = _clients_for(
+        model_specs, base_url, timeout=timeout, max_retries=max_retries, connections=concurrency
+    )
     judges: dict[str | None, ModelClient] = {}
     # Close only the clients built here; clients passed in belong to the caller.
     opened = [c for c in clients if not any(c is s for s in model_specs)]
@@ -275,7 +284,13 @@ async def run_eval_async(
 
         cache = ResponseCache(o.cache_dir or default_cache_dir()) if o.use_cache else None
         runner = Runner(
-            plan, run_dir, concurrency=concurrency, cache=cache, judges=judges, cost_fn=prices, on_row=o.on_row
+            plan,
+            run_dir,
+            concurrency=concurrency,
+            cache=cache,
+            judges=judges,
+            cost_fn=prices,
+            on_row=o.on_row,
         )
         if on_start is not None:
             on_start(len(plan.calls()), len(done))

@@ -9,6 +9,7 @@ shape) means the server sent garbage: that is an attempt error too, never a cras
 from __future__ import annotations
 
 import json
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -34,11 +35,34 @@ def _error_detail(body: Any) -> str:
     return ""
 
 
+def _dropped_connection(exc: BaseException) -> BaseException | None:
+    """The aiohttp connection failure behind an SDK "timeout", if that is what it really was.
+
+    The SDKs' aiohttp transport maps every ``aiohttp.ClientConnectionError`` (a server that
+    closed the connection without answering, say) to an httpx *timeout*, so the SDK raises
+    its timeout error for it. The error message should name what happened: the cause chain
+    still holds the aiohttp exception.
+    """
+    aiohttp = sys.modules.get("aiohttp")
+    if aiohttp is None:
+        return None
+    seen = 0
+    cur: BaseException | None = exc
+    while cur is not None and seen < 16:
+        if isinstance(cur, aiohttp.ClientConnectionError) and not isinstance(cur, TimeoutError):
+            return cur
+        cur, seen = cur.__cause__ or cur.__context__, seen + 1
+    return None
+
+
 def classify(exc: BaseException, sdk: ModuleType) -> AttemptError:
     """Map an exception raised by ``sdk`` (``openai`` or ``anthropic``) to an AttemptError."""
     if isinstance(exc, AttemptError):
         return exc
     if isinstance(exc, sdk.APITimeoutError):
+        dropped = _dropped_connection(exc)
+        if dropped is not None:
+            return AttemptError(f"connection error: {type(dropped).__name__}", retryable=True)
         return AttemptError("request timed out", retryable=True)
     if isinstance(exc, sdk.APIConnectionError):
         cause = exc.__cause__ or exc.__context__

@@ -53,6 +53,11 @@ class Usage:
         return (self.input_tokens or 0) + (self.output_tokens or 0)
 
 
+def token_count(value: object) -> int | None:
+    """A token count as a provider reports it (a non-negative int); anything else is unknown."""
+    return value if type(value) is int and value >= 0 else None
+
+
 @dataclass(frozen=True)
 class Completion:
     """What one successful call returned."""
@@ -90,9 +95,7 @@ class ModelClient(Protocol):
     #: A sensible default concurrency for this provider.
     default_concurrency: int
 
-    async def complete(
-        self, system: str, messages: list[Message], params: GenerationParams
-    ) -> Completion:
+    async def complete(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
         """Send one request; raise :class:`ModelCallError` on failure."""
         ...
 

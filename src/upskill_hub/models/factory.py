@@ -110,11 +110,14 @@ def create_client(
     max_retries: int = 4,
     policy: RetryPolicy | None = None,
     default_concurrency: int | None = None,
+    connections: int | None = None,
 ) -> ModelClient:
     """A ready client for ``spec`` (a ModelSpec or a string such as ``"haiku"``).
 
     ``timeout`` is per attempt; ``max_retries`` retries follow a failed attempt that is
     worth retrying (429, 5xx, timeouts, dropped connections, malformed replies).
+    ``connections`` sizes the HTTP connection pool (default: the client's default
+    concurrency); a run passes its ``--concurrency``.
     """
     parsed = _as_spec(spec, base_url)
     policy = policy or RetryPolicy(max_retries=max_retries, timeout=timeout)
@@ -132,6 +135,7 @@ def create_client(
             api_key=key,
             policy=policy,
             default_concurrency=default_concurrency or 8,
+            connections=connections,
         )
     from upskill_hub.models.openai_client import OpenAIChatClient
 
@@ -142,4 +146,5 @@ def create_client(
         api_key=key,
         policy=policy,
         default_concurrency=default_concurrency,
+        connections=connections,
     )

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from upskill_hub.models._sdk_errors import classify, malformed
-from upskill_hub.models.base import Completion, GenerationParams, Message, Usage
+from upskill_hub.models.base import Completion, GenerationParams, Message, Usage, token_count
 from upskill_hub.models.retry import RetryingClient, RetryPolicy
 
 #: Concurrency that stays clear of typical rate limits (hosted) or saturates a local box.
@@ -31,8 +31,11 @@ class OpenAIChatClient(RetryingClient):
         api_key: str,
         policy: RetryPolicy,
         default_concurrency: int | None = None,
+        connections: int | None = None,
     ) -> None:
         import openai
+
+        from upskill_hub.models.transport import sdk_http_client
 
         self.provider = provider
         self.model = model
@@ -42,9 +45,10 @@ class OpenAIChatClient(RetryingClient):
         self._label = f"{self.provider} {self.model}"
         self._secrets = (api_key,)
         self._sdk = openai
-        self._response_type = openai.types.chat.ChatCompletion
+        # ``connections``: the most calls a run will have in flight on this client.
+        http = sdk_http_client(openai, connections=connections or self.default_concurrency)
         self._client = openai.AsyncOpenAI(
-            api_key=api_key, base_url=base_url, timeout=policy.timeout, max_retries=0
+            api_key=api_key, base_url=base_url, timeout=policy.timeout, max_retries=0, http_client=http
         )
 
     def _request(self, system: str, messages: list[Message], params: GenerationParams) -> dict[str, Any]:
@@ -70,30 +74,53 @@ class OpenAIChatClient(RetryingClient):
     async def _attempt(self, body: dict[str, Any]) -> Completion:
         start = time.perf_counter()
         try:
-            # The SDK's generic (documented) ``post`` with the typed response model: the
-            # typed ``chat.completions.create`` re-walks the request through its TypedDict
-            # annotations, which measured ~40% of the client's CPU per call and caps eval
-            # throughput at high concurrency (benchmarks/llm_server_throughput.py).
-            resp = await self._client.post("/chat/completions", cast_to=self._response_type, body=body)
+            # The SDK's generic (documented) ``post``: the typed ``chat.completions.create``
+            # re-walks the request through its TypedDict annotations (~40% of the client's
+            # CPU per call, benchmarks/llm_server_throughput.py). ``cast_to=object`` has the
+            # SDK decode the JSON but skip building its pydantic models, which it would do
+            # without validating anyway (another ~0.3 ms per call, benchmarks/eval_throughput.py);
+            # :func:`read_chat_completion` checks the few fields we use instead. Status
+            # errors, timeouts and dropped connections are still the SDK's typed exceptions.
+            data = await self._client.post("/chat/completions", cast_to=object, body=body)
             latency = time.perf_counter() - start
-            if isinstance(resp, str | bytes) or not getattr(resp, "choices", None):
-                raise malformed("no choices")
-            choice = resp.choices[0]
-            text = choice.message.content if choice.message is not None else None
-            usage = resp.usage
-            cached = None
-            if usage is not None and getattr(usage, "prompt_tokens_details", None) is not None:
-                cached = usage.prompt_tokens_details.cached_tokens
-            return Completion(
-                text=text or "",
-                usage=Usage(
-                    input_tokens=usage.prompt_tokens if usage is not None else None,
-                    output_tokens=usage.completion_tokens if usage is not None else None,
-                    cached_tokens=cached,
-                ),
-                latency_s=latency,
-                finish_reason=choice.finish_reason,
-                model=getattr(resp, "model", None),
-            )
+            return read_chat_completion(data, latency)
         except Exception as exc:  # classified into retryable / final; unknown errors re-raise
             raise classify(exc, self._sdk) from None
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def read_chat_completion(data: object, latency: float) -> Completion:
+    """A :class:`Completion` from a decoded ``/chat/completions`` reply.
+
+    Raises ``malformed`` when the reply has no readable first choice (a body that is not a
+    JSON object, no ``choices``, a message whose content is neither text nor null); usage
+    fields of the wrong type count as unknown rather than failing an answered call.
+    """
+    if not isinstance(data, dict):
+        raise malformed("not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise malformed("no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if content is not None and not isinstance(content, str):
+        raise malformed("message content is not text")
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    details = usage.get("prompt_tokens_details")
+    return Completion(
+        text=content or "",
+        usage=Usage(
+            input_tokens=token_count(usage.get("prompt_tokens")),
+            output_tokens=token_count(usage.get("completion_tokens")),
+            cached_tokens=token_count(details.get("cached_tokens")) if isinstance(details, dict) else None,
+        ),
+        latency_s=latency,
+        finish_reason=_text_or_none(choice.get("finish_reason")),
+        model=_text_or_none(data.get("model")),
+    )

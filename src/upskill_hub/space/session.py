@@ -13,6 +13,8 @@ and partial rows while calls finish.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import os
 import queue
@@ -64,7 +66,9 @@ def split_specs(text: str) -> list[str]:
     return [s.strip() for s in (text or "").replace(",", "\n").splitlines() if s.strip()]
 
 
-def build_clients(specs: list[str], keys: SessionKeys, *, base_url: str = "", allow_private: bool | None = None):
+def build_clients(
+    specs: list[str], keys: SessionKeys, *, base_url: str = "", allow_private: bool | None = None
+):
     """Model clients for a visitor: explicit keys only, checked endpoints, no local model.
 
     Every client gets a non-empty ``api_key`` argument, so
@@ -75,7 +79,9 @@ def build_clients(specs: list[str], keys: SessionKeys, *, base_url: str = "", al
     from upskill_hub.space.safety import check_base_url
 
     if not specs:
-        raise UpskillError("pick at least one model (e.g. hf:Qwen/Qwen2.5-7B-Instruct or openai:gpt-4.1-mini)")
+        raise UpskillError(
+            "pick at least one model (e.g. hf:Qwen/Qwen2.5-7B-Instruct or openai:gpt-4.1-mini)"
+        )
     if len(specs) > MAX_MODELS:
         raise UpskillError(f"at most {MAX_MODELS} models per evaluation in this Space")
     url = check_base_url(base_url, allow_private=allow_private) if base_url.strip() else None
@@ -142,7 +148,9 @@ def visitor_cases(skill) -> list:
     if not cases:
         raise UpskillError(f"skill {skill.name!r} has no test cases; paste a skill_meta.json with cases")
     if len(cases) > MAX_CASES:
-        raise UpskillError(f"skill {skill.name!r} has {len(cases)} cases; this Space runs at most {MAX_CASES}")
+        raise UpskillError(
+            f"skill {skill.name!r} has {len(cases)} cases; this Space runs at most {MAX_CASES}"
+        )
     out = []
     for c in cases:
         asserts = tuple(dataclasses.replace(a, judge=None) for a in c.asserts)
@@ -207,31 +215,42 @@ class EvalSession:
         cases = visitor_cases(self.skill)
         if not _EVAL_SLOTS.acquire(blocking=False):
             raise UpskillError(f"the Space is running {MAX_EVALS} evaluations already; try again in a minute")
-        self._queue.put(("start", len(cases) * self.runs * len(self.clients) * (2 if self.include_baseline else 1)))
+        self._queue.put(
+            ("start", len(cases) * self.runs * len(self.clients) * (2 if self.include_baseline else 1))
+        )
 
         def work() -> None:
-            from upskill_hub.evals.api import EvalOptions, run_eval
+            from upskill_hub.evals.api import EvalOptions, run_eval_async
+
+            async def run_then_close():  # -> RunResult
+                # The clients' connection pools belong to this event loop: close them in it
+                # (an aiohttp session left open complains on stderr when collected).
+                try:
+                    return await run_eval_async(self.skill, self.clients, options)
+                finally:
+                    for c in self.clients:
+                        with contextlib.suppress(Exception):
+                            await c.aclose()
 
             try:
-                result = run_eval(
-                    self.skill,
-                    self.clients,
-                    EvalOptions(
-                        runs=self.runs,
-                        cases=cases,
-                        include_baseline=self.include_baseline,
-                        concurrency=CONCURRENCY,
-                        output_dir=self.workdir / "runs",
-                        use_cache=False,  # never share answers (or cache files) between visitors
-                        on_row=lambda row: self._queue.put(("row", row)),
-                        on_start=lambda total, _done: self._queue.put(("start", total)),
-                    ),
+                options = EvalOptions(
+                    runs=self.runs,
+                    cases=cases,
+                    include_baseline=self.include_baseline,
+                    concurrency=CONCURRENCY,
+                    output_dir=self.workdir / "runs",
+                    use_cache=False,  # never share answers (or cache files) between visitors
+                    on_row=lambda row: self._queue.put(("row", row)),
+                    on_start=lambda total, _done: self._queue.put(("start", total)),
                 )
+                result = asyncio.run(run_then_close())
                 self._queue.put(("done", result))
             except UpskillError as exc:
                 self._queue.put(("error", redact(str(exc), self.secrets)))
             except Exception as exc:  # report, never crash the Space; no traceback to visitors
-                self._queue.put(("error", redact(f"evaluation failed: {type(exc).__name__}: {exc}", self.secrets)))
+                self._queue.put(
+                    ("error", redact(f"evaluation failed: {type(exc).__name__}: {exc}", self.secrets))
+                )
             finally:
                 _EVAL_SLOTS.release()
 
@@ -300,7 +319,15 @@ def row_cells(row: Any, secrets: list[str]) -> list[Any]:
     ]
 
 
-SUMMARY_HEADERS = ["model", "baseline pass rate", "with skill pass rate", "lift", "p-value", "paired cases", "note"]
+SUMMARY_HEADERS = [
+    "model",
+    "baseline pass rate",
+    "with skill pass rate",
+    "lift",
+    "p-value",
+    "paired cases",
+    "note",
+]
 
 
 def summary_rows(summary: Any) -> list[list[Any]]:
@@ -372,7 +399,9 @@ def run_for(handle: str) -> Path:
     with _RUNS_LOCK:
         run_dir = _RUNS.get((handle or "").strip())
     if run_dir is None:
-        raise UpskillError("no such evaluation in this Space: run one first (finished runs are kept for a while)")
+        raise UpskillError(
+            "no such evaluation in this Space: run one first (finished runs are kept for a while)"
+        )
     if not run_dir.is_dir():
         raise UpskillError("this evaluation's results were removed (runs are kept for a while); run it again")
     return run_dir
