@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from upskill_hub.errors import UpskillError
+from upskill_hub.evals.schema import RunPlan
 
 CallKey = tuple[str, str, str, int]
 
@@ -76,3 +77,14 @@ def missing_shards(keys: Iterable[CallKey], shards: int, present: Iterable[CallK
     """Shards that own at least one planned key not in ``present`` (sorted), for ``--resume``."""
     have = set(present)
     return [i for i, part in enumerate(split_keys(keys, shards)) if any(k not in have for k in part)]
+
+
+def plan_keys(plan: RunPlan) -> list[CallKey]:
+    """Every call key of a stored plan (``run.json``), as :meth:`EvalPlan.calls` makes them."""
+    return [
+        (m.model, cond, case_id, r)
+        for r in range(plan.runs)
+        for case_id in plan.case_ids
+        for m in plan.models
+        for cond in plan.conditions
+    ]
