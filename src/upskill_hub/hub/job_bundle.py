@@ -89,8 +89,13 @@ def bundle_files(
         },
     }
     plan_text = json.dumps(plan, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    cases_text = json.dumps({"schema_version": 1, "cases": [c.to_dict() for c in cases]}, indent=2, ensure_ascii=False)
-    for what, text in (("the run plan (model specs, endpoints, options)", plan_text), ("the test cases", cases_text)):
+    cases_text = json.dumps(
+        {"schema_version": 1, "cases": [c.to_dict() for c in cases]}, indent=2, ensure_ascii=False
+    )
+    for what, text in (
+        ("the run plan (model specs, endpoints, options)", plan_text),
+        ("the test cases", cases_text),
+    ):
         if dr.find_secret(text):
             raise UpskillError(
                 f"{what} hold something that looks like an access token or API key; Jobs read them from the "
@@ -110,22 +115,33 @@ def read_bundle(folder: Path) -> JobBundle:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise UpskillError(f"the run's Job bundle has no readable {PLAN_FILE} ({type(exc).__name__})") from None
+        raise UpskillError(
+            f"the run's Job bundle has no readable {PLAN_FILE} ({type(exc).__name__})"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise UpskillError(f"the run's Job bundle is not in a format this upskill-hub reads (format {FORMAT})")
+        raise UpskillError(
+            f"the run's Job bundle is not in a format this upskill-hub reads (format {FORMAT})"
+        )
     if data.get("assignment") != ASSIGNMENT:
-        raise UpskillError(f"the run's shards were assigned by {data.get('assignment')!r}; this upskill-hub uses {ASSIGNMENT!r}")
+        raise UpskillError(
+            f"the run's shards were assigned by {data.get('assignment')!r}; this upskill-hub uses {ASSIGNMENT!r}"
+        )
     try:
         return JobBundle(
             run=RunPlan.from_dict(data["run"]),
             shards=int(data["shards"]),
-            models=[ModelSpec(m["provider"], m["model"], m.get("base_url"), m.get("raw") or "") for m in data["models"]],
+            models=[
+                ModelSpec(m["provider"], m["model"], m.get("base_url"), m.get("raw") or "")
+                for m in data["models"]
+            ],
             judge=data.get("judge"),
             options=dict(data["options"]),
             skill_name=str(data["skill"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise UpskillError(f"the run's Job bundle has a damaged {PLAN_FILE} ({type(exc).__name__}: {exc})") from None
+        raise UpskillError(
+            f"the run's Job bundle has a damaged {PLAN_FILE} ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def rebuild(folder: Path, bundle: JobBundle, **overrides: Any) -> tuple[Skill, list[ModelSpec], EvalOptions]:
@@ -158,5 +174,7 @@ def download_bundle(api: Any, repo_id: str, run_id: str, dest: Path, revision: s
     )
     folder = dest / root
     if not (folder / PLAN_FILE).is_file():
-        raise UpskillError(f"run {run_id} has no Job bundle in {repo_id} ({root}/{PLAN_FILE}); was it launched with --jobs?")
+        raise UpskillError(
+            f"run {run_id} has no Job bundle in {repo_id} ({root}/{PLAN_FILE}); was it launched with --jobs?"
+        )
     return folder

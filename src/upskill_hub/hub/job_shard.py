@@ -146,7 +146,9 @@ def _existing_rows(api: Any, repo_id: str, path: str) -> list[ResultRow] | None:
     try:
         return rundir.rows_from_table(pq.read_table(local))
     except (OSError, ValueError) as exc:
-        raise UpskillError(f"{path} is in the repo but cannot be read ({type(exc).__name__}); not overwriting it") from None
+        raise UpskillError(
+            f"{path} is in the repo but cannot be read ({type(exc).__name__}); not overwriting it"
+        ) from None
 
 
 def _check_existing(
@@ -197,8 +199,12 @@ def _commit(
 
     def on_retry(exc: Exception, next_n: int) -> None:
         code = http_status(exc)
-        say(f"{tag}: commit answered {code or type(exc).__name__}; retrying (attempt {next_n}/{COMMIT_ATTEMPTS})")
+        say(
+            f"{tag}: commit answered {code or type(exc).__name__}; retrying (attempt {next_n}/{COMMIT_ATTEMPTS})"
+        )
 
-    policy = RetryPolicy(max_retries=COMMIT_ATTEMPTS - 1, backoff_base=0.25, backoff_cap=8.0, max_retry_after=30.0)
+    policy = RetryPolicy(
+        max_retries=COMMIT_ATTEMPTS - 1, backoff_base=0.25, backoff_cap=8.0, max_retry_after=30.0
+    )
     with hub_errors(repo_id, action="commit a shard to"):
         return run_with_retries(attempt, policy=policy, judge=judge, on_retry=on_retry)
