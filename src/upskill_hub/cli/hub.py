@@ -101,4 +101,6 @@ def serve(
         err.print(f"{len(write_tokens)} write token(s), {len(read_tokens)} read-only token(s) accepted.")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     # Our middleware logs method, path and status only; uvicorn's access log is off.
-    uvicorn.run(create_app(config), host=host, port=port, access_log=False, log_level="warning")
+    uvicorn.run(
+        create_app(config), host=host, port=port, access_log=False, log_level="warning", date_header=False
+    )

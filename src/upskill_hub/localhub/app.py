@@ -26,8 +26,10 @@ import logging
 import os
 import re
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from email.utils import formatdate
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote
@@ -38,9 +40,10 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from upskill_hub import safeyaml
-from upskill_hub.localhub import lfs, payloads
+from upskill_hub.localhub import jobs_http, lfs, payloads
 from upskill_hub.localhub.auth import Access, AuthPolicy
 from upskill_hub.localhub.faults import FaultInjector, RequestRecord
+from upskill_hub.localhub.jobs import JobLimits, JobManager
 from upskill_hub.localhub.storage import (
     REPO_TYPES,
     URL_PREFIXES,
@@ -77,6 +80,8 @@ class ServerConfig:
     max_json_bytes: int = 16 * 1024 * 1024
     #: Largest NDJSON commit body (regular files travel inside it, base64-encoded).
     max_commit_bytes: int = 256 * 1024 * 1024
+    #: Bounds on Jobs (running at once, queue, log size, kill grace): see :class:`.jobs.JobLimits`.
+    job_limits: JobLimits = field(default_factory=JobLimits)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -153,6 +158,7 @@ class HubApp:
         self.store = HubStore(config.root)
         self.policy = AuthPolicy(tuple(config.write_tokens), tuple(config.read_tokens))
         self.secret = lfs.load_secret(self.store.root)
+        self.jobs = JobManager(self.store.root, config.user, config.job_limits)
         self._cards: dict[str, dict[str, Any] | None] = {}  # README blob sha256 -> parsed card
 
     # ---------------------------------------------------------------- access
@@ -749,8 +755,18 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 
 # --------------------------------------------------------------------------- ASGI
+def _http_date() -> str:
+    return formatdate(usegmt=True)
+
+
 class _FaultAndLogMiddleware:
-    """Answers armed faults before routing; logs each request without query string or headers."""
+    """Answers armed faults before routing; logs each request without query string or headers.
+
+    It also sets each response's ``Date`` to the moment the response starts (run uvicorn with
+    ``date_header=False``): uvicorn's own is refreshed once a second, and ``fetch_job_logs``
+    stops replaying a log at the first line stamped after ``Date`` + 1s, so a stale ``Date``
+    would hide a finished Job's last lines.
+    """
 
     def __init__(self, app: Any, injector: FaultInjector) -> None:
         self.app = app
@@ -796,6 +812,7 @@ class _FaultAndLogMiddleware:
         async def recording_send(msg: dict) -> None:
             if msg["type"] == "http.response.start":
                 record(msg["status"])
+                msg = {**msg, "headers": [*msg.get("headers", []), (b"date", _http_date().encode())]}
             await send(msg)
 
         try:
@@ -808,12 +825,19 @@ def create_app(config: ServerConfig) -> FastAPI:
     """Build the FastAPI application serving ``config.root``."""
     hub = HubApp(config)
     injector = FaultInjector()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await run_in_threadpool(hub.jobs.shutdown)  # no Job outlives the server
+
     app = FastAPI(
         title="upskill-hub local Hub",
         description="Hugging Face Hub-compatible API for offline work, air-gapped teams and tests.",
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
+        lifespan=lifespan,
     )
     app.state.hub = hub
     app.state.faults = injector
@@ -860,6 +884,8 @@ def create_app(config: ServerConfig) -> FastAPI:
     def org_overview(request: Request, org: str) -> Response:
         return hub.org_overview(ctx(request), org)
 
+    _register_job_routes(app, hub)
+
     @app.get("/api/{plural}")
     def list_repos(request: Request, plural: str) -> Response:
         if plural not in _TYPE_BY_PLURAL:
@@ -875,6 +901,43 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     app.add_middleware(_FaultAndLogMiddleware, injector=injector)
     return app
+
+
+def _register_job_routes(app: FastAPI, hub: HubApp) -> None:
+    """The Jobs API (see :mod:`.jobs_http`); ``/hardware`` is declared before ``/{namespace}``."""
+    jobs, config = hub.jobs, hub.config
+    orgs = tuple(config.trusted_publishers)  # the organizations whoami reports for the token
+
+    def ctx(request: Request) -> _Ctx:
+        return _Ctx(request, hub.policy)
+
+    @app.get("/api/jobs/hardware")
+    def jobs_hardware() -> Response:
+        return jobs_http.hardware()
+
+    @app.post("/api/jobs/{namespace}")
+    async def create_job(request: Request, namespace: str) -> Response:
+        c = ctx(request)
+        jobs_http.require_runner(c, namespace, config.user, orgs)  # before the body is read
+        body = payloads.parse_body(payloads.CreateJob, await _read_body(request, 1024 * 1024))
+        return await run_in_threadpool(jobs_http.create_job, jobs, c, namespace, body, config.user, orgs)
+
+    @app.get("/api/jobs/{namespace}")
+    def list_jobs(request: Request, namespace: str) -> Response:
+        url = f"{str(request.base_url).rstrip('/')}{request.url.path}"
+        return jobs_http.list_jobs(jobs, ctx(request), namespace, request.query_params.multi_items(), url)
+
+    @app.get("/api/jobs/{namespace}/{job_id}")
+    def inspect_job(request: Request, namespace: str, job_id: str) -> Response:
+        return jobs_http.inspect_job(jobs, ctx(request), namespace, job_id)
+
+    @app.get("/api/jobs/{namespace}/{job_id}/logs")
+    def job_logs(request: Request, namespace: str, job_id: str) -> Response:
+        return jobs_http.job_logs(jobs, ctx(request), namespace, job_id, request.query_params.get("tail"))
+
+    @app.post("/api/jobs/{namespace}/{job_id}/cancel")
+    def cancel_job(request: Request, namespace: str, job_id: str) -> Response:
+        return jobs_http.cancel_job(jobs, ctx(request), namespace, job_id, config.user, orgs)
 
 
 async def _dispatch(hub: HubApp, request: Request, segs: list[str], raw_path: str) -> Response:
@@ -918,7 +981,9 @@ async def _dispatch(hub: HubApp, request: Request, segs: list[str], raw_path: st
             return await run_in_threadpool(hub.tree, c, repo_type, repo_id, rev, "/".join(path), url)
         if method == "POST" and action == "paths-info":
             rev, _ = _split_revision(rest[1:])
-            paths, expand = _parse_paths_info(request.headers.get("content-type", ""), await _read_body(request, limit))
+            paths, expand = _parse_paths_info(
+                request.headers.get("content-type", ""), await _read_body(request, limit)
+            )
             return await run_in_threadpool(hub.paths_info, c, repo_type, repo_id, rev, paths, expand)
         if method == "GET" and action == "refs":
             return await run_in_threadpool(hub.refs, c, repo_type, repo_id)

@@ -149,7 +149,9 @@ def parse_body(model: type[M], raw: bytes | Any) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise StoreError(400, f"Invalid {model.__name__} payload: {_first_problem(exc)}", "BadRequest") from None
+        raise StoreError(
+            400, f"Invalid {model.__name__} payload: {_first_problem(exc)}", "BadRequest"
+        ) from None
 
 
 def parse_commit_lines(body: bytes) -> list[tuple[str, BaseModel]]:
@@ -171,5 +173,49 @@ def parse_commit_lines(body: bytes) -> list[tuple[str, BaseModel]]:
         try:
             out.append((key, model.model_validate(value)))
         except ValidationError as exc:
-            raise StoreError(400, f"Commit payload line {n} ({key}): {_first_problem(exc)}", "BadRequest") from None
+            raise StoreError(
+                400, f"Commit payload line {n} ({key}): {_first_problem(exc)}", "BadRequest"
+            ) from None
     return out
+
+
+# ------------------------------------------------------------------ jobs
+#: Environment variable names a Job may set (POSIX shell names).
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
+#: Label keys: the Hub's Kubernetes-like label names.
+LABEL_KEY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$"
+EnvValue = Annotated[StrictStr, Field(max_length=32_768)]
+EnvMap = Annotated[
+    dict[Annotated[StrictStr, Field(pattern=ENV_NAME_PATTERN)], EnvValue], Field(max_length=256)
+]
+Arg = Annotated[StrictStr, Field(max_length=32_768)]
+
+
+class CreateJob(_Body):
+    """``POST /api/jobs/{namespace}``: the spec ``huggingface_hub``'s ``run_job`` / ``run_uv_job`` send.
+
+    Features the local Hub cannot honour (volumes, exposed ports, SSH, network groups,
+    server-side retries) are refused by the handler with a 400 naming them, not silently dropped.
+    """
+
+    command: Annotated[list[Arg], Field(min_length=1, max_length=1024)]
+    arguments: Annotated[list[Arg], Field(max_length=1024)] = []
+    environment: EnvMap = {}
+    secrets: EnvMap = {}
+    flavor: Annotated[StrictStr, Field(max_length=64)] = "cpu-basic"
+    timeoutSeconds: Annotated[StrictInt, Field(gt=0, le=7 * 24 * 3600)] | None = None  # noqa: N815
+    attempts: Annotated[StrictInt, Field(ge=1, le=10)] | None = None
+    labels: Annotated[
+        dict[
+            Annotated[StrictStr, Field(pattern=LABEL_KEY_PATTERN)],
+            Annotated[StrictStr, Field(max_length=256, pattern=r"^[^\x00-\x1f\x7f]*$")],
+        ],
+        Field(max_length=64),
+    ] = {}
+    dockerImage: Annotated[StrictStr, Field(max_length=512)] | None = None  # noqa: N815
+    spaceId: Annotated[StrictStr, Field(max_length=256)] | None = None  # noqa: N815
+    volumes: list[Any] | None = None
+    expose: dict[str, Any] | None = None
+    ssh: dict[str, Any] | None = None
+    network: dict[str, Any] | None = None
+    resourceGroupId: StrictStr | None = None  # noqa: N815

@@ -6,6 +6,7 @@ from upskill_hub.localhub.testing import running_server
 with running_server(tmp_path / "hub", write_tokens=("hf_secret",)) as hub:
     os.environ["HF_ENDPOINT"] = hub.url        # before importing huggingface_hub!
     hub.inject_faults(method="POST", path_regex=r"/commit/", status=500, count=1)
+    os.killpg(hub.job_pid(job_id), signal.SIGKILL)   # a Job's machine dies mid-way
 ```
 
 ``huggingface_hub`` reads ``HF_ENDPOINT`` when it is imported; pass ``port=`` to start on a
@@ -28,10 +29,11 @@ from upskill_hub.netutil import free_port
 
 if TYPE_CHECKING:
     from upskill_hub.localhub.app import ServerConfig
+    from upskill_hub.localhub.jobs import JobLimits, JobManager
 
 #: Tokens the test suite's server accepts (shaped like HF tokens, so ``redact()`` masks them).
-TEST_WRITE_TOKEN = "hf_" "upskillTestWriteToken000000000001"
-TEST_READ_TOKEN = "hf_" "upskillTestReadOnlyToken00000000002"
+TEST_WRITE_TOKEN = "hf_" "upskillTestWriteToken000000000001"  # fmt: skip
+TEST_READ_TOKEN = "hf_" "upskillTestReadOnlyToken00000000002"  # fmt: skip
 #: An organization the test server reports as a trusted kernel publisher.
 TEST_TRUSTED_ORG = "trusted-kernels"
 
@@ -45,6 +47,7 @@ class ServerHandle:
     port: int
     config: ServerConfig
     faults: FaultInjector = field(repr=False)
+    jobs: JobManager = field(repr=False)
 
     @property
     def inject_faults(self) -> Callable[..., FaultRule]:
@@ -63,6 +66,14 @@ class ServerHandle:
         with self.faults._lock:
             self.faults.records.clear()
 
+    def job_pid(self, job_id: str) -> int | None:
+        """The pid of a Job's process while it runs (it leads its own process group), else None.
+
+        For tests that kill a Job from outside (``os.killpg(pid, SIGKILL)``), as a machine
+        failure would on Hugging Face Jobs.
+        """
+        return self.jobs.pid(job_id)
+
 
 @contextlib.contextmanager
 def running_server(
@@ -78,6 +89,7 @@ def running_server(
     commits_page_size: int = 50,
     max_json_bytes: int | None = None,
     max_commit_bytes: int | None = None,
+    job_limits: JobLimits | None = None,
 ) -> Iterator[ServerHandle]:
     """Start the local Hub on ``host`` (a free port unless ``port``), yield its handle, stop it."""
     import uvicorn
@@ -92,12 +104,28 @@ def running_server(
         user=user,
         tree_page_size=tree_page_size,
         commits_page_size=commits_page_size,
-        **{k: v for k, v in (("max_json_bytes", max_json_bytes), ("max_commit_bytes", max_commit_bytes)) if v},
+        **{
+            k: v
+            for k, v in (
+                ("max_json_bytes", max_json_bytes),
+                ("max_commit_bytes", max_commit_bytes),
+                ("job_limits", job_limits),
+            )
+            if v
+        },
     )
     app = create_app(config)
     port = port or free_port(host)
     server = uvicorn.Server(
-        uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="off")
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            date_header=False,
+        )
     )
     thread = threading.Thread(target=server.run, name=f"local-hub-{port}", daemon=True)
     thread.start()
@@ -114,9 +142,11 @@ def running_server(
         port=port,
         config=config,
         faults=app.state.faults,
+        jobs=app.state.hub.jobs,
     )
     try:
         yield handle
     finally:
         server.should_exit = True
         thread.join(10)
+        handle.jobs.shutdown()  # lifespan is off here: stop the Jobs ourselves

@@ -1,0 +1,210 @@
+"""The Jobs API handlers of the local Hub: the routes ``huggingface_hub``'s Jobs methods call.
+
+``app.py`` routes these URLs here (``/api/jobs/...``); this module turns a request into a
+:class:`.jobs.JobManager` call and shapes the answer as the Hub does:
+
+* ``POST /api/jobs/{ns}`` (``run_job``): a write token, and ``ns`` the token's user or one of
+  its organizations; the body is a :class:`.payloads.CreateJob`. Answers the JobInfo.
+* ``GET /api/jobs/{ns}`` (``list_jobs``): ``?stage=RUNNING&label=key=value`` (repeatable,
+  all must match), paginated with a ``Link: rel="next"`` header.
+* ``GET /api/jobs/{ns}/{id}`` (``inspect_job``, ``wait_for_job``).
+* ``GET /api/jobs/{ns}/{id}/logs`` (``fetch_job_logs``): server-sent events
+  ``data: {"timestamp": ..., "data": line}``; the stream replays the log (``?tail=N``: its
+  last N lines), follows it while the Job runs (``: keep-alive`` comments when quiet) and
+  closes when the Job has ended and every line was sent.
+* ``POST /api/jobs/{ns}/{id}/cancel`` (``cancel_job``): a write token; idempotent.
+* ``GET /api/jobs/hardware`` (``list_jobs_hardware``): no token needed.
+
+Jobs are private to their namespace: reading them needs a token (401 without), and a Job
+of another namespace is 404 like an unknown one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import re
+import time
+from collections.abc import AsyncIterator
+from typing import Protocol
+from urllib.parse import urlencode
+
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from upskill_hub.localhub import payloads
+from upskill_hub.localhub.auth import Access
+from upskill_hub.localhub.hardware import HARDWARE
+from upskill_hub.localhub.jobs import TERMINAL_STAGES, Job, JobManager
+from upskill_hub.localhub.storage import StoreError
+
+_NAMESPACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+_STAGES = frozenset({"SCHEDULING", "RUNNING", *TERMINAL_STAGES})
+#: Jobs per page of ``list_jobs`` (the client follows ``Link`` headers).
+PAGE_SIZE = 500
+#: Seconds between ``: keep-alive`` comments on a quiet log stream (the Hub sends one every 30s).
+KEEP_ALIVE_S = 15.0
+#: How often a followed log is polled for new lines.
+POLL_S = 0.1
+
+
+class RequestCtx(Protocol):
+    """What the handlers need from ``app._Ctx``: the caller's access and the request's URL parts."""
+
+    access: Access
+    base: str
+
+    def require_valid(self) -> None: ...
+
+    def require_write(self) -> None: ...
+
+
+def _check_namespace(namespace: str) -> None:
+    if not _NAMESPACE_RE.match(namespace):
+        raise StoreError(400, "Invalid namespace", "BadRequest")
+
+
+def require_reader(ctx: RequestCtx, namespace: str) -> None:
+    """Jobs, their specs and logs are private to their namespace: a token is needed to read them."""
+    _check_namespace(namespace)
+    ctx.require_valid()
+    if ctx.access is Access.ANONYMOUS:
+        raise StoreError(401, "You must be authenticated to read Jobs: pass a token", "Unauthorized")
+
+
+def require_runner(ctx: RequestCtx, namespace: str, user: str, orgs: tuple[str, ...]) -> str:
+    """A write token acting in its own namespace; answers the owner type ("user" or "org")."""
+    _check_namespace(namespace)
+    ctx.require_write()
+    if namespace == user:
+        return "user"
+    if namespace in orgs:
+        return "org"
+    raise StoreError(403, f"You cannot run Jobs in namespace {namespace!r}", "Forbidden")
+
+
+def create_job(
+    jobs: JobManager,
+    ctx: RequestCtx,
+    namespace: str,
+    body: payloads.CreateJob,
+    user: str,
+    orgs: tuple[str, ...],
+) -> Response:
+    owner_type = require_runner(ctx, namespace, user, orgs)
+    job = jobs.create(namespace, owner_type, user, body)
+    return JSONResponse(job.to_json())
+
+
+def inspect_job(jobs: JobManager, ctx: RequestCtx, namespace: str, job_id: str) -> Response:
+    require_reader(ctx, namespace)
+    return JSONResponse(jobs.get(namespace, job_id).to_json())
+
+
+def cancel_job(
+    jobs: JobManager, ctx: RequestCtx, namespace: str, job_id: str, user: str, orgs: tuple[str, ...]
+) -> Response:
+    require_runner(ctx, namespace, user, orgs)
+    return JSONResponse(jobs.cancel(namespace, job_id).to_json())
+
+
+def list_jobs(
+    jobs: JobManager, ctx: RequestCtx, namespace: str, query: list[tuple[str, str]], url: str
+) -> Response:
+    require_reader(ctx, namespace)
+    stages: set[str] = set()
+    labels: dict[str, str] = {}
+    cursor = None
+    for key, value in query:
+        if key == "stage":
+            if value.upper() not in _STAGES:
+                raise StoreError(400, f"Unknown stage {value[:32]!r}", "BadRequest")
+            stages.add(value.upper())
+        elif key == "label":
+            name, sep, wanted = value.partition("=")
+            if not sep or not name:
+                raise StoreError(400, "A label filter is key=value", "BadRequest")
+            if name in labels and labels[name] != wanted:
+                return JSONResponse([])  # two different values for one key: nothing matches both
+            labels[name] = wanted
+        elif key == "cursor":
+            cursor = value
+    start = _decode_cursor(cursor)
+    found = jobs.find(namespace, stages, labels)
+    now = time.time()
+    page = [j.to_json(now) for j in found[start : start + PAGE_SIZE]]
+    headers = {}
+    if start + PAGE_SIZE < len(found):
+        params = [(k, v) for k, v in query if k != "cursor"]
+        params.append(("cursor", base64.urlsafe_b64encode(str(start + PAGE_SIZE).encode()).decode()))
+        headers["Link"] = f'<{url}?{urlencode(params)}>; rel="next"'
+    return JSONResponse(page, headers=headers)
+
+
+def hardware() -> Response:
+    return JSONResponse(list(HARDWARE))
+
+
+def job_logs(jobs: JobManager, ctx: RequestCtx, namespace: str, job_id: str, tail: str | None) -> Response:
+    """The Job's log as server-sent events; see the module docstring."""
+    require_reader(ctx, namespace)
+    job = jobs.get(namespace, job_id)
+    tail_n: int | None = None
+    if tail is not None:
+        if not tail.isdigit() or len(tail) > 9:
+            raise StoreError(400, "tail must be a non-negative integer", "BadRequest")
+        tail_n = int(tail)
+    jobs.take_stream_slot()
+    return StreamingResponse(
+        _sse(jobs, job, tail_n),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _sse(jobs: JobManager, job: Job, tail: int | None) -> AsyncIterator[bytes]:
+    """Stream the log file as it grows; end once the Job has ended and the file is drained.
+
+    The stage is read *before* each read of the file: the supervisor writes the last line
+    before it sets a terminal stage, so "ended, then nothing new" means the log is complete.
+    """
+    try:
+        offset = 0
+        pending = b""
+        if tail is not None:
+            data = job.log_path.read_bytes()
+            offset = len(data)
+            lines = data.split(b"\n")
+            pending = lines.pop()  # a half-written last line: completed by the next read
+            for line in lines[-tail:] if tail else []:
+                yield b"data: " + line + b"\n\n"
+        quiet_since = time.monotonic()
+        while True:
+            ended = job.terminal
+            with open(job.log_path, "rb") as fh:
+                fh.seek(offset)
+                chunk = fh.read(1 << 20)
+            offset += len(chunk)
+            if chunk:
+                *lines, pending = (pending + chunk).split(b"\n")
+                if lines:
+                    yield b"".join(b"data: " + line + b"\n\n" for line in lines if line)
+                    quiet_since = time.monotonic()
+                continue
+            if ended:
+                return
+            if time.monotonic() - quiet_since > KEEP_ALIVE_S:
+                yield b": keep-alive\n\n"
+                quiet_since = time.monotonic()
+            await asyncio.sleep(POLL_S)
+    finally:
+        jobs.release_stream_slot()
+
+
+def _decode_cursor(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    try:
+        return max(int(base64.urlsafe_b64decode(cursor.encode()).decode()), 0)
+    except (ValueError, binascii.Error):
+        raise StoreError(400, "Invalid cursor", "BadRequest") from None

@@ -1,0 +1,325 @@
+"""Hugging Face Jobs on the local Hub, driven only through the unmodified ``huggingface_hub``.
+
+Each Job runs ``python -c ...`` for a fraction of a second: ``python`` resolves to the
+server's own interpreter (the Job's PATH starts with its bin dir).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from huggingface_hub import HfApi
+from huggingface_hub.errors import HfHubHTTPError
+
+from upskill_hub.localhub.jobs import JobLimits
+from upskill_hub.localhub.testing import (
+    TEST_READ_TOKEN,
+    TEST_TRUSTED_ORG,
+    TEST_WRITE_TOKEN,
+    ServerHandle,
+    running_server,
+)
+
+NS = "user"
+SECRET = "sk-test-" + "0123456789abcdefSECRET"  # built at run time: the value the tests hunt for
+
+
+@pytest.fixture(scope="module")
+def jobs_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerHandle]:
+    """A local Hub of its own: a short kill grace keeps cancel/timeout tests fast."""
+    with running_server(
+        tmp_path_factory.mktemp("jobs-hub"),
+        write_tokens=(TEST_WRITE_TOKEN,),
+        read_tokens=(TEST_READ_TOKEN,),
+        trusted_publishers=(TEST_TRUSTED_ORG,),
+        user=NS,
+        job_limits=JobLimits(kill_grace_s=1.0),
+    ) as hub:
+        yield hub
+
+
+@pytest.fixture
+def api(jobs_hub: ServerHandle) -> HfApi:
+    return HfApi(endpoint=jobs_hub.url, token=TEST_WRITE_TOKEN)
+
+
+def _run(api: HfApi, code: str, **kw):
+    return api.run_job(image="python:3.12", command=["python", "-c", code], namespace=NS, **kw)
+
+
+def _wait(api: HfApi, job_id: str, timeout: float = 30):
+    return api.wait_for_job(job_id, namespace=NS, poll_interval=0.05, timeout=timeout)
+
+
+def _wait_running(hub: ServerHandle, job_id: str) -> int:
+    deadline = time.monotonic() + 15
+    while (pid := hub.job_pid(job_id)) is None:
+        assert time.monotonic() < deadline, "the Job never started"
+        time.sleep(0.02)
+    return pid
+
+
+def test_job_runs_to_completed_with_its_output_in_the_logs(api: HfApi) -> None:
+    job = _run(api, "print('hello from the job'); print('second line')", labels={"k": "v"})
+    assert len(job.id) == 24 and int(job.id, 16) >= 0
+    assert job.owner.name == NS and job.docker_image == "python:3.12"
+    assert job.status.stage in ("SCHEDULING", "RUNNING")
+    done = _wait(api, job.id)
+    assert done.status.stage == "COMPLETED" and done.status.message is None
+    assert done.created_at <= done.started_at <= done.finished_at
+    assert done.labels["k"] == "v" and done.flavor == "cpu-basic"
+    assert done.durations is not None and done.durations.total_secs is not None
+    assert list(api.fetch_job_logs(job_id=job.id, namespace=NS)) == ["hello from the job", "second line"]
+    assert list(api.fetch_job_logs(job_id=job.id, namespace=NS, follow=True)) == [
+        "hello from the job",
+        "second line",
+    ]
+    assert list(api.fetch_job_logs(job_id=job.id, namespace=NS, tail=1)) == ["second line"]
+
+
+def test_env_and_secrets_reach_the_job_and_the_secret_is_masked_everywhere(
+    api: HfApi, jobs_hub: ServerHandle
+) -> None:
+    code = (
+        "import os, pathlib\n"
+        "print('env', os.environ['MODE'])\n"
+        "print('secret length', len(os.environ['PROVIDER_KEY']))\n"
+        "print('leak:', os.environ['PROVIDER_KEY'])\n"
+        "print('server token', os.environ.get('HF_TOKEN'))\n"
+        "print('cwd is home', os.getcwd() == os.environ['HOME'])\n"
+        "pathlib.Path('out.txt').write_text('x')\n"
+    )
+    job = _run(api, code, env={"MODE": "fast"}, secrets={"PROVIDER_KEY": SECRET})
+    done = _wait(api, job.id)
+    assert done.status.stage == "COMPLETED"
+    logs = list(api.fetch_job_logs(job_id=job.id, namespace=NS))
+    assert logs == [
+        "env fast",
+        f"secret length {len(SECRET)}",
+        "leak: ***",
+        "server token None",  # the server's own environment (HF_TOKEN in tests) does not leak in
+        "cwd is home True",
+    ]
+    assert list(api.fetch_job_logs(job_id=job.id, namespace=NS, follow=True))[2] == "leak: ***"
+    assert done.environment == {"MODE": "fast"}
+    assert done.secrets == {"PROVIDER_KEY": "***"}
+    listed = [j for j in api.list_jobs(namespace=NS) if j.id == job.id]
+    for info in (done, *listed):
+        assert SECRET not in repr(info)
+    # Nothing the server stored holds the value: not the record, not the log, not the repos.
+    for path in jobs_hub.root.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+    assert (jobs_hub.root / "jobs" / NS / job.id / "work" / "out.txt").exists()
+
+
+def test_non_zero_exit_is_an_error_with_the_exit_code(api: HfApi) -> None:
+    job = _run(api, "import sys; print('failing'); sys.exit(3)")
+    done = _wait(api, job.id)
+    assert (done.status.stage, done.status.message) == ("ERROR", "exit code 3")
+    assert list(api.fetch_job_logs(job_id=job.id, namespace=NS)) == ["failing"]
+
+
+def test_killing_the_job_process_is_an_error_killed_by_sigkill(api: HfApi, jobs_hub: ServerHandle) -> None:
+    job = _run(api, "import time; print('started', flush=True); time.sleep(60)")
+    pid = _wait_running(jobs_hub, job.id)
+    assert api.inspect_job(job_id=job.id, namespace=NS).status.stage == "RUNNING"
+    os.killpg(pid, signal.SIGKILL)
+    done = _wait(api, job.id)
+    assert (done.status.stage, done.status.message) == ("ERROR", "killed by SIGKILL")
+    assert jobs_hub.job_pid(job.id) is None
+
+
+def test_unknown_flavor_is_refused_with_the_known_ones_listed(api: HfApi) -> None:
+    with pytest.raises(HfHubHTTPError) as err:
+        _run(api, "print(1)", flavor="tpu-v9")
+    assert err.value.response.status_code == 400
+    assert "Unknown flavor 'tpu-v9'" in str(err.value) and "a10g-small" in str(err.value)
+
+
+def test_hardware_list_parses_into_job_hardware_info(api: HfApi) -> None:
+    hardware = {h.name: h for h in api.list_jobs_hardware()}
+    assert {"cpu-basic", "cpu-upgrade", "t4-small", "l4x1", "a10g-small", "a100-large", "h200"} <= set(
+        hardware
+    )
+    assert hardware["cpu-basic"].accelerator is None
+    assert hardware["a10g-small"].accelerator.model == "A10G"
+    assert hardware["a10g-small"].unit_label == "minute" and hardware["a10g-small"].unit_cost_usd > 0
+
+
+def test_job_records_are_json_without_secret_values(api: HfApi, jobs_hub: ServerHandle) -> None:
+    job = _run(api, "print(1)", secrets={"TOKEN_X": SECRET})
+    _wait(api, job.id)
+    record = json.loads((jobs_hub.root / "jobs" / NS / job.id / "job.json").read_text())
+    assert record["secretNames"] == ["TOKEN_X"] and record["stage"] == "COMPLETED"
+    assert SECRET not in json.dumps(record)
+
+
+def test_timeout_ends_the_job_as_an_error(api: HfApi, jobs_hub: ServerHandle) -> None:
+    job = _run(api, "import time; time.sleep(60)", timeout=1)
+    pid = _wait_running(jobs_hub, job.id)
+    done = _wait(api, job.id)
+    assert (done.status.stage, done.status.message) == ("ERROR", "timed out after 1s")
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)
+
+
+def test_cancel_stops_the_whole_process_group_and_is_idempotent(api: HfApi, jobs_hub: ServerHandle) -> None:
+    # The Job starts a child that ignores nothing and would outlive a naive kill of the leader.
+    code = (
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print('ready', flush=True); time.sleep(60)\n"
+    )
+    job = _run(api, code)
+    pid = _wait_running(jobs_hub, job.id)
+    api.cancel_job(job_id=job.id, namespace=NS)
+    done = _wait(api, job.id)
+    assert done.status.stage == "CANCELED"
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)  # no process of the Job's group is left
+    api.cancel_job(job_id=job.id, namespace=NS)  # again: no error, nothing changes
+    assert api.inspect_job(job_id=job.id, namespace=NS).status.stage == "CANCELED"
+
+
+def test_follow_streams_the_log_of_a_running_job_as_it_is_written(api: HfApi) -> None:
+    code = "import time\nfor i in range(4):\n    print('tick', i)\n    time.sleep(0.4)\n"
+    job = _run(api, code)
+    seen: list[tuple[str, float]] = []
+    for line in api.fetch_job_logs(job_id=job.id, namespace=NS, follow=True):
+        seen.append((line, time.monotonic()))
+    assert [line for line, _ in seen] == ["tick 0", "tick 1", "tick 2", "tick 3"]
+    assert seen[-1][1] - seen[0][1] > 0.8  # lines arrived while the Job ran, not all at its end
+    assert api.inspect_job(job_id=job.id, namespace=NS).status.stage == "COMPLETED"
+
+
+def test_list_filters_by_every_label_and_by_stage(api: HfApi) -> None:
+    run = f"run-{time.monotonic_ns()}"
+    jobs = [
+        _run(api, "print(0)", labels={"upskill-hub-run": run, "upskill-hub-shard": str(i)}) for i in range(3)
+    ]
+    other = _run(api, "print(0)", labels={"upskill-hub-run": run + "-other"})
+    for job in (*jobs, other):
+        _wait(api, job.id)
+    found = api.list_jobs(labels={"upskill-hub-run": run}, namespace=NS)
+    assert {j.id for j in found} == {j.id for j in jobs}
+    one = list(api.list_jobs(labels={"upskill-hub-run": run, "upskill-hub-shard": "1"}, namespace=NS))
+    assert [j.id for j in one] == [jobs[1].id]
+    assert not list(api.list_jobs(labels={"upskill-hub-run": run}, status="RUNNING", namespace=NS))
+    completed = api.list_jobs(labels={"upskill-hub-run": run}, status=["COMPLETED"], namespace=NS)
+    assert len(list(completed)) == 3
+
+
+def test_jobs_run_in_an_organization_the_token_belongs_to(api: HfApi) -> None:
+    job = api.run_job(
+        image="python:3.12", command=["python", "-c", "print('org')"], namespace=TEST_TRUSTED_ORG
+    )
+    assert job.owner.name == TEST_TRUSTED_ORG and job.owner.type == "org"
+    done = api.wait_for_job(job.id, namespace=TEST_TRUSTED_ORG, poll_interval=0.05, timeout=30)
+    assert done.status.stage == "COMPLETED"
+    with pytest.raises(HfHubHTTPError) as err:  # ids do not leak across namespaces
+        api.inspect_job(job_id=job.id, namespace=NS)
+    assert err.value.response.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "status", "needle"),
+    [
+        ({"command": []}, 400, "command"),
+        ({"env": {"BAD NAME": "x"}}, 400, "environment"),
+        ({"secrets": {"A": "1"}, "env": {"A": "2"}}, 400, "both an environment variable and a secret"),
+        ({"attempts": 3}, 400, "attempts"),
+        ({"namespace": "someone-else"}, 403, "cannot run Jobs in namespace"),
+    ],
+)
+def test_bad_job_specs_are_refused_with_a_clear_error(
+    api: HfApi, kwargs: dict, status: int, needle: str
+) -> None:
+    spec = {"image": "python:3.12", "command": ["python", "-c", "print(1)"], "namespace": NS, **kwargs}
+    before = len(list(api.list_jobs(namespace=NS)))
+    with pytest.raises(HfHubHTTPError) as err:
+        api.run_job(**spec)
+    assert err.value.response.status_code == status
+    assert needle in str(err.value)
+    assert len(list(api.list_jobs(namespace=NS))) == before  # nothing was created
+
+
+def test_tokens_are_checked_like_the_rest_of_the_hub(jobs_hub: ServerHandle, api: HfApi) -> None:
+    job = _run(api, "print(1)")
+    reader = HfApi(endpoint=jobs_hub.url, token=TEST_READ_TOKEN)
+    anonymous = HfApi(endpoint=jobs_hub.url, token=False)
+    stranger = HfApi(endpoint=jobs_hub.url, token="hf_" + "notAKnownToken0000000000000000")
+    cases = [
+        (lambda: reader.run_job(image="x", command=["true"], namespace=NS), 403),
+        (lambda: reader.cancel_job(job_id=job.id, namespace=NS), 403),
+        (lambda: anonymous.run_job(image="x", command=["true"], namespace=NS), 401),
+        (lambda: list(anonymous.list_jobs(namespace=NS)), 401),
+        (lambda: anonymous.inspect_job(job_id=job.id, namespace=NS), 401),
+        (lambda: stranger.inspect_job(job_id=job.id, namespace=NS), 401),
+        (lambda: api.inspect_job(job_id="0" * 24, namespace=NS), 404),
+        (lambda: api.inspect_job(job_id="../../etc", namespace=NS), 404),
+        (lambda: list(api.fetch_job_logs(job_id="f" * 24, namespace=NS)), 404),
+        (lambda: api.cancel_job(job_id="a" * 24, namespace=NS), 404),
+    ]
+    for call, status in cases:
+        with pytest.raises(HfHubHTTPError) as err:
+            call()
+        assert err.value.response.status_code == status
+    assert reader.inspect_job(job_id=job.id, namespace=NS).id == job.id  # a read token may read
+    assert anonymous.list_jobs_hardware()  # the flavor list is public
+
+
+def test_jobs_past_the_running_cap_wait_in_scheduling(tmp_path: Path) -> None:
+    with running_server(
+        tmp_path / "hub", user=NS, job_limits=JobLimits(max_running=1, kill_grace_s=1)
+    ) as hub:
+        api = HfApi(endpoint=hub.url, token=TEST_WRITE_TOKEN)
+        first = _run(api, "import time; time.sleep(0.8)")
+        _wait_running(hub, first.id)
+        second = _run(api, "print('my turn')")
+        assert api.inspect_job(job_id=second.id, namespace=NS).status.stage == "SCHEDULING"
+        assert _wait(api, second.id).status.stage == "COMPLETED"
+        first_done = api.inspect_job(job_id=first.id, namespace=NS)
+        second_done = api.inspect_job(job_id=second.id, namespace=NS)
+        assert second_done.started_at >= first_done.finished_at
+        blocker = _run(api, "import time; time.sleep(60)")
+        _wait_running(hub, blocker.id)
+        waiting = _run(api, "print('never')")
+        api.cancel_job(job_id=waiting.id, namespace=NS)
+        assert api.inspect_job(job_id=waiting.id, namespace=NS).status.stage == "CANCELED"
+        assert list(api.fetch_job_logs(job_id=waiting.id, namespace=NS)) == []
+
+
+def test_records_survive_a_restart_and_running_jobs_end_as_server_stopped(tmp_path: Path) -> None:
+    root = tmp_path / "hub"
+    with running_server(root, user=NS) as hub:
+        api = HfApi(endpoint=hub.url, token=TEST_WRITE_TOKEN)
+        finished = _run(api, "print('kept')")
+        _wait(api, finished.id)
+        running = _run(api, "import time; print('up', flush=True); time.sleep(60)")
+        pid = _wait_running(hub, running.id)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)  # the server took its Jobs down with it
+    with running_server(root, user=NS) as hub:
+        api = HfApi(endpoint=hub.url, token=TEST_WRITE_TOKEN)
+        stopped = api.inspect_job(job_id=running.id, namespace=NS)
+        assert (stopped.status.stage, stopped.status.message) == ("ERROR", "server stopped")
+        assert api.inspect_job(job_id=finished.id, namespace=NS).status.stage == "COMPLETED"
+        assert list(api.fetch_job_logs(job_id=finished.id, namespace=NS)) == ["kept"]
+
+
+def test_a_chatty_job_has_its_log_capped(tmp_path: Path) -> None:
+    with running_server(tmp_path / "hub", user=NS, job_limits=JobLimits(max_log_bytes=4000)) as hub:
+        api = HfApi(endpoint=hub.url, token=TEST_WRITE_TOKEN)
+        job = _run(api, "for i in range(5000): print('line', i)")
+        assert _wait(api, job.id).status.stage == "COMPLETED"  # its output was drained, not blocked
+        logs = list(api.fetch_job_logs(job_id=job.id, namespace=NS))
+        assert 10 < len(logs) < 100
+        assert logs[-1].startswith("[local Hub: log truncated at 4000 bytes")
+        assert (hub.root / "jobs" / NS / job.id / "log").stat().st_size <= 4000
