@@ -251,8 +251,11 @@ class _Launcher:
     def wait(self) -> None:
         """Poll until every shard completed with its file, relaunching failed ones; one line on failure."""
         self._report()
+        wait = min(0.25, self.jobs.poll_s)
         while not all(s.done for s in self.states.values()):
-            time.sleep(self.jobs.poll_s)
+            # Short first waits (short Jobs finish fast), then up to poll_s: cheap on long runs.
+            time.sleep(wait)
+            wait = min(self.jobs.poll_s, wait * 1.5)
             for state in self.states.values():
                 if state.done:
                     continue
