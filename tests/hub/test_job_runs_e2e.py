@@ -66,7 +66,9 @@ def _lift_view(summary) -> list[tuple]:
     return [(x.model, x.lift, x.ci_low, x.ci_high, x.p_value, x.n_cases, x.method) for x in summary.lifts]
 
 
-def test_four_shards_give_the_rows_and_lift_of_the_same_run_done_locally(hub_server, hub_repo_id, skill, tmp_path):
+def test_four_shards_give_the_rows_and_lift_of_the_same_run_done_locally(
+    hub_server, hub_repo_id, skill, tmp_path
+):
     from datasets import load_dataset
 
     from upskill_hub.evals.api import run_eval
@@ -111,7 +113,9 @@ def _download(repo: str, path: str) -> str:
     return hf_hub_download(repo, path, repo_type="dataset")
 
 
-def test_a_shard_killed_mid_way_is_relaunched_and_every_call_lands_once(hub_server, hub_repo_id, skill, tmp_path):
+def test_a_shard_killed_mid_way_is_relaunched_and_every_call_lands_once(
+    hub_server, hub_repo_id, skill, tmp_path
+):
     from huggingface_hub import HfApi
 
     from upskill_hub.hub.job_runs import run_on_jobs
@@ -125,7 +129,9 @@ def test_a_shard_killed_mid_way_is_relaunched_and_every_call_lands_once(hub_serv
 
         def launch() -> None:
             try:
-                outcome["run"] = run_on_jobs(skill, [_model(srv)], options, _jobs(hub_repo_id, 2), say=said.append)
+                outcome["run"] = run_on_jobs(
+                    skill, [_model(srv)], options, _jobs(hub_repo_id, 2), say=said.append
+                )
             except Exception as exc:  # surfaced by the assertion below
                 outcome["error"] = exc
 
@@ -163,7 +169,9 @@ def test_a_shard_killed_mid_way_is_relaunched_and_every_call_lands_once(hub_serv
     assert len(landed) == 12 and len(set(landed)) == 12
 
 
-def test_no_secret_reaches_a_job_spec_log_dataset_file_or_commit(hub_server, hub_repo_id, skill, tmp_path, monkeypatch):
+def test_no_secret_reaches_a_job_spec_log_dataset_file_or_commit(
+    hub_server, hub_repo_id, skill, tmp_path, monkeypatch
+):
     from huggingface_hub import HfApi
 
     from upskill_hub.hub.job_runs import run_on_jobs
@@ -199,18 +207,30 @@ def test_no_secret_reaches_a_job_spec_log_dataset_file_or_commit(hub_server, hub
 def test_resume_relaunches_only_the_shard_whose_rows_are_missing(hub_server, hub_repo_id, skill, tmp_path):
     from huggingface_hub import HfApi
 
+    from upskill_hub.errors import UpskillError
     from upskill_hub.hub.job_runs import resume_on_jobs, run_on_jobs
+    from upskill_hub.hub.job_shard import run_shard
 
     api = HfApi()
     with running_llm_server(banana_script, latency_s=0.01) as srv:
         first = run_on_jobs(skill, [_model(srv)], _options(tmp_path, "jobs"), _jobs(hub_repo_id, 3))
         run_id = first.result.summary.run_id
         api.delete_file(f"data/results/{run_id}/shard-1.parquet", hub_repo_id, repo_type="dataset")
+        with pytest.raises(UpskillError, match="was split into 3 shards; resume it with --jobs 3"):
+            resume_on_jobs(run_id, _jobs(hub_repo_id, 2), output_dir=tmp_path / "resumed")
         before = srv.calls
         again = resume_on_jobs(run_id, _jobs(hub_repo_id, 3), output_dir=tmp_path / "resumed", plots=False)
         assert srv.calls - before == 4  # shard 1's calls only (12 calls / 3 shards)
+        # A shard whose file already holds exactly its rows (a relaunch after its commit
+        # landed) makes no call and no commit.
+        head = api.dataset_info(hub_repo_id).sha
+        done = run_shard(hub_repo_id, run_id, 2, 3, workdir=tmp_path / "job", say=lambda _line: None)
+        assert not done.uploaded and done.rows == 4 and srv.calls - before == 4
+        assert api.dataset_info(hub_repo_id).sha == head
     jobs = list(api.list_jobs(labels={"upskill-hub-run": run_id}))
     by_shard = sorted((j.labels["upskill-hub-shard"], j.labels["upskill-hub-attempt"]) for j in jobs)
     assert by_shard == [("0", "1"), ("1", "1"), ("1", "2"), ("2", "1")]
-    assert sorted((r.key, r.passed) for r in again.result.rows) == sorted((r.key, r.passed) for r in first.result.rows)
+    assert sorted((r.key, r.passed) for r in again.result.rows) == sorted(
+        (r.key, r.passed) for r in first.result.rows
+    )
     assert _lift_view(again.result.summary) == _lift_view(first.result.summary)

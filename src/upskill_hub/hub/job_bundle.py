@@ -169,9 +169,10 @@ def rebuild(folder: Path, bundle: JobBundle, **overrides: Any) -> tuple[Skill, l
 def download_bundle(api: Any, repo_id: str, run_id: str, dest: Path, revision: str | None = None) -> Path:
     """Fetch ``jobs/<run_id>/`` of ``repo_id`` into ``dest``; return the bundle folder."""
     root = dr.jobs_dir(run_id)
-    api.snapshot_download(
-        repo_id, repo_type="dataset", revision=revision, allow_patterns=[f"{root}/*"], local_dir=str(dest)
-    )
+    if api.file_exists(repo_id, f"{root}/{PLAN_FILE}", repo_type="dataset", revision=revision):
+        api.snapshot_download(
+            repo_id, repo_type="dataset", revision=revision, allow_patterns=[f"{root}/*"], local_dir=str(dest)
+        )
     folder = dest / root
     if not (folder / PLAN_FILE).is_file():
         raise UpskillError(
