@@ -250,6 +250,16 @@ class _Launcher:
 
     def wait(self) -> None:
         """Poll until every shard completed with its file, relaunching failed ones; one line on failure."""
+        try:
+            self._wait()
+        except KeyboardInterrupt:
+            raise UpskillError(
+                f"interrupted; the Jobs of run {self.run_id} keep running: `upskill-hub jobs cancel {self.run_id}` "
+                f"stops them, `upskill-hub eval --resume {self.run_id} --jobs {self.count} --repo {self.jobs.repo_id}` "
+                "collects them"
+            ) from None
+
+    def _wait(self) -> None:
         self._report()
         wait = min(0.25, self.jobs.poll_s)
         while not all(s.done for s in self.states.values()):
