@@ -335,11 +335,11 @@ def _folder_signature(root: Path) -> str:
         if not folder.is_dir():
             continue
         for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-            # A sharded run's folder: its files count (one level down, as the globs read).
+            # A sharded run's folder (data/results/<run_id>/) counts by its files, as the globs read them.
             inner = sorted(os.scandir(entry.path), key=lambda e: e.name) if entry.is_dir() else [entry]
             for e in inner:
                 st = e.stat()
-                h.update(f"{sub}/{entry.name}/{e.name if e is not entry else ''}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+                h.update(f"{os.path.relpath(e.path, folder)}:{sub}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     return h.hexdigest()
 
 
