@@ -70,7 +70,9 @@ class RunResult:
     """What :func:`run_eval` returns."""
 
     run_dir: Path
-    summary: RunSummary
+    #: ``None`` only for one shard of a run on Jobs (``EvalOptions.shard``): a shard's numbers
+    #: mean nothing alone, the launcher summarizes all shards together.
+    summary: RunSummary | None
     rows: list[ResultRow]
     stats: ExecStats = field(default_factory=ExecStats)
     plots: list[Path] = field(default_factory=list)
@@ -339,10 +341,11 @@ async def run_eval_async(
         # Every row is in memory now: write the results shard, so push need not parse the JSON.
         rundir.write_results_parquet(run_dir, runner.written)
 
-        summary = build_summary(plan, rows)
-        rundir.write_summary(run_dir, summary)
+        summary = None if o.shard is not None else build_summary(plan, rows)
+        if summary is not None:
+            rundir.write_summary(run_dir, summary)
         written: list[Path] = []
-        if o.plots:
+        if o.plots and summary is not None:
             from upskill_hub.evals.plots import write_plots
 
             written = write_plots(run_dir, summary)

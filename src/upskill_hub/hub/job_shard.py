@@ -124,7 +124,8 @@ def run_shard(
         )
     if {r.key for r in rows} != owned or len(rows) != len(owned):
         raise UpskillError(f"{tag}: ran {len(rows)} calls but owns {len(owned)}; nothing uploaded")
-    data = rundir.table_parquet_bytes(rundir.redact_table(rundir.rows_table(rows)))
+    # The runner wrote the rows as the ``results`` shard (masked) when it ended: the bytes push uploads.
+    data = (result.run_dir / rundir.RESULTS_PARQUET).read_bytes()
     say(f"{tag}: committing {len(rows)} rows to {path}")
     outcome = _commit(api, repo_id, path, data, len(rows), target, say, tag)
     say(f"{tag}: done ({'uploaded' if outcome.uploaded else 'already in the repo'})")
