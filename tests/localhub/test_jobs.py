@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 from huggingface_hub import HfApi
 from huggingface_hub.errors import HfHubHTTPError
@@ -93,6 +95,7 @@ def test_env_and_secrets_reach_the_job_and_the_secret_is_masked_everywhere(
         "print('leak:', os.environ['PROVIDER_KEY'])\n"
         "print('server token', os.environ.get('HF_TOKEN'))\n"
         "print('cwd is home', os.getcwd() == os.environ['HOME'])\n"
+        "print('path starts with', os.environ['PATH'].split(os.pathsep)[0])\n"
         "pathlib.Path('out.txt').write_text('x')\n"
     )
     job = _run(api, code, env={"MODE": "fast"}, secrets={"PROVIDER_KEY": SECRET})
@@ -105,6 +108,7 @@ def test_env_and_secrets_reach_the_job_and_the_secret_is_masked_everywhere(
         "leak: ***",
         "server token None",  # the server's own environment (HF_TOKEN in tests) does not leak in
         "cwd is home True",
+        f"path starts with {Path(sys.executable).parent}",  # `python`, `upskill-hub`: this install
     ]
     assert list(api.fetch_job_logs(job_id=job.id, namespace=NS, follow=True))[2] == "leak: ***"
     assert done.environment == {"MODE": "fast"}
@@ -112,11 +116,15 @@ def test_env_and_secrets_reach_the_job_and_the_secret_is_masked_everywhere(
     listed = [j for j in api.list_jobs(namespace=NS) if j.id == job.id]
     for info in (done, *listed):
         assert SECRET not in repr(info)
+    headers = {"authorization": f"Bearer {TEST_WRITE_TOKEN}"}
+    for url in (f"{jobs_hub.url}/api/jobs/{NS}", f"{jobs_hub.url}/api/jobs/{NS}/{job.id}"):
+        raw = httpx2.get(url, headers=headers, timeout=10)
+        assert raw.status_code == 200 and "PROVIDER_KEY" in raw.text and SECRET not in raw.text
     # Nothing the server stored holds the value: not the record, not the log, not the repos.
     for path in jobs_hub.root.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
-    assert (jobs_hub.root / "jobs" / NS / job.id / "work" / "out.txt").exists()
+    assert not (jobs_hub.root / "jobs" / NS / job.id / "work").exists()  # gone with the Job
 
 
 def test_non_zero_exit_is_an_error_with_the_exit_code(api: HfApi) -> None:
@@ -323,3 +331,45 @@ def test_a_chatty_job_has_its_log_capped(tmp_path: Path) -> None:
         assert 10 < len(logs) < 100
         assert logs[-1].startswith("[local Hub: log truncated at 4000 bytes")
         assert (hub.root / "jobs" / NS / job.id / "log").stat().st_size <= 4000
+
+
+def test_a_command_that_does_not_exist_is_an_error_saying_so(api: HfApi) -> None:
+    job = api.run_job(image="python:3.12", command=["no-such-program-xyz", "--flag"], namespace=NS)
+    done = _wait(api, job.id)
+    assert done.status.stage == "ERROR"
+    assert done.status.message == "cannot start 'no-such-program-xyz': No such file or directory"
+
+
+def test_list_pages_are_followed_by_the_client(api: HfApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    from upskill_hub.localhub import jobs_http
+
+    run = f"paged-{time.monotonic_ns()}"
+    jobs = [_run(api, "print(0)", labels={"upskill-hub-run": run}) for _ in range(5)]
+    monkeypatch.setattr(jobs_http, "PAGE_SIZE", 2)  # the server runs in this process
+    found = [j.id for j in api.list_jobs(labels={"upskill-hub-run": run}, namespace=NS)]
+    assert sorted(found) == sorted(j.id for j in jobs) and len(found) == 5
+
+
+def test_the_queue_and_the_log_streams_are_bounded(tmp_path: Path) -> None:
+    limits = JobLimits(max_running=1, max_queued=1, max_log_streams=1, kill_grace_s=1)
+    with running_server(tmp_path / "hub", user=NS, job_limits=limits) as hub:
+        api = HfApi(endpoint=hub.url, token=TEST_WRITE_TOKEN)
+        running = _run(api, "import time; print('on', flush=True); time.sleep(60)")
+        _wait_running(hub, running.id)
+        _run(api, "print('queued')")
+        with pytest.raises(HfHubHTTPError) as err:
+            _run(api, "print('one too many')")
+        assert err.value.response.status_code == 429
+        headers = {"authorization": f"Bearer {TEST_WRITE_TOKEN}"}
+        logs_url = f"{hub.url}/api/jobs/{NS}/{running.id}/logs"
+        with httpx2.stream("GET", logs_url, headers=headers, timeout=10) as first:
+            assert first.status_code == 200
+            assert httpx2.get(logs_url, headers=headers).status_code == 429  # one stream at a time
+        deadline = time.monotonic() + 10
+        while True:  # the closed stream gives its slot back (the server notices the disconnect)
+            with httpx2.stream("GET", logs_url, headers=headers, timeout=5) as again:
+                if again.status_code == 200:
+                    break
+            assert time.monotonic() < deadline, "a closed stream never gave its slot back"
+            time.sleep(0.1)
+        api.cancel_job(job_id=running.id, namespace=NS)

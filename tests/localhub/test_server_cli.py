@@ -90,3 +90,98 @@ def test_serve_bad_root_is_one_line_error(tmp_path):
     assert proc.returncode == 1
     assert proc.stderr.strip().startswith("Error: cannot use --root")
     assert "Traceback" not in proc.stderr
+
+
+def test_serve_runs_jobs_and_stops_them_when_it_stops(tmp_path):
+    """A real `hub serve` process: a Job runs under it; SIGINT ends the server and the Job."""
+    import json
+
+    import httpx2
+
+    port = free_port()
+    root = tmp_path / "root"
+    cmd = [sys.executable, "-m", "upskill_hub.cli.app", "hub", "serve", "--root", str(root)]
+    cmd += ["--port", str(port), "--jobs", "--max-jobs", "1"]
+    write = "hf_jobsWriteTokenForServeTest0001"
+    env = {**os.environ, "UPSKILL_HUB_WRITE_TOKENS": write, "COLUMNS": "200"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    auth = {"authorization": f"Bearer {write}"}
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx2.get(f"{url}/api/jobs/hardware", timeout=1)
+                break
+            except httpx2.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+        spec = {"command": ["python", "-c", "import time; time.sleep(60)"], "dockerImage": "python:3.12"}
+        job = httpx2.post(f"{url}/api/jobs/user", json=spec, headers=auth).json()
+        second = httpx2.post(f"{url}/api/jobs/user", json=spec, headers=auth).json()
+        while (
+            httpx2.get(f"{url}/api/jobs/user/{job['id']}", headers=auth).json()["status"]["stage"]
+            != "RUNNING"
+        ):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        queued = httpx2.get(f"{url}/api/jobs/user/{second['id']}", headers=auth).json()
+        assert queued["status"]["stage"] == "SCHEDULING"  # --max-jobs 1
+        # Someone follows the running Job's log: the stream must not keep the server up.
+        follower = httpx2.stream("GET", f"{url}/api/jobs/user/{job['id']}/logs", headers=auth, timeout=60)
+        response = follower.__enter__()
+        assert response.status_code == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        out, _ = proc.communicate(timeout=30)
+    assert time.monotonic() - started < 15
+    follower.__exit__(None, None, None)
+    assert (
+        "Jobs enabled: write-token holders run commands on this machine (at most 1 at once)" in out.decode()
+    )
+    for job_id in (job["id"], second["id"]):
+        record = json.loads((root / "jobs" / "user" / job_id / "job.json").read_text())
+        assert (record["stage"], record["message"]) == ("ERROR", "server stopped")
+
+
+def test_serve_refuses_a_bad_max_jobs(tmp_path):
+    cmd = [sys.executable, "-m", "upskill_hub.cli.app", "hub", "serve", "--root", str(tmp_path / "r")]
+    proc = subprocess.run([*cmd, "--max-jobs", "0"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "Error: --max-jobs must be between 1 and 256, got 0"
+    assert not (tmp_path / "r").exists()
+
+
+def test_serve_runs_no_jobs_unless_asked_and_never_without_write_tokens(tmp_path, monkeypatch):
+    import uvicorn
+
+    from upskill_hub.cli.app import app
+
+    calls = {}
+    monkeypatch.setattr(uvicorn, "run", lambda asgi_app, **kw: calls.update(app=asgi_app))
+    monkeypatch.delenv("UPSKILL_HUB_WRITE_TOKENS", raising=False)
+    result = CliRunner().invoke(app, ["hub", "serve", "--root", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    assert calls["app"].state.hub.config.jobs_enabled is False  # off by default
+    result = CliRunner().invoke(app, ["hub", "serve", "--root", str(tmp_path / "r"), "--jobs"])
+    assert result.exit_code == 1
+    assert "--jobs lets write-token holders run commands on this machine" in str(result.exception)
+
+
+def test_a_server_without_jobs_refuses_to_run_one(tmp_path):
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from upskill_hub.localhub.testing import TEST_WRITE_TOKEN, running_server
+
+    with running_server(tmp_path / "hub", write_tokens=(TEST_WRITE_TOKEN,), jobs_enabled=False) as hub:
+        api = HfApi(endpoint=hub.url, token=TEST_WRITE_TOKEN)
+        try:
+            api.run_job(image="python:3.12", command=["python", "-c", "print(1)"], namespace="user")
+            raise AssertionError("a Job ran on a server without --jobs")
+        except HfHubHTTPError as exc:
+            assert exc.response.status_code == 403
+            assert "Jobs are disabled on this local Hub" in str(exc)
+        assert not list(api.list_jobs(namespace="user"))
+        assert api.list_jobs_hardware()

@@ -20,7 +20,7 @@ from upskill_hub.cli import (
     evals,
     generate,
     hub,
-    jobs_shard,
+    jobs,
     kernels,
     models,
     publish,
@@ -44,11 +44,7 @@ evals.register(app)
 generate.register(app)
 publish.register(app)
 app.add_typer(hub.app, name="hub")
-# Temporary home of `jobs run-shard` until the `jobs` group (ls/logs/cancel) lands: then
-# this becomes `jobs_shard.register(jobs.app)` next to `app.add_typer(jobs.app, name="jobs")`.
-_jobs_app = typer.Typer(help="Hugging Face Jobs of sharded eval runs.", no_args_is_help=True)
-jobs_shard.register(_jobs_app)
-app.add_typer(_jobs_app, name="jobs")
+app.add_typer(jobs.app, name="jobs")
 app.add_typer(kernels.app, name="kernels")
 app.add_typer(space.app, name="space")
 demo.register(app)

@@ -29,6 +29,14 @@ Tokens: set UPSKILL_HUB_WRITE_TOKENS / UPSKILL_HUB_READ_TOKENS (comma-separated)
 --read-token T also work but show the token to anyone running `ps`. Without any write
 token, ANY bearer token may write (local development only). Writes without an accepted
 token are refused; private repos are invisible without one. Tokens are never logged.
+
+Jobs (--jobs; HfApi.run_job, `upskill-hub eval --jobs`): each Job's command runs here as a
+local process, as the user running the server, in its own folder under --root (the image is
+recorded, not pulled; `python` and `upskill-hub` are this install), with the Job's env and
+secrets. Anyone holding a write token can then run commands on this machine, so --jobs needs
+write tokens and is off by default. Secrets stay in memory and are masked in logs. At most
+--max-jobs run at once; the rest wait in SCHEDULING. Jobs still running when the server
+stops are killed and end as ERROR.
 """
 
 
@@ -60,6 +68,14 @@ def serve(
     user: str = typer.Option(
         "user", "--user", help="User name reported by whoami and used as default namespace."
     ),
+    jobs: bool = typer.Option(
+        False,
+        "--jobs",
+        help="Let write-token holders run Jobs: commands on this machine (needs write tokens).",
+    ),
+    max_jobs: int = typer.Option(
+        8, "--max-jobs", metavar="N", help="Jobs running at once (more wait in SCHEDULING)."
+    ),
 ) -> None:
     """Thin wrapper: build the config, print where to point clients, run uvicorn."""
     import logging
@@ -72,6 +88,8 @@ def serve(
     from upskill_hub.localhub.app import ServerConfig, create_app
 
     err = Console(stderr=True, highlight=False)
+    if not 1 <= max_jobs <= 256:
+        raise UpskillError(f"--max-jobs must be between 1 and 256, got {max_jobs}")
     root = (root or user_data_path("upskill-hub") / "hub-server").expanduser()
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -79,18 +97,26 @@ def serve(
         raise UpskillError(f"cannot use --root {root}: {exc.strerror}") from None
     if not 0 < port < 65536:
         raise UpskillError(f"--port must be between 1 and 65535, got {port}")
+    from upskill_hub.localhub.jobs import JobLimits
     from upskill_hub.localhub.tokens import collect
 
     if token or read_token:
         err.print("[yellow]Tokens on the command line are visible in `ps`: prefer --token-file or "
                   "UPSKILL_HUB_WRITE_TOKENS / UPSKILL_HUB_READ_TOKENS.[/]")  # fmt: skip
     write_tokens, read_tokens = collect(list(token), list(read_token), token_file)
+    if jobs and not write_tokens:
+        raise UpskillError(
+            "--jobs lets write-token holders run commands on this machine: give write tokens "
+            "(UPSKILL_HUB_WRITE_TOKENS or --token-file) so that not every caller can"
+        )
     config = ServerConfig(
         root=root,
         write_tokens=write_tokens,
         read_tokens=read_tokens,
         trusted_publishers=tuple(trusted_publisher),
         user=user,
+        jobs_enabled=jobs,
+        job_limits=JobLimits(max_running=max_jobs),
     )
     url = f"http://{host}:{port}"
     err.print(f"[bold]Local Hub[/] serving [cyan]{root}[/] at [cyan]{url}[/]")
@@ -99,8 +125,21 @@ def serve(
         err.print("[yellow]No write token given: any bearer token may write (local development only).[/]")
     else:
         err.print(f"{len(write_tokens)} write token(s), {len(read_tokens)} read-only token(s) accepted.")
+    if jobs:
+        err.print(
+            f"[yellow]Jobs enabled: write-token holders run commands on this machine "
+            f"(at most {max_jobs} at once).[/]"
+        )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     # Our middleware logs method, path and status only; uvicorn's access log is off.
+    # Followed Job logs keep connections open: after 3s of graceful shutdown they are cut, then
+    # the app's lifespan stops the Jobs. Date headers come from the app (exact, see app.py).
     uvicorn.run(
-        create_app(config), host=host, port=port, access_log=False, log_level="warning", date_header=False
+        create_app(config),
+        host=host,
+        port=port,
+        access_log=False,
+        log_level="warning",
+        date_header=False,
+        timeout_graceful_shutdown=3,
     )

@@ -7,6 +7,9 @@ For offline work, air-gapped teams and tests: point the unmodified clients at it
 * ``lfs``      — which files go through Git LFS; signed upload URLs
 * ``auth``     — write / read-only tokens, anonymous access
 * ``faults``   — fault injection and request log for tests
+* ``jobs``     — Hugging Face Jobs run as local subprocesses (``JobManager``)
+* ``jobs_http`` — the Jobs API handlers (create, inspect, list, SSE logs, cancel, hardware)
+* ``hardware`` — the Job flavors listed and accepted
 * ``app``      — the HTTP API (``create_app``)
 * ``testing``  — ``running_server()`` context manager (background thread)
 """

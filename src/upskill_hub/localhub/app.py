@@ -80,6 +80,8 @@ class ServerConfig:
     max_json_bytes: int = 16 * 1024 * 1024
     #: Largest NDJSON commit body (regular files travel inside it, base64-encoded).
     max_commit_bytes: int = 256 * 1024 * 1024
+    #: Whether write tokens may run Jobs: commands on this machine, so off unless asked for.
+    jobs_enabled: bool = False
     #: Bounds on Jobs (running at once, queue, log size, kill grace): see :class:`.jobs.JobLimits`.
     job_limits: JobLimits = field(default_factory=JobLimits)
 
@@ -919,6 +921,8 @@ def _register_job_routes(app: FastAPI, hub: HubApp) -> None:
     async def create_job(request: Request, namespace: str) -> Response:
         c = ctx(request)
         jobs_http.require_runner(c, namespace, config.user, orgs)  # before the body is read
+        if not config.jobs_enabled:
+            raise StoreError(403, jobs_http.JOBS_DISABLED, "Forbidden")
         body = payloads.parse_body(payloads.CreateJob, await _read_body(request, 1024 * 1024))
         return await run_in_threadpool(jobs_http.create_job, jobs, c, namespace, body, config.user, orgs)
 

@@ -8,10 +8,11 @@ Jobs go ``SCHEDULING`` → ``RUNNING`` → ``COMPLETED`` / ``ERROR`` / ``CANCELE
 How a Job runs:
 
 * The image is recorded, not pulled: the command runs directly, with cwd a fresh folder
-  ``<root>/jobs/<namespace>/<id>/work`` and a minimal environment (``PATH`` starting with the
-  server's Python bin dir, so ``python`` / ``upskill-hub`` are this install; ``HOME`` = the
-  work folder; ``LANG``; ``PYTHONUNBUFFERED``; the server's ``PYTHONPATH`` if it has one),
-  then the Job's ``environment``, then its ``secrets``. Nothing else of the server's
+  ``<root>/jobs/<namespace>/<id>/work`` (removed when the Job ends, as a container's disk)
+  and a minimal environment (``PATH`` starting with the server's Python bin dir, so
+  ``python`` / ``upskill-hub`` are this install; ``HOME`` = the work folder; ``LANG``;
+  ``PYTHONUNBUFFERED``; the server's ``PYTHONPATH`` if it has one), then the Job's
+  ``environment``, then its ``secrets``. Nothing else of the server's
   environment (its tokens included) leaks in.
 * The process leads its own process group (``start_new_session``): cancel, timeout and server
   stop signal the whole group, and leftovers are killed when the leader exits, as when a
@@ -32,6 +33,7 @@ import json
 import logging
 import os
 import secrets as _secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -108,7 +110,7 @@ class _Masker:
         return text
 
 
-@dataclass
+@dataclass(eq=False)  # a Job is itself: identity, not field-by-field equality
 class Job:
     """One Job: its public record (``to_json``) plus, in memory only, its secrets and process."""
 
@@ -251,6 +253,11 @@ def _describe_exit(returncode: int) -> str | None:
     return f"exit code {returncode}"
 
 
+def _remove_work(job: Job) -> None:
+    """Like a container's filesystem, a Job's work folder goes with it: disk stays bounded."""
+    shutil.rmtree(job.folder / "work", ignore_errors=True)
+
+
 def _signal_group(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
@@ -285,6 +292,7 @@ class JobManager:
                 job.stage, job.message = "ERROR", "server stopped"
                 job.finished_at = job.finished_at or time.time()
                 self._save(job)
+                _remove_work(job)
             self._jobs[job.id] = job
 
     def _save(self, job: Job) -> None:
@@ -347,7 +355,7 @@ class JobManager:
                 raise StoreError(
                     429, f"Too many Jobs waiting (max {self.limits.max_queued})", "TooManyRequests"
                 )
-            (folder / "work").mkdir(parents=True)
+            folder.mkdir(parents=True)
             job.log_path.touch()
             self._save(job)
             self._jobs[job_id] = job
@@ -382,14 +390,19 @@ class JobManager:
     def _supervise(self, job: Job) -> None:
         """Run one Job to its end: start, capture logs, enforce the timeout, record the outcome."""
         mask = _Masker(list(job.secrets.values()))
-        log = open(job.log_path, "ab")  # noqa: SIM115 - closed in finally, written by two threads
+        try:
+            log = open(job.log_path, "ab")  # noqa: SIM115 - closed below, written by two threads
+        except OSError as exc:
+            log = open(os.devnull, "wb")  # noqa: SIM115 - the Job still ends, with a reason
+            job.message = f"cannot write the Job's log: {exc.strerror}"
         writer = _LogWriter(log, mask, self.limits.max_log_bytes)
         try:
             with self._lock:
-                if job.cancel_requested or self._stopped:
+                if job.cancel_requested or self._stopped or job.message:
                     self._finish(job, None, writer)
                     return
                 try:
+                    (job.folder / "work").mkdir(exist_ok=True)
                     job.proc = subprocess.Popen(
                         [*job.command, *job.arguments],
                         cwd=job.folder / "work",
@@ -422,6 +435,7 @@ class JobManager:
             # The leader is gone: whatever it left behind in its group goes with it.
             _signal_group(proc.pid, signal.SIGKILL)
             reader.join(timeout=10)
+            _remove_work(job)  # before the lock: a big folder must not hold up other requests
             with self._lock:
                 self._finish(job, proc.returncode, writer)
         except Exception:  # never leave a Job RUNNING forever because of a bug here
@@ -446,12 +460,13 @@ class JobManager:
 
     def _finish(self, job: Job, returncode: int | None, writer: _LogWriter) -> None:
         """Set the terminal stage (caller holds the lock); logs are complete before this."""
+        _remove_work(job)  # gone before anyone can see the Job ended
         job.exit_code = returncode
         if job.cancel_requested:
             job.stage, job.message = "CANCELED", "canceled"
         elif job.timed_out:
             job.stage, job.message = "ERROR", f"timed out after {job.timeout_s}s"
-        elif job.stopping:
+        elif job.stopping or self._stopped:
             job.stage, job.message = "ERROR", "server stopped"
         elif returncode == 0:
             job.stage, job.message = "COMPLETED", None

@@ -16,7 +16,9 @@
 * ``GET /api/jobs/hardware`` (``list_jobs_hardware``): no token needed.
 
 Jobs are private to their namespace: reading them needs a token (401 without), and a Job
-of another namespace is 404 like an unknown one.
+of another namespace is 404 like an unknown one. A Job runs a command on the server's
+machine, so creating one also needs the server to allow it (``ServerConfig.jobs_enabled``,
+``hub serve --jobs``); otherwise 403.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ from upskill_hub.localhub.storage import StoreError
 
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _STAGES = frozenset({"SCHEDULING", "RUNNING", *TERMINAL_STAGES})
+#: Why creating a Job is refused when the server was not started with ``--jobs``.
+JOBS_DISABLED = (
+    "Jobs are disabled on this local Hub: its operator can start it with `upskill-hub hub serve --jobs`"
+)
 #: Jobs per page of ``list_jobs`` (the client follows ``Link`` headers).
 PAGE_SIZE = 500
 #: Seconds between ``: keep-alive`` comments on a quiet log stream (the Hub sends one every 30s).
@@ -169,34 +175,31 @@ async def _sse(jobs: JobManager, job: Job, tail: int | None) -> AsyncIterator[by
     before it sets a terminal stage, so "ended, then nothing new" means the log is complete.
     """
     try:
-        offset = 0
-        pending = b""
-        if tail is not None:
-            data = job.log_path.read_bytes()
-            offset = len(data)
-            lines = data.split(b"\n")
-            pending = lines.pop()  # a half-written last line: completed by the next read
-            for line in lines[-tail:] if tail else []:
-                yield b"data: " + line + b"\n\n"
-        quiet_since = time.monotonic()
-        while True:
-            ended = job.terminal
-            with open(job.log_path, "rb") as fh:
-                fh.seek(offset)
-                chunk = fh.read(1 << 20)
-            offset += len(chunk)
-            if chunk:
-                *lines, pending = (pending + chunk).split(b"\n")
-                if lines:
-                    yield b"".join(b"data: " + line + b"\n\n" for line in lines if line)
+        with open(job.log_path, "rb") as fh:
+            pending = b""
+            if tail is not None:
+                lines = fh.read().split(b"\n")  # bounded: a log is capped (JobLimits.max_log_bytes)
+                pending = lines.pop()  # a half-written last line: completed by the next read
+                for line in lines[-tail:] if tail else []:
+                    yield b"data: " + line + b"\n\n"
+            quiet_since = time.monotonic()
+            while True:
+                ended = job.terminal
+                chunk = fh.read(1 << 20)  # at the end of the file: b"" now, the new lines later
+                if chunk:
+                    *lines, pending = (pending + chunk).split(b"\n")
+                    if lines:
+                        yield b"".join(b"data: " + line + b"\n\n" for line in lines if line)
+                        quiet_since = time.monotonic()
+                    continue
+                if ended:
+                    return
+                if time.monotonic() - quiet_since > KEEP_ALIVE_S:
+                    yield b": keep-alive\n\n"
                     quiet_since = time.monotonic()
-                continue
-            if ended:
-                return
-            if time.monotonic() - quiet_since > KEEP_ALIVE_S:
-                yield b": keep-alive\n\n"
-                quiet_since = time.monotonic()
-            await asyncio.sleep(POLL_S)
+                await asyncio.sleep(POLL_S)
+    except FileNotFoundError:  # a record whose log was removed by hand: nothing to stream
+        return
     finally:
         jobs.release_stream_slot()
 

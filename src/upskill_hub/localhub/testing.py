@@ -90,8 +90,12 @@ def running_server(
     max_json_bytes: int | None = None,
     max_commit_bytes: int | None = None,
     job_limits: JobLimits | None = None,
+    jobs_enabled: bool = True,
 ) -> Iterator[ServerHandle]:
-    """Start the local Hub on ``host`` (a free port unless ``port``), yield its handle, stop it."""
+    """Start the local Hub on ``host`` (a free port unless ``port``), yield its handle, stop it.
+
+    Jobs are enabled here (``jobs_enabled``), unlike ``hub serve``: tests run them.
+    """
     import uvicorn
 
     from upskill_hub.localhub.app import ServerConfig, create_app
@@ -104,6 +108,7 @@ def running_server(
         user=user,
         tree_page_size=tree_page_size,
         commits_page_size=commits_page_size,
+        jobs_enabled=jobs_enabled,
         **{
             k: v
             for k, v in (
@@ -147,6 +152,7 @@ def running_server(
     try:
         yield handle
     finally:
+        # Jobs first (lifespan is off here): their log streams then end and the server stops at once.
+        handle.jobs.shutdown()
         server.should_exit = True
         thread.join(10)
-        handle.jobs.shutdown()  # lifespan is off here: stop the Jobs ourselves
