@@ -81,3 +81,27 @@ def test_resume_with_another_shard_count_or_an_unknown_run_is_one_line(
         monkeypatch,
     )
     _one_line_error(code, err, "has no Job bundle")
+
+
+@pytest.mark.slow
+def test_eval_on_two_jobs_prints_the_report_and_jobs_ls_shows_the_shards(hub_server, hub_repo_id, skill, tmp_path,
+                                                                          capsys, monkeypatch):  # fmt: skip
+    with running_llm_server(lambda system, messages, params: "BANANA" if "BANANA" in system else "hi") as srv:
+        code, out, err = run_cli(
+            ["eval", str(skill), "--runs", "2", "-o", str(tmp_path / "runs"), "--no-plots", "--jobs", "2",
+             "--repo", hub_repo_id, "--image", "local-test-image",
+             "--model", f"openai-compatible:scripted-model@{srv.openai_base_url}", "--format", "json"],
+            capsys, monkeypatch,
+        )  # fmt: skip
+    assert code == 0, err
+    import json
+
+    summary = json.loads(out)
+    assert summary["n_results"] == 12 and summary["lifts"][0]["lift"] > 0
+    assert "launched 2 Job(s)" in err and "2 shard(s) landed" in err
+    code, out, err = run_cli(["jobs", "ls", summary["run_id"], "--format", "json"], capsys, monkeypatch)
+    assert code == 0, err
+    listed = json.loads(out)
+    assert listed["run_id"] == summary["run_id"]
+    assert [(s["shard"], s["attempt"]) for s in listed["shards"]] == [(0, 1), (1, 1)]
+    assert all("COMPLETED" in json.dumps(s) for s in listed["shards"])
