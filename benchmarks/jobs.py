@@ -58,7 +58,9 @@ def make_skill(root: Path, n_cases: int) -> Path:
         for i in range(n_cases)
     ]
     meta = parse_meta({"schema_version": 1, "cases": cases})
-    skill = Skill.create("bench-skill", "A benchmark skill. Use when benchmarking.", "# Bench\n\nAnswer.\n", meta=meta)
+    skill = Skill.create(
+        "bench-skill", "A benchmark skill. Use when benchmarking.", "# Bench\n\nAnswer.\n", meta=meta
+    )
     return skill.write(root / "bench-skill")
 
 
@@ -88,14 +90,19 @@ def main() -> None:
     rows: list[tuple[str, int, float, float]] = []
     phases: list[tuple[int, float, float, float, float]] = []
     limits = JobLimits(max_running=max(args.shards))
-    with running_server(tmp / "hub", port=port, write_tokens=(TOKEN,), job_limits=limits), llm_server_process(
-        latency_s=args.latency
-    ) as srv:
+    with (
+        running_server(tmp / "hub", port=port, write_tokens=(TOKEN,), job_limits=limits),
+        llm_server_process(latency_s=args.latency) as srv,
+    ):
         model = f"openai-compatible:bench-model@{srv.openai_base_url}"
 
         def options(name: str) -> EvalOptions:
             return EvalOptions(
-                runs=args.runs, concurrency=args.concurrency, output_dir=tmp / name, use_cache=False, plots=False
+                runs=args.runs,
+                concurrency=args.concurrency,
+                output_dir=tmp / name,
+                use_cache=False,
+                plots=False,
             )
 
         t0 = time.perf_counter()
@@ -107,9 +114,7 @@ def main() -> None:
             jobs = JobsOptions(repo_id=f"user/bench-jobs-{n}", shards=n, image="local-jobs", poll_s=0.5)
             t0 = time.perf_counter()
             marks: list[tuple[float, str]] = []
-            out = run_on_jobs(
-                skill, [model], options(f"jobs-{n}"), jobs, say=lambda line: marks.append((time.perf_counter(), line))
-            )
+            out = run_on_jobs(skill, [model], options(f"jobs-{n}"), jobs, say=_marker(marks))
             wall = time.perf_counter() - t0
             rows.append(("jobs", n, wall, calls * args.latency / (args.concurrency * n)))
             assert len(out.result.rows) == calls and out.result.summary.lifts == local.summary.lifts
@@ -125,6 +130,11 @@ def main() -> None:
     print(f"\n{'shards':>6}{'plan+bundle s':>15}{'Jobs s':>9}{'mean Job s':>12}{'collect+record s':>18}")
     for n, plan_s, jobs_s, mean_job_s, record_s in phases:
         print(f"{n:>6}{plan_s:>15.1f}{jobs_s:>9.1f}{mean_job_s:>12.1f}{record_s:>18.1f}")
+
+
+def _marker(marks: list[tuple[float, str]]):
+    """A ``say`` callback recording when each of the launcher's lines came."""
+    return lambda line: marks.append((time.perf_counter(), line))
 
 
 def _phases(t0: float, marks: list[tuple[float, str]], out, wall: float) -> tuple[float, float, float, float]:

@@ -234,3 +234,24 @@ def test_resume_relaunches_only_the_shard_whose_rows_are_missing(hub_server, hub
         (r.key, r.passed) for r in first.result.rows
     )
     assert _lift_view(again.result.summary) == _lift_view(first.result.summary)
+
+
+def test_the_local_model_runs_inside_the_jobs(hub_server, hub_repo_id, tmp_path):
+    """Item 4: ``--model local`` is served inside each shard's Job; no call leaves its machine."""
+    from huggingface_hub import HfApi
+
+    from upskill_hub.evals.api import EvalOptions
+    from upskill_hub.hub.job_runs import run_on_jobs
+
+    skill = make_skill(
+        tmp_path / "skills",
+        cases=[{"id": "hi", "input": "Say hi.", "assert": [{"type": "not-contains", "value": "zzz"}]}],
+    )
+    options = EvalOptions(runs=1, output_dir=tmp_path / "jobs", plots=False, params={"max_tokens": 16})
+    run = run_on_jobs(skill, ["local"], options, _jobs(hub_repo_id, 1, flavor="a10g-small"))
+    rows = run.result.rows
+    assert len(rows) == 2 and {r.condition for r in rows} == {"baseline", "with_skill"}
+    assert all(r.provider == "local" and r.error is None and r.output_tokens for r in rows)
+    # A GPU flavor: the Job lets the local model pick CUDA when torch sees it (CPU here).
+    info = HfApi().inspect_job(job_id=run.shards[0].job_id)
+    assert info.flavor == "a10g-small" and info.environment["UPSKILL_LOCAL_DEVICE"] == "auto"
