@@ -80,7 +80,8 @@ def main() -> None:
     _environment(tmp, port)
 
     from upskill_hub.evals.api import EvalOptions, run_eval
-    from upskill_hub.hub.job_runs import JobsOptions, run_on_jobs
+    from upskill_hub.hub.job_launch import JobsOptions
+    from upskill_hub.hub.job_runs import run_on_jobs
     from upskill_hub.localhub.jobs import JobLimits
     from upskill_hub.localhub.testing import running_server
     from upskill_hub.testing.llm_server import llm_server_process

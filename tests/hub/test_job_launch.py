@@ -1,4 +1,7 @@
-"""The launcher's pure parts: timeouts, Job commands, environment, secrets, endpoint warnings."""
+"""The launcher's pure parts: timeouts, Job commands, environment, secrets, endpoint warnings.
+
+(One file for :mod:`.job_launch` and :mod:`.job_runs`: both are the launcher, split by job.)
+"""
 
 from __future__ import annotations
 
@@ -8,15 +11,8 @@ import pytest
 
 from upskill_hub import __version__
 from upskill_hub.errors import UpskillError
-from upskill_hub.hub.job_runs import (
-    JobsOptions,
-    endpoint_warnings,
-    job_command,
-    job_env,
-    job_secrets,
-    job_specs,
-    parse_timeout,
-)
+from upskill_hub.hub.job_launch import JobsOptions, job_command, job_env, job_secrets, parse_timeout
+from upskill_hub.hub.job_runs import endpoint_warnings, job_specs
 
 
 def _plan(*clients: tuple[str, str, str]):
