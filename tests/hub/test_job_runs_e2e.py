@@ -169,6 +169,38 @@ def test_a_shard_killed_mid_way_is_relaunched_and_every_call_lands_once(
     assert len(landed) == 12 and len(set(landed)) == 12
 
 
+def test_a_canceled_shard_stops_the_launcher_with_the_resume_command(
+    hub_server, hub_repo_id, skill, tmp_path
+):
+    from huggingface_hub import HfApi
+
+    from upskill_hub.hub.job_runs import run_on_jobs
+
+    api, said, outcome = HfApi(), [], {}
+    with running_llm_server(banana_script, latency_s=0.4) as srv:
+        options = _options(tmp_path, "jobs")
+        options.concurrency = 1
+
+        def launch() -> None:
+            try:
+                run_on_jobs(skill, [_model(srv)], options, _jobs(hub_repo_id, 1), say=said.append)
+            except Exception as exc:
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=launch)
+        thread.start()
+        deadline = time.monotonic() + 60
+        while srv.calls < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        run_id = next(line.split()[1].rstrip(":") for line in said if line.startswith("run "))
+        (job,) = api.list_jobs(labels={"upskill-hub-run": run_id})
+        api.cancel_job(job_id=job.id)
+        thread.join(60)
+    message = str(outcome["error"])
+    assert "shard 0 of run" in message and "was canceled" in message
+    assert f"eval --resume {run_id} --jobs 1 --repo {hub_repo_id}" in message
+
+
 def test_no_secret_reaches_a_job_spec_log_dataset_file_or_commit(
     hub_server, hub_repo_id, skill, tmp_path, monkeypatch
 ):

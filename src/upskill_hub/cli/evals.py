@@ -65,7 +65,10 @@ def eval_command(
     ),
     output: Path = typer.Option(Path("upskill-runs"), "--output", "-o", help="Folder that receives run folders."),
     resume: bool = typer.Option(
-        False, "--resume", help="Finish the latest run in --output with the same plan (retries failed calls)."
+        False,
+        "--resume",
+        help="Finish the latest run in --output with the same plan (retries failed calls). "
+        "With --jobs: `eval --resume RUN_ID --jobs N --repo R` relaunches the shards with missing rows.",
     ),
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),

@@ -50,6 +50,7 @@ from upskill_hub.hub.job_launch import (
     make_launcher,
     next_attempts,
 )
+from upskill_hub.hub.jobs import resolve_namespace
 from upskill_hub.models.endpoints import with_endpoint
 from upskill_hub.models.spec import ModelSpec, parse_model_spec
 from upskill_hub.skill import Skill, require_skill
@@ -118,6 +119,9 @@ def _preflight(jobs: JobsOptions) -> tuple[Any, str]:
         flavors = [h.name for h in api.list_jobs_hardware()]
     if flavors and jobs.flavor not in flavors:
         raise UpskillError(f"unknown --flavor {jobs.flavor!r}; the Hub offers: {', '.join(flavors)}")
+    if jobs.namespace is None:  # once, not on every poll (the Jobs API needs it spelled out)
+        with hub_errors(jobs.repo_id, action="run Jobs for"):
+            jobs.namespace = resolve_namespace(api, None)
     return api, token
 
 
