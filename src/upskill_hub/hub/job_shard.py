@@ -45,7 +45,7 @@ from upskill_hub.retry import RetryPolicy, Verdict, parse_retry_after, run_with_
 
 #: Answers after which a shard's commit is retried (re-reading the head first).
 RETRY_STATUSES = {409, 412, 429, 500, 502, 503, 504}
-COMMIT_ATTEMPTS = 10
+COMMIT_ATTEMPTS = 16
 
 
 @dataclass
@@ -83,7 +83,7 @@ def run_shard(
     api = make_api(token)
     work = Path(workdir).resolve()
     path = dr.results_shard_path(run_id, index)
-    tag = f"shard {index + 1}/{count} of {run_id}"
+    tag = f"shard {index} (of {count}) of {run_id}"
 
     with hub_errors(repo_id, action="read the run's Job bundle from"):
         folder = download_bundle(api, repo_id, run_id, work / "bundle")
