@@ -65,7 +65,10 @@ def eval_command(
     ),
     output: Path = typer.Option(Path("upskill-runs"), "--output", "-o", help="Folder that receives run folders."),
     resume: bool = typer.Option(
-        False, "--resume", help="Finish the latest run in --output with the same plan (retries failed calls)."
+        False,
+        "--resume",
+        help="Finish the latest run in --output with the same plan (retries failed calls). "
+        "With --jobs: `eval --resume RUN_ID --jobs N --repo R` relaunches the shards with missing rows.",
     ),
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
@@ -94,6 +97,33 @@ def eval_command(
         False, "--fail-on-regression", help="With --compare: exit 1 when the lift is lower (paired test at --level)."
     ),
     level: float = typer.Option(0.95, "--level", help="Confidence level of the --compare intervals and test."),
+    jobs: int | None = typer.Option(
+        None,
+        "--jobs",
+        help="Run on Hugging Face Jobs: split the calls into N shards, one Job each (needs --repo). "
+        "With --resume, give the run id instead of the skill.",
+        rich_help_panel="Hugging Face Jobs",
+    ),
+    repo: str | None = typer.Option(
+        None, "--repo", help="Dataset repo OWNER/NAME receiving the shards' rows.", rich_help_panel="Hugging Face Jobs"
+    ),
+    flavor: str = typer.Option(
+        "cpu-basic", "--flavor", help="Job hardware (`hf jobs hardware` lists them).", rich_help_panel="Hugging Face Jobs"
+    ),
+    job_timeout: str | None = typer.Option(
+        None, "--job-timeout", help="Per Job: 2h, 30m, or seconds (default: the Hub's).", rich_help_panel="Hugging Face Jobs"
+    ),
+    attempts: int = typer.Option(
+        3, "--attempts", help="Jobs per shard in total: a failed or timed-out shard is relaunched until then.",
+        rich_help_panel="Hugging Face Jobs",
+    ),  # fmt: skip
+    image: str | None = typer.Option(
+        None, "--image", help="Docker image with upskill-hub installed (default: uv's image + uvx).",
+        rich_help_panel="Hugging Face Jobs",
+    ),  # fmt: skip
+    namespace: str | None = typer.Option(
+        None, "--namespace", help="User or org running the Jobs (default: yours).", rich_help_panel="Hugging Face Jobs"
+    ),
 ) -> None:
     """Measure whether a skill helps: run each case with and without the skill and compare.
 
@@ -107,6 +137,16 @@ def eval_command(
     cmp.check_options(compare, fail_on_regression, level)
     # agent / quiet: stdout is the answer and stderr stays quiet (no bar, no notes).
     chatty = out.mode in (OutputFormat.human, OutputFormat.json)
+    sharded = None
+    if jobs is not None:
+        from upskill_hub.cli import eval_jobs
+
+        sharded = eval_jobs.jobs_options(
+            repo=repo, jobs=jobs, flavor=flavor, job_timeout=job_timeout, attempts=attempts, image=image,
+            namespace=namespace, device=device,
+        )  # fmt: skip
+    elif repo is not None:
+        raise UpskillError("--repo is for runs on Hugging Face Jobs: add --jobs N (or push a local run with `push`)")
     if device is not None:
         set_local_device(device)
     progress = _progress()
@@ -132,28 +172,32 @@ def eval_command(
             progress.update(task, advance=1, info=info)
 
     try:
-        result = run_eval(
-            skill,
-            model or ["local"],
-            EvalOptions(
-                runs=runs,
-                cases=tests,
-                include_baseline=not no_baseline,
-                concurrency=concurrency,
-                output_dir=output,
-                resume=resume,
-                use_cache=not no_cache,
-                cache_dir=cache_dir,
-                judge=judge,
-                base_url=base_url,
-                params={"temperature": temperature, "max_tokens": max_tokens, "seed": seed},
-                on_row=on_row,
-                on_start=on_start,
-                plots=not no_plots,
-                timeout=timeout,
-                max_retries=retries,
-            ),
+        eval_options = EvalOptions(
+            runs=runs,
+            cases=tests,
+            include_baseline=not no_baseline,
+            concurrency=concurrency,
+            output_dir=output,
+            resume=resume,
+            use_cache=not no_cache,
+            cache_dir=cache_dir,
+            judge=judge,
+            base_url=base_url,
+            params={"temperature": temperature, "max_tokens": max_tokens, "seed": seed},
+            on_row=on_row,
+            on_start=on_start,
+            plots=not no_plots,
+            timeout=timeout,
+            max_retries=retries,
         )
+        if sharded is not None:
+            from upskill_hub.cli import eval_jobs
+
+            result = eval_jobs.run(
+                skill, model or ["local"], eval_options, sharded, resume=resume, console=err_console, chatty=chatty
+            )
+        else:
+            result = run_eval(skill, model or ["local"], eval_options)
     finally:
         if task is not None:
             progress.stop()

@@ -12,6 +12,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from upskill_hub.cli import jobs_shard
 from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli.output import make_console
 
@@ -22,6 +23,8 @@ app = typer.Typer(
     ),
     no_args_is_help=True,
 )
+
+jobs_shard.register(app)  # `jobs run-shard`: what each shard's Job runs
 
 console = make_console()
 err_console = make_console(stderr=True)

@@ -25,8 +25,10 @@ from upskill_hub.evals.assertions import needs_judge
 from upskill_hub.evals.cache import ResponseCache, default_cache_dir
 from upskill_hub.evals.runner import EvalPlan, ExecStats, Runner, conditions_for, new_run_id
 from upskill_hub.evals.schema import ResultRow, RunSummary
+from upskill_hub.evals.sharding import ShardTarget
 from upskill_hub.evals.stats import summarize_rows
 from upskill_hub.models.base import GenerationParams, ModelClient
+from upskill_hub.models.spec import ModelSpec
 from upskill_hub.skill import Skill, require_skill
 from upskill_hub.timestamps import utc_now
 
@@ -58,6 +60,9 @@ class EvalOptions:
     plots: bool = True
     timeout: float = 60.0
     max_retries: int = 4
+    #: Run only this shard's calls of a run planned elsewhere (a Hugging Face Job; see
+    #: :mod:`upskill_hub.evals.sharding`): the plan must have the launcher's fingerprint.
+    shard: ShardTarget | None = None
 
 
 @dataclass
@@ -65,7 +70,9 @@ class RunResult:
     """What :func:`run_eval` returns."""
 
     run_dir: Path
-    summary: RunSummary
+    #: ``None`` only for one shard of a run on Jobs (``EvalOptions.shard``): a shard's numbers
+    #: mean nothing alone, the launcher summarizes all shards together.
+    summary: RunSummary | None
     rows: list[ResultRow]
     stats: ExecStats = field(default_factory=ExecStats)
     plots: list[Path] = field(default_factory=list)
@@ -112,7 +119,7 @@ def _make_params(params: GenerationParams | dict[str, Any] | None) -> Generation
 
 
 def _clients_for(
-    specs: Sequence[str | ModelClient],
+    specs: Sequence[str | ModelSpec | ModelClient],
     base_url: str | None,
     *,
     timeout: float,
@@ -174,9 +181,93 @@ def _label(c: ModelClient) -> str:
     return f"{c.provider}:{c.model}"
 
 
+@dataclass
+class PreparedEval:
+    """A validated plan with its clients and judges, before any call (see :func:`prepare_eval`)."""
+
+    plan: EvalPlan
+    judges: dict[str | None, ModelClient]
+    #: Clients built here (closed by :meth:`aclose`); clients passed in belong to the caller.
+    opened: list[ModelClient]
+
+    async def aclose(self) -> None:
+        await _close_all(self.opened)
+
+
+async def _close_all(clients: list[ModelClient]) -> None:
+    for c in clients:
+        with contextlib.suppress(Exception):  # closing must not hide the run's outcome
+            await c.aclose()
+
+
+async def prepare_eval(
+    skill: Skill | str | Path,
+    model_specs: Sequence[str | ModelSpec | ModelClient] = ("local",),
+    options: EvalOptions | None = None,
+) -> PreparedEval:
+    """Validate everything and build the plan (run id still empty), the clients and the judges.
+
+    Shared by :func:`run_eval_async` and the Jobs launcher, which plans a run here and runs
+    it elsewhere: both must plan the very same calls with the very same fingerprint.
+    """
+    o = options or EvalOptions()
+    runs, concurrency, judge, base_url = o.runs, o.concurrency, o.judge, o.base_url
+    timeout, max_retries = o.timeout, o.max_retries
+    if isinstance(skill, (str, Path)):
+        skill = require_skill(skill)
+    if runs < 1:
+        raise UpskillError(f"--runs must be at least 1, got {runs}")
+    if concurrency is not None and concurrency < 1:
+        raise UpskillError(f"--concurrency must be at least 1, got {concurrency}")
+    if not model_specs:
+        model_specs = ("local",)
+    the_cases = resolve_cases(skill, o.cases)
+    gen = _make_params(o.params)
+
+    clients = _clients_for(
+        model_specs, base_url, timeout=timeout, max_retries=max_retries, connections=concurrency
+    )
+    judges: dict[str | None, ModelClient] = {}
+    # Close only the clients built here; clients passed in belong to the caller.
+    opened = [c for c in clients if not any(c is s for s in model_specs)]
+    try:
+        wanted = needs_judge(the_cases)
+        judge_label = None
+        if wanted:
+            default_judge = judge if judge is not None else clients[0]
+            jspecs: dict[str | None, str | ModelClient] = {None: default_judge}
+            jspecs.update({w: w for w in wanted if w is not None})
+            for k, spec in jspecs.items():
+                if isinstance(spec, ModelClient):
+                    judges[k] = spec
+                else:
+                    (jc,) = _clients_for([spec], None, timeout=timeout, max_retries=max_retries)
+                    judges[k] = jc
+                    opened.append(jc)
+            judge_label = _label(judges[None])
+            if judge is None:
+                print(f"note: llm-rubric judged by {judge_label} (set --judge to choose)", file=sys.stderr)
+    except BaseException:
+        await _close_all(opened)
+        raise
+    plan = EvalPlan(
+        run_id="",
+        skill_name=skill.name,
+        skill_version=skill.version,
+        skill_text=skill.prompt_text(),
+        clients=clients,
+        cases=the_cases,
+        runs=runs,
+        conditions=conditions_for(o.include_baseline),
+        params=gen,
+        judge_label=judge_label,
+    )
+    return PreparedEval(plan, judges, opened)
+
+
 async def run_eval_async(
     skill: Skill | str | Path,
-    model_specs: Sequence[str | ModelClient] = ("local",),
+    model_specs: Sequence[str | ModelSpec | ModelClient] = ("local",),
     options: EvalOptions | None = None,
 ) -> RunResult:
     """Run ``skill``'s cases on every model, with and without the skill; see :func:`run_eval`.
@@ -200,65 +291,25 @@ async def run_eval_async(
             * on_start(total, already_done) / on_row(row): progress hooks (called on the loop thread).
             * plots: write PNG/HTML plots into the run folder.
             * timeout / max_retries: per-attempt timeout and retries of each provider call.
+            * shard: run only one shard's calls of a run planned by the Jobs launcher.
     """
     o = options or EvalOptions()
-    runs, concurrency, judge, base_url = o.runs, o.concurrency, o.judge, o.base_url
-    timeout, max_retries, on_start = o.timeout, o.max_retries, o.on_start
-    if isinstance(skill, (str, Path)):
-        skill = require_skill(skill)
-    if runs < 1:
-        raise UpskillError(f"--runs must be at least 1, got {runs}")
-    if concurrency is not None and concurrency < 1:
-        raise UpskillError(f"--concurrency must be at least 1, got {concurrency}")
-    if not model_specs:
-        model_specs = ("local",)
-    the_cases = resolve_cases(skill, o.cases)
-    gen = _make_params(o.params)
     output = Path(o.output_dir)
-
-    clients = _clients_for(
-        model_specs, base_url, timeout=timeout, max_retries=max_retries, connections=concurrency
-    )
-    judges: dict[str | None, ModelClient] = {}
-    # Close only the clients built here; clients passed in belong to the caller.
-    opened = [c for c in clients if not any(c is s for s in model_specs)]
+    prepared = await prepare_eval(skill, model_specs, o)
+    plan, judges = prepared.plan, prepared.judges
+    only: set | None = None
     lock = contextlib.ExitStack()  # holds the run folder's lock while it is written
     try:
-        wanted = needs_judge(the_cases)
-        judge_label = None
-        if wanted:
-            default_judge = judge if judge is not None else clients[0]
-            jspecs: dict[str | None, str | ModelClient] = {None: default_judge}
-            jspecs.update({w: w for w in wanted if w is not None})
-            for k, spec in jspecs.items():
-                if isinstance(spec, ModelClient):
-                    judges[k] = spec
-                else:
-                    (jc,) = _clients_for([spec], None, timeout=timeout, max_retries=max_retries)
-                    judges[k] = jc
-                    opened.append(jc)
-            judge_label = _label(judges[None])
-            if judge is None:
-                print(f"note: llm-rubric judged by {judge_label} (set --judge to choose)", file=sys.stderr)
-
-        plan = EvalPlan(
-            run_id="",
-            skill_name=skill.name,
-            skill_version=skill.version,
-            skill_text=skill.prompt_text(),
-            clients=clients,
-            cases=the_cases,
-            runs=runs,
-            conditions=conditions_for(o.include_baseline),
-            params=gen,
-            judge_label=judge_label,
-        )
         # Prices are read before anything is written: a broken price file is a clean error.
         prices = _RunPrices()
-        for c in clients:
+        for c in plan.clients:
             prices.price(c.provider, c.model)
         done: list[ResultRow] = []
-        if o.resume:
+        if o.shard is not None:
+            run_dir, only = _shard_folder(plan, o.shard, output)
+            lock.enter_context(rundir.run_lock(run_dir))
+            done = rundir.compact_results(run_dir, only)
+        elif o.resume:
             found = rundir.find_resumable(output, plan.fingerprint())
             if found is None:
                 raise UpskillError(
@@ -273,7 +324,7 @@ async def run_eval_async(
             lock.enter_context(rundir.run_lock(run_dir))
             done = rundir.compact_results(run_dir, {c.key for c in plan.calls()})
         else:
-            plan.run_id = new_run_id(skill.name)
+            plan.run_id = new_run_id(plan.skill_name)
             run_dir = output / plan.run_id
             try:
                 run_dir.mkdir(parents=True, exist_ok=False)
@@ -286,31 +337,52 @@ async def run_eval_async(
         runner = Runner(
             plan,
             run_dir,
-            concurrency=concurrency,
+            concurrency=o.concurrency,
             cache=cache,
             judges=judges,
             cost_fn=prices,
             on_row=o.on_row,
+            only=only,
         )
-        if on_start is not None:
-            on_start(len(plan.calls()), len(done))
+        if o.on_start is not None:
+            o.on_start(len(plan.calls()) if only is None else len(only), len(done))
         rows = await runner.execute(done)
         # Every row is in memory now: write the results shard, so push need not parse the JSON.
         rundir.write_results_parquet(run_dir, runner.written)
 
-        summary = build_summary(plan, rows)
-        rundir.write_summary(run_dir, summary)
+        summary = None if o.shard is not None else build_summary(plan, rows)
+        if summary is not None:
+            rundir.write_summary(run_dir, summary)
         written: list[Path] = []
-        if o.plots:
+        if o.plots and summary is not None:
             from upskill_hub.evals.plots import write_plots
 
             written = write_plots(run_dir, summary)
     finally:
         lock.close()
-        for c in opened:
-            with contextlib.suppress(Exception):  # closing must not hide the run's outcome
-                await c.aclose()
+        await prepared.aclose()
     return RunResult(run_dir=run_dir, summary=summary, rows=rows, stats=runner.stats, plots=written)
+
+
+def _shard_folder(plan: EvalPlan, shard: ShardTarget, output: Path) -> tuple[Path, set]:
+    """The run folder of one shard of a run planned elsewhere, and the keys it owns.
+
+    The plan rebuilt here must be the launcher's (same fingerprint), or the shard would
+    answer a different experiment under the same run id.
+    """
+    if plan.fingerprint() != shard.fingerprint:
+        raise UpskillError(
+            f"shard {shard.index} of run {shard.run_id}: the plan rebuilt here differs from the launcher's "
+            f"(fingerprint {plan.fingerprint()} != {shard.fingerprint}); run the same upskill-hub version"
+        )
+    plan.run_id, plan.created = shard.run_id, shard.created
+    run_dir = output / plan.run_id
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
+    rundir.write_plan(run_dir, plan.record())
+    return run_dir, shard.owns(c.key for c in plan.calls())
 
 
 def build_summary(plan: EvalPlan, rows: list[ResultRow]) -> RunSummary:

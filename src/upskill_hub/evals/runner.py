@@ -168,8 +168,11 @@ class Runner:
         judges: dict[str | None, ModelClient] | None = None,
         cost_fn: CostFn | None = None,
         on_row: Callable[[ResultRow], None] | None = None,
+        only: set[tuple[str, str, str, int]] | None = None,
     ) -> None:
         self.plan = plan
+        #: Run only the calls with these keys (one shard of a run on Hugging Face Jobs).
+        self.only = only
         self.run_dir = run_dir
         self.concurrency = concurrency
         self.cache = cache
@@ -320,7 +323,7 @@ class Runner:
         requests go out at once. The per-client semaphore still bounds real requests,
         judge calls included.
         """
-        calls = self.plan.calls()
+        calls = [c for c in self.plan.calls() if self.only is None or c.key in self.only]
         have = {r.key for r in done}
         todo = [c for c in calls if c.key not in have]
         self.stats.planned = len(calls)

@@ -9,6 +9,7 @@ content again renders the same bytes and makes no commit.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from upskill_hub.hub.dataset_repo import CONFIG_GLOBS
@@ -89,21 +90,30 @@ def results_table(run: dict[str, Any]) -> list[str]:
 
 
 def render_card(
-    repo_id: str, skills: list[dict[str, Any]], runs: list[dict[str, Any]], *, has_results: bool
+    repo_id: str,
+    skills: list[dict[str, Any]],
+    runs: list[dict[str, Any]],
+    *,
+    has_results: bool,
+    results_globs: Sequence[str] | None = None,
 ) -> str:
     """``README.md`` text for the repo's skills rows and run summaries (deterministic).
 
     ``has_results`` says whether any ``data/results`` shard exists (a run can have results
-    before it has a summary).
+    before it has a summary); ``results_globs`` are the ``results`` config's patterns when
+    the repo holds runs sharded over Jobs (see :func:`~upskill_hub.hub.dataset_repo.results_globs`).
     """
     from huggingface_hub import DatasetCard, DatasetCardData
 
     have = {"skills": bool(skills), "results": has_results, "runs": bool(runs)}
     # A config whose glob matches no file would break ``load_dataset`` and the viewer, so
     # only tables that exist are declared. ``skills`` comes first: it is the default.
+    paths: dict[str, str | list[str]] = dict(CONFIG_GLOBS)
+    if results_globs:
+        paths["results"] = results_globs[0] if len(results_globs) == 1 else list(results_globs)
     configs = [
-        {"config_name": name, "data_files": [{"split": "train", "path": glob}]}
-        for name, glob in CONFIG_GLOBS.items()
+        {"config_name": name, "data_files": [{"split": "train", "path": paths[name]}]}
+        for name in CONFIG_GLOBS
         if have[name]
     ]
     name = repo_id.split("/")[-1]

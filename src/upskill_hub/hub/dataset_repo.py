@@ -6,7 +6,9 @@ The repo (see ARCHITECTURE.md, "Hub dataset repo for skills and results")::
     skills/<name>/...              the skill's files, verbatim, installable
     data/skills/<name>.parquet     one row per skill, with a sha256 per file
     data/results/<run_id>.parquet  append-only: one shard per eval run
+    data/results/<run_id>/shard-<i>.parquet   or, for a run on Hugging Face Jobs, one per Job
     data/runs/<run_id>.parquet     the run's summary
+    jobs/<run_id>/...              what a run's Jobs need (plan, cases, skill); not a table
 
 Everything we upload is built here, deterministically: the same skill or run always gives
 the same parquet bytes, so a re-push can tell "unchanged" from the file hashes alone.
@@ -20,6 +22,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +47,12 @@ CONFIG_GLOBS = {
     "runs": f"{RUNS_TABLE_DIR}/*.parquet",
 }
 
+#: The ``results`` files of runs sharded over Hugging Face Jobs (one folder per run).
+SHARDED_RESULTS_GLOB = f"{RESULTS_TABLE_DIR}/*/*.parquet"
+#: What a run's Jobs read (plan, cases, skill); outside ``data/`` so no config reads it.
+JOBS_DIR = "jobs"
+_SHARD_FILE_RE = re.compile(r"^shard-(\d{1,5})\.parquet$")
+
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
 
 
@@ -61,6 +70,59 @@ def results_path(run_id: str) -> str:
 
 def runs_path(run_id: str) -> str:
     return f"{RUNS_TABLE_DIR}/{run_id}.parquet"
+
+
+def results_shard_dir(run_id: str) -> str:
+    """Folder of a sharded run's ``results`` files (one per Job)."""
+    return f"{RESULTS_TABLE_DIR}/{run_id}"
+
+
+def results_shard_path(run_id: str, index: int) -> str:
+    """``data/results/<run_id>/shard-<i>.parquet``: the rows shard ``index`` (0-based) wrote."""
+    return f"{results_shard_dir(run_id)}/shard-{index}.parquet"
+
+
+def shard_index(path: str, run_id: str) -> int | None:
+    """The shard number of ``path`` when it is one of ``run_id``'s shard files, else ``None``."""
+    prefix = results_shard_dir(run_id) + "/"
+    if not path.startswith(prefix):
+        return None
+    m = _SHARD_FILE_RE.match(path[len(prefix) :])
+    return int(m.group(1)) if m else None
+
+
+def run_results_paths(paths: Iterable[str], run_id: str) -> list[str]:
+    """The files holding ``run_id``'s rows among the repo's ``paths``, in either layout.
+
+    A run pushed from one machine has one file; a run on Jobs has one per shard (listed in
+    shard order). A repo never holds both for one run: push keeps a sharded run's rows
+    where the shards put them.
+    """
+    listed = set(paths)
+    if results_path(run_id) in listed:
+        return [results_path(run_id)]
+    shards = [(shard_index(p, run_id), p) for p in listed]
+    return [p for i, p in sorted((i, p) for i, p in shards if i is not None)]
+
+
+def results_globs(paths: Iterable[str]) -> list[str]:
+    """The ``results`` config's ``data_files`` patterns for a repo holding ``paths``.
+
+    ``datasets`` refuses a pattern that matches nothing, and ``*`` does not cross folders,
+    so the flat and the sharded layout each get their pattern, only when used.
+    """
+    flat = nested = False
+    for p in paths:
+        if not p.startswith(RESULTS_TABLE_DIR + "/") or not p.endswith(".parquet"):
+            continue
+        depth = p.count("/") - RESULTS_TABLE_DIR.count("/")
+        flat, nested = flat or depth == 1, nested or depth == 2
+    return [g for g, used in ((CONFIG_GLOBS["results"], flat), (SHARDED_RESULTS_GLOB, nested)) if used]
+
+
+def jobs_dir(run_id: str) -> str:
+    """Where a sharded run's bundle (plan, cases, skill) lives in the repo."""
+    return f"{JOBS_DIR}/{run_id}"
 
 
 def check_run_id(run_id: Any) -> str:

@@ -2,7 +2,7 @@
 
 A published run lives in a skills dataset repo as two shards written by ``push``: its
 summary in ``data/runs/<run_id>.parquet`` (skill, models, timestamp) and its rows in
-``data/results/<run_id>.parquet``. Only the per-case rows allow a paired comparison, so
+``data/results/<run_id>.parquet`` (or ``data/results/<run_id>/shard-<i>.parquet``, one per Job). Only the per-case rows allow a paired comparison, so
 both are read; the run chosen is the newest one of the same skill that shares a model
 with the new run. Everything goes through ``huggingface_hub`` at one pinned commit.
 """
@@ -80,7 +80,10 @@ def _from_hub(repo_id: str, revision: str | None, skill_name: str, models: list[
             )
         latest = max(candidates, key=lambda r: (str(r.get("timestamp") or ""), r["run_id"]))
         run_id = dr.check_run_id(latest["run_id"])
-        local = api.hf_hub_download(repo_id, dr.results_path(run_id), repo_type=REPO_TYPE, revision=head)
-        rows = [ResultRow.from_dict(r) for r in dr.read_parquet_rows(Path(local).read_bytes())]
+        rows = []
+        # One file, or one per Job for a run sharded over Hugging Face Jobs.
+        for path in dr.run_results_paths(files, run_id) or [dr.results_path(run_id)]:
+            local = api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=head)
+            rows += [ResultRow.from_dict(r) for r in dr.read_parquet_rows(Path(local).read_bytes())]
     at = f"@{head[:12]}" if head else ""
     return ReferenceRun(run_id, f"{repo_id}{at}", rows)

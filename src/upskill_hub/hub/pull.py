@@ -249,16 +249,20 @@ def pull_run(
 
     def fetch(path: str) -> Path | None:
         try:
-            return Path(api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=revision))
+            return Path(api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=head))
         except EntryNotFoundError:
             return None
 
     with hub_errors(repo_id, action="read runs from"):
-        results, summary = fetch(dr.results_path(run_id)), fetch(dr.runs_path(run_id))
-    if results is None and summary is None:
+        head = api.dataset_info(repo_id, revision=revision).sha or revision
+        # One file, or one per Job for a run sharded over Hugging Face Jobs.
+        listed = api.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=head)
+        results = [f for f in (fetch(p) for p in dr.run_results_paths(listed, run_id)) if f is not None]
+        summary = fetch(dr.runs_path(run_id))
+    if not results and summary is None:
         raise UpskillError(f"no run {run_id!r} in {repo_id}")
     try:
-        rows = rundir.rows_from_table(pq.read_table(results)) if results else []
+        rows = [row for f in results for row in rundir.rows_from_table(pq.read_table(f))]
         summaries = [rundir.summary_from_record(r) for r in pq.read_table(summary).to_pylist()] if summary else []
     except (ValueError, TypeError, OSError) as exc:  # ArrowInvalid is a ValueError
         raise _refuse(repo_id, f"run {run_id!r} cannot be read ({exc})") from None

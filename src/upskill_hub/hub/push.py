@@ -21,7 +21,7 @@ both the repo (no commit) and the local results as they were: just push again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,17 @@ class Plan:
     @property
     def empty(self) -> bool:
         return not self.adds and not self.deletes
+
+    def want(self, path: str, data: bytes, current: Any) -> None:
+        """Write ``data`` at ``path`` unless ``current`` (the remote file, or ``None``) holds it."""
+        if current is None:
+            self.adds[path] = data
+            self.changes.append(Change(path, "added", len(data)))
+        elif remote_matches(current, data):
+            self.changes.append(Change(path, "unchanged", len(data)))
+        else:
+            self.adds[path] = data
+            self.changes.append(Change(path, "updated", len(data)))
 
 
 @dataclass
@@ -217,15 +228,7 @@ def build_plan(
     plan = Plan(head=remote.head)
 
     def want(path: str, data: bytes) -> None:
-        current = remote.files.get(path)
-        if current is None:
-            plan.adds[path] = data
-            plan.changes.append(Change(path, "added", len(data)))
-        elif remote_matches(current, data):
-            plan.changes.append(Change(path, "unchanged", len(data)))
-        else:
-            plan.adds[path] = data
-            plan.changes.append(Change(path, "updated", len(data)))
+        plan.want(path, data, remote.files.get(path))
 
     local_skill_rows = []
     for skill in skills:
@@ -240,18 +243,21 @@ def build_plan(
         local_skill_rows.append(dr.skill_record(skill))
 
     local_run_rows = []
-    has_results = any(p.startswith(dr.RESULTS_TABLE_DIR + "/") for p in remote.files)
+    result_paths = [p for p in remote.files if p.startswith(dr.RESULTS_TABLE_DIR + "/")]
     for run in runs:
         # Both shards of a run are append-only: one already in the repo is kept as it is,
-        # without even reading the local rows (that makes a re-push cheap).
-        path = dr.results_path(run.run_id)
-        if path in remote.files:
-            plan.changes.append(Change(path, "kept", remote.files[path].size))
+        # without even reading the local rows (that makes a re-push cheap). A run made on
+        # Hugging Face Jobs already has its rows in the repo, one file per Job: kept too.
+        in_repo = dr.run_results_paths(remote.files, run.run_id)
+        if in_repo:
+            for path in in_repo:
+                plan.changes.append(Change(path, "kept", remote.files[path].size))
         else:
+            path = dr.results_path(run.run_id)
             results = dr.results_table_bytes(run)
             if results is not None:
                 want(path, results)
-                has_results = True
+                result_paths.append(path)
         path = dr.runs_path(run.run_id)
         if path in remote.files:
             plan.changes.append(Change(path, "kept", remote.files[path].size))
@@ -264,9 +270,8 @@ def build_plan(
     pushed_tables = {dr.skill_table_path(s.name) for s in skills}
     skill_rows = fetch_rows(dr.SKILLS_TABLE_DIR, pushed_tables) + local_skill_rows
     run_rows = fetch_rows(dr.RUNS_TABLE_DIR, set()) + local_run_rows
-    card = render_card(
-        repo_id, skill_rows, _card_runs(run_rows), has_results=has_results
-    )
+    globs = dr.results_globs(result_paths)
+    card = render_card(repo_id, skill_rows, _card_runs(run_rows), has_results=bool(globs), results_globs=globs)
     want(dr.CARD_PATH, card.encode("utf-8"))
     want(MARKETPLACE_PATH, marketplace_bytes(repo_id, skill_rows))  # so `hf skills` & co. can install
     return plan
@@ -301,11 +306,14 @@ def push(
     token: str | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     on_status: Callable[[str], None] | None = None,
+    extra_files: Mapping[str, bytes] | None = None,
 ) -> PushResult:
     """Push skill folders and eval run folders to the dataset repo ``repo_id`` in one commit.
 
     ``token`` defaults to the one ``huggingface_hub`` resolves (``HF_TOKEN`` or
     ``hf auth login``). Raises :class:`UpskillError` for anything the user can fix.
+    ``extra_files`` (repo path -> bytes) go into the same commit when they differ from the
+    repo's copy: the Jobs launcher records a run's shards with the run's summary this way.
     """
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
     from huggingface_hub.errors import HfHubHTTPError
@@ -331,7 +339,7 @@ def push(
     # changing anything remote: a broken run folder pushes nothing.
     for run in runs:
         needs_summary_shard = run.summary is not None and dr.runs_path(run.run_id) not in existing
-        if dr.results_path(run.run_id) not in existing or needs_summary_shard:
+        if not dr.run_results_paths(existing, run.run_id) or needs_summary_shard:
             status(f"Reading run {run.run_id}")
             run.prepare()
 
@@ -356,6 +364,8 @@ def push(
             # if the repo moved in between.
             remote = known if n == 1 and known is not None else read_remote(api, repo_id, revision)
             plan = build_plan(repo_id, remote, skills, runs, RemoteTables(api, repo_id, remote).rows)
+            for extra_path, data in (extra_files or {}).items():
+                plan.want(extra_path, data, remote.files.get(extra_path))
         result.changes = plan.changes
         if plan.empty:
             if uncertain:

@@ -1,8 +1,8 @@
 """Load a skills-and-results dataset (Hub repo or local folder) for the Space, with caching.
 
 The layout is the one ``upskill-hub push`` writes (see :mod:`upskill_hub.hub.dataset_repo`):
-``data/skills/*.parquet``, ``data/results/*.parquet``, ``data/runs/*.parquet`` and the
-skills' files under ``skills/<name>/``.
+``data/skills/*.parquet``, ``data/results/*.parquet`` (and ``data/results/<run_id>/*.parquet``
+for runs sharded over Jobs), ``data/runs/*.parquet`` and the skills' files under ``skills/<name>/``.
 
 Why this shape:
 
@@ -41,6 +41,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SKILLS_GLOB = "data/skills/*.parquet"
 RESULTS_GLOB = "data/results/*.parquet"
+#: A run sharded over Hugging Face Jobs: one file per Job under ``data/results/<run_id>/``.
+SHARDED_RESULTS_GLOB = "data/results/*/*.parquet"
 RUNS_GLOB = "data/runs/*.parquet"
 
 #: Result columns the browse views need; model outputs and assertion details stay on disk.
@@ -265,7 +267,11 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
         _read_parquets(list(root.glob(SKILLS_GLOB)), SKILL_COLUMNS, skills_arrow_schema(), budget=budget, table="skills")
     )
     results = _read_parquets(
-        list(root.glob(RESULTS_GLOB)), RESULT_COLUMNS, result_arrow_schema(), budget=budget, table="results"
+        [*root.glob(RESULTS_GLOB), *root.glob(SHARDED_RESULTS_GLOB)],
+        RESULT_COLUMNS,
+        result_arrow_schema(),
+        budget=budget,
+        table="results",
     )
     runs = _read_parquets(list(root.glob(RUNS_GLOB)), None, runs_arrow_schema(), budget=budget, table="runs")
     aggregates = compute_aggregates(skills, results)
@@ -329,8 +335,11 @@ def _folder_signature(root: Path) -> str:
         if not folder.is_dir():
             continue
         for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-            st = entry.stat()
-            h.update(f"{sub}/{entry.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+            # A sharded run's folder (data/results/<run_id>/) counts by its files, as the globs read them.
+            inner = sorted(os.scandir(entry.path), key=lambda e: e.name) if entry.is_dir() else [entry]
+            for e in inner:
+                st = e.stat()
+                h.update(f"{os.path.relpath(e.path, folder)}:{sub}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     return h.hexdigest()
 
 

@@ -1,0 +1,181 @@
+"""A sharded run's bundle: what every shard Job reads to rebuild the launcher's plan.
+
+The launcher uploads it once, in one commit, under ``jobs/<run_id>/`` of the results repo
+(outside ``data/``, so no ``load_dataset`` config reads it)::
+
+    jobs/<run_id>/plan.json        the run plan, shard count and rule, model specs, options
+    jobs/<run_id>/cases.json       the cases, in the skill_meta.json shape
+    jobs/<run_id>/skill/<name>/... the skill's files, verbatim
+    jobs/<run_id>/shards.json      written when the run is recorded: each shard's Jobs
+
+A Job then needs nothing from the launcher's machine but the repo: it downloads the
+bundle, rebuilds the plan with :func:`rebuild` and runs its calls. The plan's fingerprint
+travels with it, so a Job whose rebuilt plan differs (another upskill-hub version, a
+changed base prompt) refuses to run rather than answer a different experiment. A bundle
+never holds a secret: keys travel as Job secrets; anything token-shaped is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from upskill_hub.cases import Case
+from upskill_hub.errors import UpskillError
+from upskill_hub.evals.api import EvalOptions
+from upskill_hub.evals.schema import RunPlan
+from upskill_hub.evals.sharding import ASSIGNMENT, ShardTarget
+from upskill_hub.hub import dataset_repo as dr
+from upskill_hub.models.base import GenerationParams
+from upskill_hub.models.spec import ModelSpec
+from upskill_hub.skill import Skill, require_skill
+
+FORMAT = 1
+PLAN_FILE = "plan.json"
+CASES_FILE = "cases.json"
+SKILL_DIR = "skill"
+SHARDS_FILE = "shards.json"
+
+
+@dataclass
+class JobBundle:
+    """The parsed ``plan.json`` of a sharded run."""
+
+    run: RunPlan
+    shards: int
+    models: list[ModelSpec]
+    judge: str | None
+    options: dict[str, Any]
+    skill_name: str
+
+    def shard(self, index: int) -> ShardTarget:
+        """Shard ``index``'s part of this run."""
+        return ShardTarget(self.run.run_id, self.run.created, self.run.fingerprint, index, self.shards)
+
+
+def spec_record(spec: ModelSpec) -> dict[str, Any]:
+    return {"provider": spec.provider, "model": spec.model, "base_url": spec.base_url, "raw": spec.raw}
+
+
+def bundle_files(
+    run: RunPlan,
+    shards: int,
+    models: list[ModelSpec],
+    skill: Skill,
+    cases: list[Case],
+    options: EvalOptions,
+) -> dict[str, bytes]:
+    """Repo path -> bytes of the bundle (refused when anything in it looks like a secret)."""
+    if options.judge is not None and not isinstance(options.judge, str):
+        raise UpskillError("--jobs needs the judge as a model spec, not a client object")
+    params = options.params.to_dict() if isinstance(options.params, GenerationParams) else options.params
+    plan = {
+        "format": FORMAT,
+        "run": run.to_dict(),
+        "shards": shards,
+        "assignment": ASSIGNMENT,
+        "skill": skill.name,
+        "models": [spec_record(m) for m in models],
+        "judge": options.judge,
+        "options": {
+            "runs": options.runs,
+            "include_baseline": options.include_baseline,
+            "concurrency": options.concurrency,
+            "params": params,
+            "timeout": options.timeout,
+            "max_retries": options.max_retries,
+        },
+    }
+    plan_text = json.dumps(plan, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    cases_text = json.dumps(
+        {"schema_version": 1, "cases": [c.to_dict() for c in cases]}, indent=2, ensure_ascii=False
+    )
+    for what, text in (
+        ("the run plan (model specs, endpoints, options)", plan_text),
+        ("the test cases", cases_text),
+    ):
+        if dr.find_secret(text):
+            raise UpskillError(
+                f"{what} hold something that looks like an access token or API key; Jobs read them from the "
+                "results repo, so remove it (keys travel as Job secrets)"
+            )
+    dr.check_skill_secrets(skill)
+    root = dr.jobs_dir(run.run_id)
+    files = {f"{root}/{PLAN_FILE}": plan_text.encode(), f"{root}/{CASES_FILE}": (cases_text + "\n").encode()}
+    for rel, data in sorted(skill.files.items()):
+        files[f"{root}/{SKILL_DIR}/{skill.name}/{rel}"] = data
+    return files
+
+
+def read_bundle(folder: Path) -> JobBundle:
+    """The bundle's ``plan.json`` under ``folder`` (a downloaded ``jobs/<run_id>/``); one-line errors."""
+    path = folder / PLAN_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UpskillError(
+            f"the run's Job bundle has no readable {PLAN_FILE} ({type(exc).__name__})"
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise UpskillError(
+            f"the run's Job bundle is not in a format this upskill-hub reads (format {FORMAT})"
+        )
+    if data.get("assignment") != ASSIGNMENT:
+        raise UpskillError(
+            f"the run's shards were assigned by {data.get('assignment')!r}; this upskill-hub uses {ASSIGNMENT!r}"
+        )
+    try:
+        return JobBundle(
+            run=RunPlan.from_dict(data["run"]),
+            shards=int(data["shards"]),
+            models=[
+                ModelSpec(m["provider"], m["model"], m.get("base_url"), m.get("raw") or "")
+                for m in data["models"]
+            ],
+            judge=data.get("judge"),
+            options=dict(data["options"]),
+            skill_name=str(data["skill"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UpskillError(
+            f"the run's Job bundle has a damaged {PLAN_FILE} ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def rebuild(folder: Path, bundle: JobBundle, **overrides: Any) -> tuple[Skill, list[ModelSpec], EvalOptions]:
+    """The skill, model specs and :class:`EvalOptions` that plan the launcher's run again.
+
+    ``overrides`` set further options (output folder, hooks, the shard to run).
+    """
+    skill = require_skill(folder / SKILL_DIR / bundle.skill_name)
+    o = bundle.options
+    options = EvalOptions(
+        runs=int(o["runs"]),
+        cases=folder / CASES_FILE,
+        include_baseline=bool(o["include_baseline"]),
+        concurrency=o.get("concurrency"),
+        judge=bundle.judge,
+        params=o.get("params") or None,
+        plots=False,
+        timeout=float(o.get("timeout") or 60.0),
+        max_retries=int(o.get("max_retries") or 4),
+        **overrides,
+    )
+    return skill, list(bundle.models), options
+
+
+def download_bundle(api: Any, repo_id: str, run_id: str, dest: Path, revision: str | None = None) -> Path:
+    """Fetch ``jobs/<run_id>/`` of ``repo_id`` into ``dest``; return the bundle folder."""
+    root = dr.jobs_dir(run_id)
+    if api.file_exists(repo_id, f"{root}/{PLAN_FILE}", repo_type="dataset", revision=revision):
+        api.snapshot_download(
+            repo_id, repo_type="dataset", revision=revision, allow_patterns=[f"{root}/*"], local_dir=str(dest)
+        )
+    folder = dest / root
+    if not (folder / PLAN_FILE).is_file():
+        raise UpskillError(
+            f"run {run_id} has no Job bundle in {repo_id} ({root}/{PLAN_FILE}); was it launched with --jobs?"
+        )
+    return folder

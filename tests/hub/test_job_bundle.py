@@ -1,0 +1,75 @@
+"""The Job bundle: the plan round-trips, and nothing secret-shaped is ever uploaded in it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evals"))
+from _evalkit import CASES, make_skill  # noqa: E402
+
+from upskill_hub.cases import parse_meta  # noqa: E402
+from upskill_hub.errors import UpskillError  # noqa: E402
+from upskill_hub.evals.api import EvalOptions  # noqa: E402
+from upskill_hub.evals.schema import PlannedModel, RunPlan  # noqa: E402
+from upskill_hub.hub.job_bundle import bundle_files, read_bundle, rebuild  # noqa: E402
+from upskill_hub.models.spec import parse_model_spec  # noqa: E402
+from upskill_hub.skill import require_skill  # noqa: E402
+
+RUN = RunPlan(run_id="20260101T000000Z-greeting-abcdef", created="2026-01-01T00:00:00Z", fingerprint="f" * 16,
+              models=[PlannedModel("openai-compatible", "m", "http://127.0.0.1:9/v1")], conditions=["baseline"],
+              runs=2, case_ids=["greet"])  # fmt: skip
+
+
+def _write(files: dict[str, bytes], root: Path) -> Path:
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    return root / "jobs" / RUN.run_id
+
+
+def test_the_bundle_rebuilds_the_skill_cases_models_and_options(tmp_path):
+    skill = require_skill(make_skill(tmp_path / "skills"))
+    specs = [parse_model_spec("openai-compatible:m@http://127.0.0.1:9/v1")]
+    cases = parse_meta({"schema_version": 1, "cases": CASES}).cases
+    options = EvalOptions(runs=2, concurrency=3, params={"temperature": 0.5, "max_tokens": 64}, timeout=7.0)
+    folder = _write(bundle_files(RUN, 4, specs, skill, cases, options), tmp_path / "repo")
+    bundle = read_bundle(folder)
+    assert bundle.shards == 4 and bundle.run == RUN and bundle.models == specs
+    skill2, specs2, options2 = rebuild(folder, bundle, output_dir=tmp_path / "out")
+    assert skill2.full_hash == skill.full_hash and specs2 == specs
+    assert (options2.runs, options2.concurrency, options2.timeout, options2.output_dir) == (
+        2,
+        3,
+        7.0,
+        tmp_path / "out",
+    )
+    assert options2.params == {"temperature": 0.5, "max_tokens": 64}
+    assert bundle.shard(3).index == 3 and bundle.shard(3).fingerprint == RUN.fingerprint
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ("case", "the test cases hold something that looks like an access token"),
+        ("url", "the run plan (model specs, endpoints, options) hold something"),
+        ("skill", "looks like it contains an access token or API key"),
+    ],
+)
+def test_a_bundle_holding_something_secret_shaped_is_refused(where, expected, tmp_path):
+    token = "hf_" + "abcdefghijklmnopqrstuvwxyz0123"
+    skill_dir = make_skill(tmp_path / "skills")
+    if where == "skill":
+        (skill_dir / "notes.md").write_text(f"use {token}\n")
+    skill = require_skill(skill_dir)
+    url = f"http://127.0.0.1:9/v1?key={token}" if where == "url" else "http://127.0.0.1:9/v1"
+    case = {
+        "id": "c",
+        "input": f"Use {token}." if where == "case" else "Hi.",
+        "assert": [{"type": "contains", "value": "x"}],
+    }
+    cases = parse_meta({"schema_version": 1, "cases": [case]}).cases
+    with pytest.raises(UpskillError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        bundle_files(RUN, 2, [parse_model_spec(f"openai-compatible:m@{url}")], skill, cases, EvalOptions())
