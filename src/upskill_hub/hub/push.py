@@ -15,8 +15,11 @@ How a push works, and why:
    other push's runs) and try again with backoff. Transient 429/5xx answers are retried
    the same way; LFS uploads already retry inside ``huggingface_hub``.
 
-Nothing is ever written to the local skill or run folders, so an interrupted push leaves
-both the repo (no commit) and the local results as they were: just push again.
+Nothing is written to the local skill or run folders, so an interrupted push leaves
+both the repo (no commit) and the local results as they were: just push again. (The one
+exception is a note, not data: when a secret exported after a run turns out to appear in
+none of its rows, the run's local ``.results.parquet.check`` records that it was checked,
+so the next push need not check again.)
 """
 
 from __future__ import annotations
@@ -264,9 +267,7 @@ def build_plan(
     pushed_tables = {dr.skill_table_path(s.name) for s in skills}
     skill_rows = fetch_rows(dr.SKILLS_TABLE_DIR, pushed_tables) + local_skill_rows
     run_rows = fetch_rows(dr.RUNS_TABLE_DIR, set()) + local_run_rows
-    card = render_card(
-        repo_id, skill_rows, _card_runs(run_rows), has_results=has_results
-    )
+    card = render_card(repo_id, skill_rows, _card_runs(run_rows), has_results=has_results)
     want(dr.CARD_PATH, card.encode("utf-8"))
     want(MARKETPLACE_PATH, marketplace_bytes(repo_id, skill_rows))  # so `hf skills` & co. can install
     return plan
@@ -396,7 +397,9 @@ def push(
         why = f"Hub answered {code}" if code is not None else f"connection problem ({type(exc).__name__})"
         status(f"{why}; retrying (attempt {next_n}/{max_attempts})")
 
-    policy = RetryPolicy(max_retries=max_attempts - 1, backoff_base=0.25, backoff_cap=8.0, max_retry_after=30.0)
+    policy = RetryPolicy(
+        max_retries=max_attempts - 1, backoff_base=0.25, backoff_cap=8.0, max_retry_after=30.0
+    )
     try:
         return run_with_retries(attempt, policy=policy, judge=judge, on_retry=on_retry)
     except HfHubHTTPError as exc:
