@@ -13,7 +13,8 @@ writes when a run ends, then times, on fresh repos:
   JSON reader, ``pq.write_table``, ``upload_file``), what a run without the parquet costs;
 * ``push`` of an older run folder without ``results.parquet`` (parses ``results.jsonl``);
 * ``push`` into a repo that already holds ``--existing-runs`` runs (the card lists them
-  all, so their ``runs`` rows are read);
+  all, so their ``runs`` rows are read: from the local table cache on the machine that
+  pushed them, downloaded on another, here a push with an empty cache);
 
 and prints the times, the ratios and the HTTP requests each made (from the server's
 request log), then re-pushes unchanged content and prints what it uploaded (goal: 0
@@ -146,6 +147,39 @@ def timed(hub, fn) -> tuple[float, int, object]:
     return time.perf_counter() - t0, len(hub.requests), out
 
 
+def cold_cache(fn):
+    """``fn()`` with an empty table cache: a push from a machine that did not push the repo's tables."""
+    from upskill_hub.hub.table_cache import CACHE_ENV
+
+    before = os.environ[CACHE_ENV]
+    os.environ[CACHE_ENV] = tempfile.mkdtemp(prefix="cold-", dir=before)
+    try:
+        return fn()
+    finally:
+        os.environ[CACHE_ENV] = before
+
+
+def measurements(api, push, dr, skill_dir: Path, runs: dict[str, Path], prebuilt: bytes, i: int) -> dict:
+    """What repetition ``i`` times, by name (each on content and a repo of its own)."""
+
+    def upload(data: bytes, repo: str, name: str):
+        return lambda: api.upload_file(path_or_fileobj=data, path_in_repo=f"data/results/{name}.parquet",
+                                       repo_id=repo, repo_type="dataset")  # fmt: skip
+
+    return {
+        "push": lambda: push([skill_dir], f"bench/push-{i}", results=[runs["push"]]),
+        "old": lambda: push([skill_dir], f"bench/old-{i}", results=[runs["old"]]),
+        "existing": lambda: push([skill_dir], "bench/existing", results=[runs["existing"]]),
+        "upload": upload(prebuilt, f"bench/upload-{i}", f"run-upload-{i}"),
+        "existing-cold": lambda: cold_cache(
+            lambda: push([skill_dir], "bench/existing", results=[runs["existing-cold"]])
+        ),
+        "existing-upload": upload(prebuilt, "bench/existing", f"run-existing-upload-{i}"),
+        "plain": lambda: upload(plain_parquet(runs["plain"]), f"bench/plain-{i}", f"run-plain-{i}")(),
+        "load": lambda: dr.load_run_dir(runs["push"]),  # the local part of a push
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
@@ -160,6 +194,7 @@ def main() -> int:
         tmp_path = Path(tmp)
         port = free_port()
         os.environ["HF_ENDPOINT"] = f"http://127.0.0.1:{port}"
+        os.environ["UPSKILL_HUB_TABLE_CACHE"] = str(tmp_path / "table-cache")  # not the user's cache
         with running_server(tmp_path / "hub", port=port) as hub:
             from huggingface_hub import HfApi
 
@@ -188,9 +223,13 @@ def main() -> int:
             api.create_repo("bench/existing", repo_type="dataset")
             small = write_run_folder(tmp_path / "small", "run-small", skill, 20)
             for k in range(args.existing_runs):
-                push([skill_dir], "bench/existing", results=[clone_run(small, tmp_path / "small", f"run-old-{k}")])
+                push(
+                    [skill_dir],
+                    "bench/existing",
+                    results=[clone_run(small, tmp_path / "small", f"run-old-{k}")],
+                )
 
-            kinds = ("push", "upload", "plain", "old", "existing", "existing-upload")
+            kinds = ("push", "upload", "plain", "old", "existing", "existing-cold", "existing-upload")
             times: dict[str, list[float]] = {k: [] for k in (*kinds, "load")}
             requests: dict[str, int] = {}
             parquet_size = 0
@@ -203,24 +242,12 @@ def main() -> int:
                 for k in ("push", "upload", "plain", "old"):
                     api.create_repo(f"bench/{k}-{i}", repo_type="dataset")
 
-                def upload(data: bytes, repo: str, name: str):
-                    return lambda: api.upload_file(path_or_fileobj=data, path_in_repo=f"data/results/{name}.parquet",
-                                                   repo_id=repo, repo_type="dataset")  # fmt: skip
-
-                plans = {
-                    "push": lambda: push([skill_dir], f"bench/push-{i}", results=[runs["push"]]),
-                    "old": lambda: push([skill_dir], f"bench/old-{i}", results=[runs["old"]]),
-                    "existing": lambda: push([skill_dir], "bench/existing", results=[runs["existing"]]),
-                    "upload": upload(prebuilt, f"bench/upload-{i}", f"run-upload-{i}"),
-                    "existing-upload": upload(prebuilt, "bench/existing", f"run-existing-upload-{i}"),
-                    "plain": lambda: upload(plain_parquet(runs["plain"]), f"bench/plain-{i}", f"run-plain-{i}")(),
-                    "load": lambda: dr.load_run_dir(runs["push"]),  # the local part of a push
-                }
+                plans = measurements(api, push, dr, skill_dir, runs, prebuilt, i)
                 for k, fn in plans.items():
                     seconds, n_requests, out = timed(hub, fn)
                     times[k].append(seconds)
                     requests[k] = n_requests
-                    assert k not in ("push", "old", "existing") or out.committed
+                    assert k not in ("push", "old", "existing", "existing-cold") or out.committed
                 shutil.rmtree(reps)
 
             rerun = clone_run(base, tmp_path / "again", "run-push-0")
@@ -255,6 +282,7 @@ def main() -> int:
     compare("vs jsonl -> parquet -> upload_file", "push", "plain")
     compare("older run without results.parquet", "old", "plain")
     compare(f"repo with {args.existing_runs} runs vs upload_file there", "existing", "existing-upload")
+    compare("  the same from another machine (cold cache)", "existing-cold", "existing-upload")
     row("  every run: upskill-hub push", every("push"))
     row("  every run: upload_file", every("upload"))
     row("  every run: jsonl->parquet->upload_file", every("plain"))

@@ -183,3 +183,21 @@ def test_an_older_run_without_the_shard_still_pushes(tmp_path: Path):
     (res.run_dir / rundir.RESULTS_PARQUET).unlink()
     (res.run_dir / rundir.RESULTS_CHECK).unlink()
     assert _push_bytes(res.run_dir) == (shard, False)
+
+
+def test_run_ids_come_from_the_statistics_when_they_tell(tmp_path: Path):
+    rows = rundir.read_results(_run(tmp_path, runs=2).run_dir)
+    one = rundir.table_parquet_bytes(rundir.rows_table(rows))
+    assert rundir.shard_run_ids(one) == {rows[0].run_id}
+    mixed = rundir.table_parquet_bytes(rundir.rows_table([*rows, replace(rows[0], run_id="another-run")]))
+    assert rundir.shard_run_ids(mixed) is None  # min != max: the caller reads the column
+
+
+def test_a_runner_shard_holding_another_runs_rows_is_refused(tmp_path: Path):
+    from upskill_hub.errors import UpskillError
+
+    res = _run(tmp_path)
+    rows = rundir.read_results(res.run_dir)
+    rundir.write_results_parquet(res.run_dir, [replace(r, run_id="someone-else") for r in rows])
+    with pytest.raises(UpskillError, match="several runs"):
+        dr.load_run_dir(res.run_dir)

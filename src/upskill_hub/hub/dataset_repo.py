@@ -221,7 +221,8 @@ class RunBundle:
 
         The runner's ``results.parquet`` is used when its record shows it current and
         masked for today's secrets (:func:`rundir.read_results_shard`): its bytes are
-        uploaded as they are and only its ``run_id`` column is read. Otherwise the rows
+        uploaded as they are and only its footer is read (the run ids are in the row-group
+        statistics; the ``run_id`` column when they are not). Otherwise the rows
         are loaded (the shard re-masked, or the JSON parsed for runs made before runs
         wrote it, or changed since) and masked cell by cell.
         """
@@ -232,14 +233,18 @@ class RunBundle:
         shard = rundir.read_results_shard(self.path)
         if shard is not None and shard.masked is None:
             self._shard = shard.data
-            ids = pq.read_table(io.BytesIO(shard.data), columns=["run_id"]).column("run_id")
-            n_rows = len(ids)
+            found = rundir.shard_run_ids(shard.data)
+            if found is None:
+                found = set(
+                    _distinct(pq.read_table(io.BytesIO(shard.data), columns=["run_id"]).column("run_id"))
+                )
+            n_rows = pq.read_metadata(io.BytesIO(shard.data)).num_rows
         else:
             table = (
                 shard.masked if shard is not None else self._parse_jsonl(rundir.read_results_raw(self.path))
             )
-            self._results, ids, n_rows = table, table.column("run_id"), table.num_rows
-        found = set(_distinct(ids))
+            self._results, n_rows = table, table.num_rows
+            found = set(_distinct(table.column("run_id")))
         if found - {self.run_id}:
             others = ", ".join(sorted(map(str, found | {self.run_id})))
             raise PathError(self.path, f"rows belong to several runs ({others})")

@@ -56,6 +56,7 @@ from upskill_hub.evals.rundir.shard import (
     read_results_table,
     redact_table,
     rows_table,
+    shard_run_ids,
     table_parquet_bytes,
     write_results_parquet,
 )
@@ -64,7 +65,7 @@ __all__ = [
     "LOCK_FILE", "RESULTS_CHECK", "RESULTS_FILE", "RESULTS_PARQUET", "ROW_GROUP_SIZE", "RUN_FILE", "SUMMARY_FILE",
     "ResultsWriter", "RunnerShard", "arrow_schema", "compact_results", "find_resumable", "has_results", "may_hold_secret",
     "read_plan", "read_results", "read_results_raw", "read_results_shard", "read_results_table", "read_summary",
-    "redact_table", "row_line", "rows_from_table", "rows_table", "run_lock", "runs_arrow_schema",
+    "redact_table", "row_line", "rows_from_table", "rows_table", "run_lock", "runs_arrow_schema", "shard_run_ids",
     "result_arrow_schema", "summary_from_record", "summary_record", "table_parquet_bytes", "write_plan",
     "write_results", "write_results_parquet", "write_summary",
 ]  # fmt: skip

@@ -158,6 +158,27 @@ def read_results_shard(run_dir: Path) -> RunnerShard | None:
     return RunnerShard(data)
 
 
+def shard_run_ids(data: bytes) -> set[str] | None:
+    """The distinct ``run_id`` values of a ``results`` parquet, read from its statistics alone.
+
+    A shard is written with per-row-group min/max statistics: when every row group has
+    ``min == max`` and no nulls, those values are all the run ids there are, found without
+    decompressing a single page. ``None`` when the statistics cannot tell (absent, or a row
+    group holding several ids): the caller reads the column then.
+    """
+    import pyarrow.parquet as pq
+
+    meta = pq.read_metadata(io.BytesIO(data))
+    col = meta.schema.names.index("run_id")
+    ids: set[str] = set()
+    for i in range(meta.num_row_groups):
+        stats = meta.row_group(i).column(col).statistics
+        if stats is None or not stats.has_min_max or stats.null_count != 0 or stats.min != stats.max:
+            return None
+        ids.add(stats.min)
+    return ids
+
+
 def _whole(raw):  # -> pyarrow.Array of one large_binary value viewing ``raw`` (no copy)
     import pyarrow as pa
 
