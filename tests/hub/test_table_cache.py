@@ -80,3 +80,16 @@ def test_cache_keys_never_name_a_path(tmp_path, monkeypatch):
     table_cache.put(b"x", "sha256-../../escape")
     assert table_cache.get("sha256-../../escape") is None
     assert not (tmp_path / "escape").exists() and not list(tmp_path.rglob("escape"))
+
+
+def test_kept_rows_are_a_miss_unless_they_parse_and_name_their_key(tmp_path, monkeypatch):
+    monkeypatch.setenv(table_cache.CACHE_ENV, str(tmp_path / "cache"))
+    key = "sha256-" + "ab" * 32
+    table_cache.put_rows(key, [{"run_id": "r1", "n": 3, "lifts": [{"model": "m"}]}])
+    assert table_cache.get_rows(key) == [{"run_id": "r1", "n": 3, "lifts": [{"model": "m"}]}]
+    [kept] = list((tmp_path / "cache").rglob("*.rows.json"))
+    other = "sha256-" + "cd" * 32
+    kept.write_text('{"key": "' + other + '", "rows": []}')
+    assert table_cache.get_rows(key) is None
+    kept.write_text('{"key": "' + key + '", "rows": [')
+    assert table_cache.get_rows(key) is None

@@ -202,13 +202,20 @@ class RemoteTables:
             for p in self.remote.files
             if p.startswith(prefix + "/") and p.endswith(".parquet") and p not in skip
         )
-        files = self._files(paths)
+        keys = {p: table_cache.key_of(self.remote.files[p]) for p in paths}
+        decoded = {p: table_cache.get_rows(k) for p, k in keys.items() if k}
+        files = self._files([p for p in paths if decoded.get(p) is None])
         rows: list[dict[str, Any]] = []
         for path in paths:
-            try:
-                rows.extend(dr.read_parquet_rows(files[path]))
-            except ValueError:  # a corrupt shard (ArrowInvalid) must not block publishing the rest
-                continue
+            found = decoded.get(path)
+            if found is None:
+                try:
+                    found = dr.read_parquet_rows(files[path])
+                except ValueError:  # a corrupt shard (ArrowInvalid) must not block publishing the rest
+                    continue
+                if keys[path]:
+                    table_cache.put_rows(keys[path], found)
+            rows.extend(found)
         return rows
 
 
