@@ -120,7 +120,7 @@ def test_an_edit_of_the_same_size_is_caught_by_the_time(tmp_path: Path):
 
 @pytest.mark.parametrize(
     "damage",
-    ["missing", "not-json", "not-an-object", "wrong-types", "other-format", "other-rules", "parquet-swapped",
+    ["missing", "not-json", "not-an-object", "wrong-types", "odd-text", "bad-salt", "other-format", "other-rules", "parquet-swapped",
      "parquet-truncated", "from-another-run"],
 )  # fmt: skip
 def test_a_missing_or_untrustworthy_record_means_push_checks_the_rows(tmp_path: Path, damage: str):
@@ -133,6 +133,8 @@ def test_a_missing_or_untrustworthy_record_means_push_checks_the_rows(tmp_path: 
         "not-json": "{nope",
         "not-an-object": "[1, 2]",
         "wrong-types": json.dumps(record | {"jsonl_size": "12", "secrets": "abc"}),
+        "odd-text": json.dumps(record | {"parquet_sha256": "é" * 64}),
+        "bad-salt": json.dumps(record | {"salt": "not hex"}),
         "other-format": json.dumps(record | {"format": 99}),
         "other-rules": json.dumps(record | {"rules": "0" * 64}),
     }

@@ -75,7 +75,7 @@ class ShardRecord:
         return (
             self.stamp == stamp
             and self.rules == rules_fingerprint()
-            and hmac.compare_digest(self.parquet_sha256, sha256_hex(parquet))
+            and self.parquet_sha256 == sha256_hex(parquet)
         )
 
     def covers(self, values: Iterable[str]) -> bool:
@@ -100,22 +100,22 @@ class ShardRecord:
     @classmethod
     def from_json(cls, data: Any) -> ShardRecord | None:
         """The record in ``data``, or ``None`` for anything malformed (never an exception)."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            return None
+        stamp = (data.get("jsonl_size"), data.get("jsonl_mtime_ns"))
+        texts = (data.get("parquet_sha256"), data.get("rules"), data.get("salt"))
+        digests = data.get("secrets")
+        if not (
+            all(type(n) is int for n in stamp)
+            and all(isinstance(t, str) for t in texts)
+            and isinstance(digests, list)
+            and all(isinstance(d, str) for d in digests)
+        ):
+            return None
+        sha, rules, salt = texts
         try:
-            if data["format"] != FORMAT:
-                return None
-            stamp = (data["jsonl_size"], data["jsonl_mtime_ns"])
-            fields = (*stamp, data["parquet_sha256"], data["rules"], data["salt"])
-            digests = data["secrets"]
-            ok = (
-                all(type(n) is int for n in stamp)
-                and all(isinstance(s, str) for s in fields[2:])
-                and isinstance(digests, list)
-                and all(isinstance(d, str) for d in digests)
-            )
-            return (
-                cls(stamp, fields[2], fields[3], bytes.fromhex(fields[4]), frozenset(digests)) if ok else None
-            )
-        except (KeyError, TypeError, ValueError):
+            return cls((stamp[0], stamp[1]), sha, rules, bytes.fromhex(salt), frozenset(digests))
+        except ValueError:  # a salt that is not hex
             return None
 
 
