@@ -13,7 +13,8 @@ collected:
   every ``kernels`` Hub call fails. Telemetry only goes to ``HF_ENDPOINT``, i.e. the local Hub.
 * ``HF_HOME``, ``HF_HUB_CACHE``, ``HF_DATASETS_CACHE`` in a fresh temporary folder.
 * ``HF_TOKEN`` = ``TEST_WRITE_TOKEN`` (a token the server accepts for writes).
-* ``UPSKILL_HUB_CACHE`` in the same temporary folder, so no test sees the user's eval cache.
+* ``UPSKILL_HUB_CACHE`` and ``UPSKILL_HUB_TABLE_CACHE`` in the same temporary folder, so no
+  test sees the user's eval cache or push's copies of Hub tables.
 
 Fixtures:
 
@@ -61,6 +62,8 @@ def pytest_configure(config: pytest.Config) -> None:
         HF_TOKEN=TEST_WRITE_TOKEN,
         # Eval answers are cached per user; tests must neither read nor fill that cache.
         UPSKILL_HUB_CACHE=os.path.join(tmp, "upskill-cache"),
+        # Likewise the copies of Hub tables push keeps (hub/table_cache.py).
+        UPSKILL_HUB_TABLE_CACHE=os.path.join(tmp, "upskill-table-cache"),
     )
     for name in (
         "HF_HUB_OFFLINE",

@@ -8,6 +8,7 @@ provider API key.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 
@@ -50,3 +51,13 @@ def redact(text: str, extra: list[str] | tuple[str, ...] = ()) -> str:
         else:
             text = pattern.sub(MASK, text)
     return text
+
+
+def rules_fingerprint() -> str:
+    """A digest of the token patterns and the mask: it changes when a new version masks differently.
+
+    Text masked once and stored (the run folder's ``results.parquet``) is trusted later
+    only under the same rules; after an upgrade that adds a pattern it is checked again.
+    """
+    spec = "\n".join([MASK, *(p.pattern for p in _PATTERNS)])
+    return hashlib.sha256(spec.encode("utf-8")).hexdigest()

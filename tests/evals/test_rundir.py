@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import io
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from _evalkit import InProcessClient, make_skill
 
@@ -23,7 +20,9 @@ from upskill_hub.hub.push import push
 def test_run_pushed_and_pulled_reads_back_as_equal_typed_objects(hub_server, hub_repo_id, tmp_path: Path):
     skill_dir = make_skill(tmp_path)
     client = InProcessClient(answer=lambda s, u, n: '{"a": "BANANA"}' if "BANANA" in s else "hi")
-    res = run_eval(skill_dir, [client], EvalOptions(runs=2, output_dir=tmp_path / "runs", plots=False, use_cache=False))
+    res = run_eval(
+        skill_dir, [client], EvalOptions(runs=2, output_dir=tmp_path / "runs", plots=False, use_cache=False)
+    )
 
     rows, summary, plan = (
         rundir.read_results(res.run_dir),
@@ -90,91 +89,14 @@ def test_torn_last_line_is_skipped_by_both_readers(tmp_path: Path):
 
 
 def test_find_resumable_picks_the_latest_matching_plan(tmp_path: Path):
-    for name, created, fp in [("a", "2026-01-01", "f1"), ("b", "2026-02-01", "f1"), ("c", "2026-03-01", "f2")]:
+    for name, created, fp in [
+        ("a", "2026-01-01", "f1"),
+        ("b", "2026-02-01", "f1"),
+        ("c", "2026-03-01", "f2"),
+    ]:
         (tmp_path / name).mkdir()
         rundir.write_plan(tmp_path / name, RunPlan(run_id=name, created=created, fingerprint=fp))
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / rundir.RUN_FILE).write_text(json.dumps("not a plan"))
     assert rundir.find_resumable(tmp_path, "f1") == tmp_path / "b"
     assert rundir.find_resumable(tmp_path, "zz") is None
-
-
-def _built_from_jsonl(run_dir: Path, tmp_path: Path) -> bytes:
-    """What push builds from ``results.jsonl`` alone (the path of runs made without the shard)."""
-    import shutil
-
-    from upskill_hub.hub import dataset_repo as dr
-
-    copy = tmp_path / "jsonl-only" / run_dir.name
-    shutil.copytree(run_dir, copy)
-    (copy / rundir.RESULTS_PARQUET).unlink()
-    bundle = dr.load_run_dir(copy)
-    assert not bundle.uses_runner_shard
-    return dr.results_table_bytes(bundle)
-
-
-def _push_bytes(run_dir: Path) -> tuple[bytes, bool]:
-    from upskill_hub.hub import dataset_repo as dr
-
-    bundle = dr.load_run_dir(run_dir)
-    return dr.results_table_bytes(bundle), bundle.uses_runner_shard
-
-
-def test_results_shard_is_written_when_a_run_ends_and_push_uploads_it(tmp_path: Path):
-    client = InProcessClient(answer=lambda s, u, n: "BANANA" if n % 3 else "hi", latency=0.001)
-    res = run_eval(make_skill(tmp_path), [client], EvalOptions(runs=3, output_dir=tmp_path / "runs", plots=False, use_cache=False))
-    shard = (res.run_dir / rundir.RESULTS_PARQUET).read_bytes()
-    assert shard == _built_from_jsonl(res.run_dir, tmp_path)
-    assert rundir.read_results_shard(res.run_dir) == shard
-    assert _push_bytes(res.run_dir) == (shard, True)
-
-
-def test_results_shard_is_rewritten_after_resume(tmp_path: Path):
-    skill_dir = make_skill(tmp_path)
-    flaky = InProcessClient(answer=lambda s, u, n: "!error" if n % 4 == 0 else "BANANA")
-    opts = EvalOptions(runs=2, output_dir=tmp_path / "runs", plots=False, use_cache=False)
-    first = run_eval(skill_dir, [flaky], opts)
-    assert any(r.error for r in first.rows)
-    again = run_eval(skill_dir, [InProcessClient(answer=lambda s, u, n: "BANANA")], replace(opts, resume=True))
-    assert again.run_dir == first.run_dir and not any(r.error for r in again.rows)
-    shard = (again.run_dir / rundir.RESULTS_PARQUET).read_bytes()
-    assert shard == _built_from_jsonl(again.run_dir, tmp_path)
-    assert rundir.rows_from_table(pq.read_table(io.BytesIO(shard))) == rundir.read_results(again.run_dir)
-
-
-def test_a_stale_results_shard_is_ignored(tmp_path: Path):
-    res = run_eval(make_skill(tmp_path), [InProcessClient()], EvalOptions(output_dir=tmp_path / "runs", plots=False, use_cache=False))
-    jsonl = res.run_dir / rundir.RESULTS_FILE
-    lines = jsonl.read_text().splitlines(keepends=True)
-    extra = json.loads(lines[0]) | {"repeat": 7}
-    with jsonl.open("a") as fh:  # a later append (a resumed run killed before its end)
-        fh.write(json.dumps(extra) + "\n")
-    assert rundir.read_results_shard(res.run_dir) is None
-    data, used_shard = _push_bytes(res.run_dir)
-    assert not used_shard and pq.read_metadata(io.BytesIO(data)).num_rows == len(lines) + 1
-
-
-def test_a_secret_known_only_at_push_time_is_masked_in_the_shard_too(tmp_path: Path, monkeypatch):
-    leaked = "zebra-quartz-secret-4711"
-    client = InProcessClient(answer=lambda s, u, n: f"the key is {leaked}")
-    res = run_eval(make_skill(tmp_path), [client], EvalOptions(output_dir=tmp_path / "runs", plots=False, use_cache=False))
-    assert leaked.encode() in pq.read_table(res.run_dir / rundir.RESULTS_PARQUET).column("output")[0].as_py().encode()
-    monkeypatch.setenv("OPENAI_API_KEY", leaked)  # the user exports the key before pushing
-    data, used_shard = _push_bytes(res.run_dir)
-    outputs = pq.read_table(io.BytesIO(data)).column("output").to_pylist()
-    assert not used_shard and all(leaked not in o and "***" in o for o in outputs)
-
-
-def test_a_shard_written_in_the_same_clock_tick_is_checked_by_row_count(tmp_path: Path):
-    import os
-
-    res = run_eval(make_skill(tmp_path), [InProcessClient()], EvalOptions(output_dir=tmp_path / "runs", plots=False, use_cache=False))
-    jsonl, shard = res.run_dir / rundir.RESULTS_FILE, res.run_dir / rundir.RESULTS_PARQUET
-    tick = jsonl.stat().st_mtime_ns
-    os.utime(shard, ns=(tick, tick))
-    assert rundir.read_results_shard(res.run_dir) == shard.read_bytes()  # same rows: still current
-    with jsonl.open("a") as fh:
-        fh.write(jsonl.read_text().splitlines(keepends=True)[0])
-    os.utime(jsonl, ns=(tick, tick))
-    os.utime(shard, ns=(tick, tick))
-    assert rundir.read_results_shard(res.run_dir) is None  # one line more than the shard's rows

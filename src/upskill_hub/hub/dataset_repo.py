@@ -281,26 +281,32 @@ class RunBundle:
     def prepare(self) -> None:
         """Check the rows once (one run id, secrets masked), reading as little as possible.
 
-        The runner's ``results.parquet`` is used when it is current: if one regex pass
-        over ``results.jsonl``'s raw bytes finds nothing to mask, its bytes are uploaded as
-        they are and only its ``run_id`` column is read. Otherwise the rows are loaded
-        (from the shard, or by parsing the JSON for runs made before runs wrote it) and
-        masked cell by cell.
+        The runner's ``results.parquet`` is used when its record shows it current and
+        masked for today's secrets (:func:`rundir.read_results_shard`): its bytes are
+        uploaded as they are and only its footer is read (the run ids are in the row-group
+        statistics; the ``run_id`` column when they are not). Otherwise the rows
+        are loaded (the shard re-masked, or the JSON parsed for runs made before runs
+        wrote it, or changed since) and masked cell by cell.
         """
         if self._n_rows is not None:
             return
         import pyarrow.parquet as pq
 
-        raw = rundir.read_results_raw(self.path)
-        shard = rundir.read_results_shard(self.path, raw)
-        if shard is not None and not rundir.may_hold_secret(raw):
-            self._shard = shard
-            ids = pq.read_table(io.BytesIO(shard), columns=["run_id"]).column("run_id")
-            n_rows = pq.read_metadata(io.BytesIO(shard)).num_rows
+        shard = rundir.read_results_shard(self.path)
+        if shard is not None and shard.masked is None:
+            self._shard = shard.data
+            found = rundir.shard_run_ids(shard.data)
+            if found is None:
+                found = set(
+                    _distinct(pq.read_table(io.BytesIO(shard.data), columns=["run_id"]).column("run_id"))
+                )
+            n_rows = pq.read_metadata(io.BytesIO(shard.data)).num_rows
         else:
-            table = rundir.redact_table(pq.read_table(io.BytesIO(shard))) if shard else self._parse_jsonl(raw)
-            self._results, ids, n_rows = table, table.column("run_id"), table.num_rows
-        found = set(_distinct(ids))
+            table = (
+                shard.masked if shard is not None else self._parse_jsonl(rundir.read_results_raw(self.path))
+            )
+            self._results, n_rows = table, table.num_rows
+            found = set(_distinct(table.column("run_id")))
         if found - {self.run_id}:
             others = ", ".join(sorted(map(str, found | {self.run_id})))
             raise PathError(self.path, f"rows belong to several runs ({others})")
@@ -386,7 +392,9 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     plan = rundir.read_plan(root)
     summary = rundir.read_summary(root)
     if not rundir.has_results(root) and summary is None:
-        raise PathError(root, f"the run has no results yet ({rundir.RESULTS_FILE} is empty and no {rundir.SUMMARY_FILE})")
+        raise PathError(
+            root, f"the run has no results yet ({rundir.RESULTS_FILE} is empty and no {rundir.SUMMARY_FILE})"
+        )
     run_id = _run_id_of(root, plan, summary)
     bundle = RunBundle(run_id=run_id, path=root, summary=redact_summary(summary) if summary else None)
     if rows:

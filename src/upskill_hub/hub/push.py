@@ -15,8 +15,11 @@ How a push works, and why:
    other push's runs) and try again with backoff. Transient 429/5xx answers are retried
    the same way; LFS uploads already retry inside ``huggingface_hub``.
 
-Nothing is ever written to the local skill or run folders, so an interrupted push leaves
-both the repo (no commit) and the local results as they were: just push again.
+Nothing is written to the local skill or run folders, so an interrupted push leaves
+both the repo (no commit) and the local results as they were: just push again. (The one
+exception is a note, not data: when a secret exported after a run turns out to appear in
+none of its rows, the run's local ``.results.parquet.check`` records that it was checked,
+so the next push need not check again.)
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from upskill_hub.errors import HubError, UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.hashing import git_blob_sha1, sha256_hex
 from upskill_hub.hub import dataset_repo as dr
+from upskill_hub.hub import table_cache
 from upskill_hub.hub.card import render_card
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_errors, make_api, repo_url
 from upskill_hub.hub.marketplace import MARKETPLACE_PATH, marketplace_bytes
@@ -166,24 +170,41 @@ class RemoteTables:
     """The repo's ``skills`` and ``runs`` tables at one commit, for rendering the card.
 
     The card lists every skill and run in the repo, not only those pushed now, so the
-    remote tables are read. They are fetched together with one ``snapshot_download``
-    (parallel, and cached: unchanged shards are not downloaded again), and only when a
-    plan needs them.
+    remote tables are read, and only when a plan needs them. Each file is taken from the
+    local :mod:`table cache <upskill_hub.hub.table_cache>` when a copy with the hash the
+    file listing gives is there (always, for tables pushed from this machine); the others
+    are downloaded in parallel with ``hf_hub_download`` and kept for the next push.
     """
 
     def __init__(self, api, repo_id: str, remote: RemoteState) -> None:
         self.api, self.repo_id, self.remote = api, repo_id, remote
-        self._folder: Path | None = None
 
-    def _local(self) -> Path:
-        if self._folder is None:
-            patterns = [f"{dr.SKILLS_TABLE_DIR}/*.parquet", f"{dr.RUNS_TABLE_DIR}/*.parquet"]
-            self._folder = Path(
-                self.api.snapshot_download(
-                    self.repo_id, repo_type=REPO_TYPE, revision=self.remote.head, allow_patterns=patterns
-                )
-            )
-        return self._folder
+    def _download(self, path: str, key: str | None) -> bytes:
+        local = self.api.hf_hub_download(self.repo_id, path, repo_type=REPO_TYPE, revision=self.remote.head)
+        data = Path(local).read_bytes()
+        if key is not None:
+            table_cache.put(data, key)
+        return data
+
+    def _files(self, paths: list[str]) -> dict[str, bytes]:
+        from concurrent.futures import ThreadPoolExecutor
+
+        out: dict[str, bytes] = {}
+        missing: list[tuple[str, str | None]] = []
+        for path in paths:
+            key = table_cache.key_of(self.remote.files[path])
+            data = table_cache.get(key) if key else None
+            if data is None:
+                missing.append((path, key))
+            else:
+                out[path] = data
+        if missing:
+            with ThreadPoolExecutor(max_workers=min(8, len(missing))) as pool:
+                for (path, _), data in zip(
+                    missing, pool.map(lambda m: self._download(*m), missing), strict=True
+                ):
+                    out[path] = data
+        return out
 
     def rows(self, prefix: str, skip: set[str]) -> list[dict[str, Any]]:
         """Rows of the remote parquet files under ``prefix`` (except the paths in ``skip``)."""
@@ -192,13 +213,29 @@ class RemoteTables:
             for p in self.remote.files
             if p.startswith(prefix + "/") and p.endswith(".parquet") and p not in skip
         )
+        keys = {p: table_cache.key_of(self.remote.files[p]) for p in paths}
+        decoded = {p: table_cache.get_rows(k) for p, k in keys.items() if k}
+        files = self._files([p for p in paths if decoded.get(p) is None])
         rows: list[dict[str, Any]] = []
         for path in paths:
-            try:
-                rows.extend(dr.read_parquet_rows((self._local() / path).read_bytes()))
-            except ValueError:  # a corrupt shard (ArrowInvalid) must not block publishing the rest
-                continue
+            found = decoded.get(path)
+            if found is None:
+                try:
+                    found = dr.read_parquet_rows(files[path])
+                except ValueError:  # a corrupt shard (ArrowInvalid) must not block publishing the rest
+                    continue
+                if keys[path]:
+                    table_cache.put_rows(keys[path], found)
+            rows.extend(found)
         return rows
+
+
+def remember_tables(adds: dict[str, bytes]) -> None:
+    """Keep the ``skills`` and ``runs`` tables just committed, so the next push reads them locally."""
+    for path, data in adds.items():
+        if path.startswith((dr.SKILLS_TABLE_DIR + "/", dr.RUNS_TABLE_DIR + "/")):
+            table_cache.put(data)
+            table_cache.put(data, f"gitblob-{git_blob_sha1(data)}")
 
 
 # --------------------------------------------------------------------------- planning
@@ -387,6 +424,7 @@ def push(
             parent_commit=plan.head,
         )
         result.commit_oid = info.oid
+        remember_tables(plan.adds)
         result.commit_url = str(info.commit_url) if info.commit_url else None
         result.pr_url = str(info.pr_url) if info.pr_url else None
         result.bytes_uploaded = sum(len(d) for d in plan.adds.values())
@@ -406,7 +444,9 @@ def push(
         why = f"Hub answered {code}" if code is not None else f"connection problem ({type(exc).__name__})"
         status(f"{why}; retrying (attempt {next_n}/{max_attempts})")
 
-    policy = RetryPolicy(max_retries=max_attempts - 1, backoff_base=0.25, backoff_cap=8.0, max_retry_after=30.0)
+    policy = RetryPolicy(
+        max_retries=max_attempts - 1, backoff_base=0.25, backoff_cap=8.0, max_retry_after=30.0
+    )
     try:
         return run_with_retries(attempt, policy=policy, judge=judge, on_retry=on_retry)
     except HfHubHTTPError as exc:

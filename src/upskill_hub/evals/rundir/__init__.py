@@ -6,13 +6,15 @@ A run folder holds:
 * ``results.jsonl``    one :class:`ResultRow` per line, appended as each call finishes;
 * ``summary.json``     the :class:`RunSummary` (written when the run ends);
 * ``results.parquet``  the rows as the Hub's ``results`` shard (written when the run ends);
+* ``.results.parquet.check``  what that parquet was built from and checked for (local only);
 * plots (``pass_rate.png``, ``tokens.png``, ``report.html``) and a ``.lock``.
 
 The runner writes it, ``runs`` and the Space read it, push turns it into parquet shards
-and pull turns those back into the same types. Three modules, one job each:
+and pull turns those back into the same types. Four modules, one job each:
 :mod:`.files` (the files and the lock), :mod:`.columns` (parquet columns derived from the
-dataclasses in :mod:`upskill_hub.evals.schema`) and :mod:`.shard` (the ``results`` shard
-and its masking). Callers use the names below: ``from upskill_hub.evals import rundir``.
+dataclasses in :mod:`upskill_hub.evals.schema`), :mod:`.shard` (the ``results`` shard
+and its masking) and :mod:`.shardcheck` (the record that lets push trust the shard).
+Callers use the names below: ``from upskill_hub.evals import rundir``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from upskill_hub.evals.rundir.columns import (
 )
 from upskill_hub.evals.rundir.files import (
     LOCK_FILE,
+    RESULTS_CHECK,
     RESULTS_FILE,
     RESULTS_PARQUET,
     RUN_FILE,
@@ -46,21 +49,23 @@ from upskill_hub.evals.rundir.files import (
 )
 from upskill_hub.evals.rundir.shard import (
     ROW_GROUP_SIZE,
+    RunnerShard,
     may_hold_secret,
     read_results_raw,
     read_results_shard,
     read_results_table,
     redact_table,
     rows_table,
+    shard_run_ids,
     table_parquet_bytes,
     write_results_parquet,
 )
 
 __all__ = [
-    "LOCK_FILE", "RESULTS_FILE", "RESULTS_PARQUET", "ROW_GROUP_SIZE", "RUN_FILE", "SUMMARY_FILE",
-    "ResultsWriter", "arrow_schema", "compact_results", "find_resumable", "has_results", "may_hold_secret",
+    "LOCK_FILE", "RESULTS_CHECK", "RESULTS_FILE", "RESULTS_PARQUET", "ROW_GROUP_SIZE", "RUN_FILE", "SUMMARY_FILE",
+    "ResultsWriter", "RunnerShard", "arrow_schema", "compact_results", "find_resumable", "has_results", "may_hold_secret",
     "read_plan", "read_results", "read_results_raw", "read_results_shard", "read_results_table", "read_summary",
-    "redact_table", "row_line", "rows_from_table", "rows_table", "run_lock", "runs_arrow_schema",
+    "redact_table", "row_line", "rows_from_table", "rows_table", "run_lock", "runs_arrow_schema", "shard_run_ids",
     "result_arrow_schema", "summary_from_record", "summary_record", "table_parquet_bytes", "write_plan",
     "write_results", "write_results_parquet", "write_summary",
 ]  # fmt: skip

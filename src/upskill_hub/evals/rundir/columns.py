@@ -6,6 +6,7 @@ second declaration; dicts become JSON text so the schema stays flat for the view
 
 from __future__ import annotations
 
+import functools
 import json
 import types
 import typing
@@ -46,12 +47,14 @@ def _arrow_fields(cls: type) -> list:
     return [(f.name, _arrow_type(hints[f.name], f.metadata)) for f in fields(cls)]
 
 
+@functools.cache  # schemas are immutable; deriving one walks the type hints (about a millisecond)
 def arrow_struct(cls: type):  # -> pyarrow.StructType
     import pyarrow as pa
 
     return pa.struct(_arrow_fields(cls))
 
 
+@functools.cache
 def arrow_schema(cls: type):  # -> pyarrow.Schema
     """The parquet schema of a dataclass: one column per field, in field order."""
     import pyarrow as pa
@@ -112,7 +115,12 @@ def summary_from_record(row: dict[str, Any]) -> RunSummary:
     if isinstance(d.get("holdout"), str):
         d["holdout"] = json.loads(d["holdout"])
     d["conditions"] = [
-        dict(c, pass_at_k=json.loads(c["pass_at_k"]) if isinstance(c.get("pass_at_k"), str) else c.get("pass_at_k") or {})
+        dict(
+            c,
+            pass_at_k=json.loads(c["pass_at_k"])
+            if isinstance(c.get("pass_at_k"), str)
+            else c.get("pass_at_k") or {},
+        )
         for c in d.get("conditions") or []
     ]
     d["lifts"] = [dict(x) for x in d.get("lifts") or []]

@@ -25,6 +25,8 @@ RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
 #: The ``results`` shard, written by the runner when a run ends (push uploads it as is).
 RESULTS_PARQUET = "results.parquet"
+#: What ``results.parquet`` was built from and checked for (local only, see :mod:`.shardcheck`).
+RESULTS_CHECK = ".results.parquet.check"
 LOCK_FILE = ".lock"
 
 CallKey = tuple[str, str, str, int]
