@@ -8,11 +8,9 @@ import uuid
 import pytest
 from cli_runner import run_cli
 from huggingface_hub import HfApi
+from shard_jobs import NS, launch, wait
 
-from upskill_hub.hub.jobs import shard_labels
 from upskill_hub.localhub.testing import TEST_WRITE_TOKEN
-
-NS = "user"
 
 
 @pytest.fixture
@@ -25,23 +23,10 @@ def run_id() -> str:
     return f"cli-run-{uuid.uuid4().hex[:8]}"
 
 
-def _launch(api: HfApi, run_id: str, shard: int, code: str, attempt: int = 1):
-    return api.run_job(
-        image="python:3.12",
-        command=["python", "-c", code],
-        labels=shard_labels(run_id, shard, attempt),
-        namespace=NS,
-    )
-
-
-def _wait(api: HfApi, *jobs) -> None:
-    api.wait_for_job([j.id for j in jobs], namespace=NS, poll_interval=0.05, timeout=60)
-
-
 def test_ls_shows_every_shard_in_a_table_and_as_json(api, run_id, capsys, monkeypatch) -> None:
-    ok = _launch(api, run_id, 0, "print('fine')")
-    bad = _launch(api, run_id, 1, "import sys; sys.exit(4)")
-    _wait(api, ok, bad)
+    ok = launch(api, run_id, 0, "print('fine')")
+    bad = launch(api, run_id, 1, "import sys; sys.exit(4)")
+    wait(api, ok, bad)
     monkeypatch.setenv("COLUMNS", "200")
     code, out, err = run_cli(["jobs", "ls", run_id, "--format", "human"], capsys, monkeypatch)
     assert code == 0, err
@@ -60,8 +45,8 @@ def test_ls_shows_every_shard_in_a_table_and_as_json(api, run_id, capsys, monkey
 
 
 def test_logs_prefix_lines_with_the_shard_when_several(api, run_id, capsys, monkeypatch) -> None:
-    jobs = [_launch(api, run_id, i, f"print('hello {i}')") for i in range(2)]
-    _wait(api, *jobs)
+    jobs = [launch(api, run_id, i, f"print('hello {i}')") for i in range(2)]
+    wait(api, *jobs)
     code, out, err = run_cli(["jobs", "logs", run_id], capsys, monkeypatch)
     assert code == 0, err
     assert out.splitlines() == ["[shard 0] hello 0", "[shard 1] hello 1"]
@@ -70,13 +55,13 @@ def test_logs_prefix_lines_with_the_shard_when_several(api, run_id, capsys, monk
 
 
 def test_cancel_prints_what_it_canceled_and_repeats_safely(api, run_id, capsys, monkeypatch) -> None:
-    jobs = [_launch(api, run_id, i, "import time; time.sleep(60)") for i in range(2)]
+    jobs = [launch(api, run_id, i, "import time; time.sleep(60)") for i in range(2)]
     code, out, err = run_cli(["jobs", "cancel", run_id, "--format", "human"], capsys, monkeypatch)
     assert code == 0, err
     for job in jobs:
         assert job.id in out
     assert f"Canceled 2 Job(s) of run {run_id}." in out
-    _wait(api, *jobs)
+    wait(api, *jobs)
     code, out, _ = run_cli(["jobs", "cancel", run_id, "--json"], capsys, monkeypatch)
     assert code == 0 and json.loads(out) == {"run_id": run_id, "canceled": []}
     code, out, _ = run_cli(["jobs", "cancel", run_id, "--format", "human"], capsys, monkeypatch)

@@ -7,24 +7,10 @@ import uuid
 
 import pytest
 from huggingface_hub import HfApi
+from shard_jobs import NS, launch, wait
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.hub.jobs import cancel_run, run_jobs, shard_labels, stream_logs
-
-NS = "user"
-
-
-def _launch(api: HfApi, run_id: str, shard: int, attempt: int, code: str):
-    return api.run_job(
-        image="python:3.12",
-        command=["python", "-c", code],
-        labels=shard_labels(run_id, shard, attempt),
-        namespace=NS,
-    )
-
-
-def _wait(api: HfApi, *jobs) -> None:
-    api.wait_for_job([j.id for j in jobs], namespace=NS, poll_interval=0.05, timeout=60)
+from upskill_hub.hub.jobs import cancel_run, run_jobs, stream_logs
 
 
 @pytest.fixture
@@ -38,12 +24,12 @@ def run_id() -> str:
 
 
 def test_each_shard_reports_its_newest_attempt(api: HfApi, run_id: str) -> None:
-    failed = _launch(api, run_id, 0, 1, "import sys; sys.exit(2)")
-    _wait(api, failed)
-    retried = _launch(api, run_id, 0, 2, "print('shard 0 ok')")
-    other = _launch(api, run_id, 1, 1, "print('shard 1 ok')")
-    _wait(api, retried, other)
-    _launch(api, run_id + "-x", 0, 1, "print(1)")  # another run: not ours
+    failed = launch(api, run_id, 0, attempt=1, code="import sys; sys.exit(2)")
+    wait(api, failed)
+    retried = launch(api, run_id, 0, attempt=2, code="print('shard 0 ok')")
+    other = launch(api, run_id, 1, attempt=1, code="print('shard 1 ok')")
+    wait(api, retried, other)
+    launch(api, run_id + "-x", 0, attempt=1, code="print(1)")  # another run: not ours
     shards = run_jobs(api, run_id)
     assert [(s.shard, s.attempt, s.attempts, s.stage) for s in shards] == [
         (0, 2, 2, "COMPLETED"),
@@ -61,8 +47,8 @@ def test_unknown_or_invalid_run_ids_are_one_line_errors(api: HfApi, run_id: str)
 
 
 def test_logs_of_every_shard_or_of_one(api: HfApi, run_id: str) -> None:
-    jobs = [_launch(api, run_id, i, 1, f"print('from {i}'); print('bye {i}')") for i in range(3)]
-    _wait(api, *jobs)
+    jobs = [launch(api, run_id, i, attempt=1, code=f"print('from {i}'); print('bye {i}')") for i in range(3)]
+    wait(api, *jobs)
     assert list(stream_logs(api, run_id)) == [
         (0, "from 0"),
         (0, "bye 0"),
@@ -79,7 +65,7 @@ def test_logs_of_every_shard_or_of_one(api: HfApi, run_id: str) -> None:
 def test_follow_interleaves_running_shards_until_all_end(api: HfApi, run_id: str) -> None:
     code = "import time\nfor i in range(3):\n    print('{s}', i, flush=True)\n    time.sleep(0.3)\n"
     for shard in range(2):
-        _launch(api, run_id, shard, 1, code.format(s=f"s{shard}"))
+        launch(api, run_id, shard, attempt=1, code=code.format(s=f"s{shard}"))
     started = time.monotonic()
     got = list(stream_logs(api, run_id, follow=True))
     assert sorted(got) == sorted((s, f"s{s} {i}") for s in range(2) for i in range(3))
@@ -89,12 +75,12 @@ def test_follow_interleaves_running_shards_until_all_end(api: HfApi, run_id: str
 
 
 def test_cancel_stops_every_running_job_and_is_idempotent(api: HfApi, run_id: str) -> None:
-    done = _launch(api, run_id, 0, 1, "print('done')")
-    _wait(api, done)
-    running = [_launch(api, run_id, s, 1, "import time; time.sleep(60)") for s in (1, 2)]
+    done = launch(api, run_id, 0, attempt=1, code="print('done')")
+    wait(api, done)
+    running = [launch(api, run_id, s, attempt=1, code="import time; time.sleep(60)") for s in (1, 2)]
     canceled = cancel_run(api, run_id)
     assert sorted(canceled) == sorted(j.id for j in running)
-    _wait(api, *running)
+    wait(api, *running)
     stages = {s.shard: s.stage for s in run_jobs(api, run_id)}
     assert stages == {0: "COMPLETED", 1: "CANCELED", 2: "CANCELED"}
     assert cancel_run(api, run_id) == []

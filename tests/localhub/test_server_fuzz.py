@@ -82,3 +82,14 @@ def test_fuzzed_lfs_batch_payloads_never_500(server, body):
     r = httpx2.post(f"{server.url}/user/fuzz.git/info/lfs/objects/batch", headers=AUTH, json=body, timeout=30)
     assert r.status_code < 500, (r.status_code, r.text[:300])
     assert _state(server.root) == before  # the batch API never writes
+
+
+def test_an_error_message_cut_at_a_space_still_answers(server):
+    """Found by the fuzzer above: the 500-character cut of X-Error-Message landed on a space,
+    h11 refused the trailing blank and the client saw the connection drop instead of a 400."""
+    prefix = "Unknown commit operation " + repr("")  # the message up to the key's repr
+    key = "k" * (500 - len(prefix) - 3) + " " * 40  # the cut falls inside the spaces
+    body = json.dumps({"key": key, "value": {}}).encode() + b"\n"
+    r = httpx2.post(f"{server.url}/api/models/user/fuzz/commit/main", headers=AUTH, content=body, timeout=30)
+    assert r.status_code == 400
+    assert r.headers["x-error-message"].startswith("Unknown commit operation")

@@ -44,6 +44,7 @@ from upskill_hub.localhub import jobs_http, lfs, payloads
 from upskill_hub.localhub.auth import Access, AuthPolicy
 from upskill_hub.localhub.faults import FaultInjector, RequestRecord
 from upskill_hub.localhub.jobs import JobLimits, JobManager
+from upskill_hub.localhub.paging import decode_cursor, encode_cursor
 from upskill_hub.localhub.storage import (
     REPO_TYPES,
     URL_PREFIXES,
@@ -91,8 +92,9 @@ _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _header_safe(text: str) -> str:
-    """``text`` fit for a header value: ASCII, no control characters (CR/LF/NUL end a response)."""
-    return _CONTROL_RE.sub("?", text.encode("ascii", "replace").decode())[:500]
+    """``text`` fit for a header value: ASCII, no control characters (CR/LF/NUL end a response),
+    and no space at either end (h11 refuses such a value, and cutting at 500 can leave one)."""
+    return _CONTROL_RE.sub("?", text.encode("ascii", "replace").decode())[:500].strip()
 
 
 def _error(
@@ -486,14 +488,14 @@ class HubApp:
         limit = ctx.query.get("limit")
         if limit and limit.isdigit() and int(limit) > 0:
             page_size = min(page_size, int(limit))
-        start = _decode_cursor(ctx.query.get("cursor"))
+        start = decode_cursor(ctx.query.get("cursor"))
         page = entries[start : start + page_size]
         if expand:
             self._add_last_commits(repo_type, repo_id, commit, page)
         headers = {}
         if start + page_size < len(entries):
             params = {k: v for k, v in ctx.query.items() if k != "cursor"}
-            params["cursor"] = base64.urlsafe_b64encode(str(start + page_size).encode()).decode()
+            params["cursor"] = encode_cursor(start + page_size)
             query = "&".join(f"{quote(k)}={quote(str(v))}" for k, v in params.items())
             headers["Link"] = f'<{url}?{query}>; rel="next"'
         return JSONResponse(page, headers=headers)
@@ -705,14 +707,6 @@ class _EntryMissing(StoreError):
         super().__init__(404, f"Entry not found: {path}", "EntryNotFound")
         self.commit_id = commit_id
 
-
-def _decode_cursor(cursor: str | None) -> int:
-    if not cursor:
-        return 0
-    try:
-        return max(int(base64.urlsafe_b64decode(cursor.encode()).decode()), 0)
-    except (ValueError, binascii.Error):
-        raise StoreError(400, "Invalid cursor", "BadRequest") from None
 
 
 def _read_range(path: Path, start: int, length: int) -> Iterator[bytes]:

@@ -24,8 +24,6 @@ machine, so creating one also needs the server to allow it (``ServerConfig.jobs_
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import re
 import time
 from collections.abc import AsyncIterator
@@ -38,6 +36,7 @@ from upskill_hub.localhub import payloads
 from upskill_hub.localhub.auth import Access
 from upskill_hub.localhub.hardware import HARDWARE
 from upskill_hub.localhub.jobs import TERMINAL_STAGES, Job, JobManager
+from upskill_hub.localhub.paging import decode_cursor, encode_cursor
 from upskill_hub.localhub.storage import StoreError
 
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
@@ -135,14 +134,14 @@ def list_jobs(
             labels[name] = wanted
         elif key == "cursor":
             cursor = value
-    start = _decode_cursor(cursor)
+    start = decode_cursor(cursor)
     found = jobs.find(namespace, stages, labels)
     now = time.time()
     page = [j.to_json(now) for j in found[start : start + PAGE_SIZE]]
     headers = {}
     if start + PAGE_SIZE < len(found):
         params = [(k, v) for k, v in query if k != "cursor"]
-        params.append(("cursor", base64.urlsafe_b64encode(str(start + PAGE_SIZE).encode()).decode()))
+        params.append(("cursor", encode_cursor(start + PAGE_SIZE)))
         headers["Link"] = f'<{url}?{urlencode(params)}>; rel="next"'
     return JSONResponse(page, headers=headers)
 
@@ -203,11 +202,3 @@ async def _sse(jobs: JobManager, job: Job, tail: int | None) -> AsyncIterator[by
     finally:
         jobs.release_stream_slot()
 
-
-def _decode_cursor(cursor: str | None) -> int:
-    if not cursor:
-        return 0
-    try:
-        return max(int(base64.urlsafe_b64decode(cursor.encode()).decode()), 0)
-    except (ValueError, binascii.Error):
-        raise StoreError(400, "Invalid cursor", "BadRequest") from None
