@@ -13,6 +13,19 @@ from typer.testing import CliRunner
 from upskill_hub.netutil import free_port
 
 
+def _wait_until_serving(proc: subprocess.Popen, url: str, timeout_s: float = 30) -> None:
+    """Poll ``url`` until the `hub serve` process answers; fail if it exits or takes too long."""
+    import httpx2
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            httpx2.get(url, timeout=1)
+            return
+        except httpx2.TransportError:
+            assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
+            time.sleep(0.1)
+
 def test_serve_help_says_what_it_is_for():
     from upskill_hub.cli.app import app
 
@@ -40,14 +53,7 @@ def test_serve_process_serves_and_never_prints_tokens(tmp_path):
     )
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx2.get(f"{url}/api/models", timeout=1)
-                break
-            except httpx2.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
-                time.sleep(0.1)
+        _wait_until_serving(proc, f"{url}/api/models")
         auth = {"authorization": f"Bearer {write}"}
         created = httpx2.post(f"{url}/api/repos/create", json={"name": "r", "type": "dataset"}, headers=auth)
         assert created.status_code == 200
@@ -108,14 +114,8 @@ def test_serve_runs_jobs_and_stops_them_when_it_stops(tmp_path):
     url = f"http://127.0.0.1:{port}"
     auth = {"authorization": f"Bearer {write}"}
     try:
+        _wait_until_serving(proc, f"{url}/api/jobs/hardware")
         deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx2.get(f"{url}/api/jobs/hardware", timeout=1)
-                break
-            except httpx2.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
-                time.sleep(0.1)
         spec = {"command": ["python", "-c", "import time; time.sleep(60)"], "dockerImage": "python:3.12"}
         job = httpx2.post(f"{url}/api/jobs/user", json=spec, headers=auth).json()
         second = httpx2.post(f"{url}/api/jobs/user", json=spec, headers=auth).json()
