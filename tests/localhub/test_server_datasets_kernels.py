@@ -54,17 +54,21 @@ def _kernel_variant(root: Path, name: str) -> None:
     )
 
 
+
+def _publish_kernel(api, repo_id: str, src: Path, name: str) -> None:
+    """A kernel repo holding one CPU variant of ``name`` on branch v1, as `kernels push` lays it out."""
+    api.create_repo(repo_id, repo_type="kernel")
+    _kernel_variant(src, name)
+    api.create_branch(repo_id, branch="v1", repo_type="kernel")
+    api.upload_folder(folder_path=src, repo_id=repo_id, repo_type="kernel", revision="v1")
+
 def test_kernel_repo_readable_and_publisher_trust(hub_server, tmp_path):
     """A kernel repo (type `kernel`, branch v1) is readable, and the org overview drives trust."""
     from huggingface_hub import HfApi, snapshot_download
 
     api = HfApi()
     repo_id = f"{TEST_TRUSTED_ORG}/relu-{tmp_path.name[-6:]}"
-    api.create_repo(repo_id, repo_type="kernel")
-    src = tmp_path / "k"
-    _kernel_variant(src, "relu")
-    api.create_branch(repo_id, branch="v1", repo_type="kernel")
-    api.upload_folder(folder_path=src, repo_id=repo_id, repo_type="kernel", revision="v1")
+    _publish_kernel(api, repo_id, tmp_path / "k", "relu")
 
     refs = api.list_repo_refs(repo_id, repo_type="kernel")
     assert "v1" in {b.name for b in refs.branches}
@@ -88,11 +92,7 @@ def test_kernels_get_kernel_from_local_hub(hub_server, tmp_path):
 
     api = HfApi()
     repo_id = f"{TEST_TRUSTED_ORG}/hello-{tmp_path.name[-6:].strip('_')}"
-    api.create_repo(repo_id, repo_type="kernel")
-    src = tmp_path / "k"
-    _kernel_variant(src, "hello")
-    api.create_branch(repo_id, branch="v1", repo_type="kernel")
-    api.upload_folder(folder_path=src, repo_id=repo_id, repo_type="kernel", revision="v1")
+    _publish_kernel(api, repo_id, tmp_path / "k", "hello")
 
     _check_trust_remote_code(repo_id, local_files_only=False, trust_remote_code=False)
     with pytest.raises(ValueError, match="not from a trusted publisher"):
