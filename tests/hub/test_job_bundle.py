@@ -73,3 +73,10 @@ def test_a_bundle_holding_something_secret_shaped_is_refused(where, expected, tm
     cases = parse_meta({"schema_version": 1, "cases": [case]}).cases
     with pytest.raises(UpskillError, match=expected.replace("(", r"\(").replace(")", r"\)")):
         bundle_files(RUN, 2, [parse_model_spec(f"openai-compatible:m@{url}")], skill, cases, EvalOptions())
+
+
+def test_a_bundle_nested_without_bound_is_a_one_line_error(tmp_path):
+    """plan.json comes from the repo: 100,000-deep nesting is refused, not a RecursionError."""
+    (tmp_path / "plan.json").write_text('{"run": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(UpskillError, match="no readable plan.json"):
+        read_bundle(tmp_path)

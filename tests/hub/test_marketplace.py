@@ -99,6 +99,7 @@ def test_index_is_checked_like_untrusted_input():
         json.dumps({"plugins": [{"name": "../x", "source": "skills/x"}]}).encode(),
         json.dumps({"plugins": [{"name": "x", "source": "./"}]}).encode(),
         json.dumps({"plugins": [{"name": "x", "source": "a"}, {"name": "x", "source": "b"}]}).encode(),
+        b'{"plugins": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",  # nesting without bound
     ]
     for data in bad:
         with pytest.raises(UpskillError, match="refusing marketplace.json"):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import safejson
 from upskill_hub.cases import Case
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals.api import EvalOptions
@@ -113,7 +114,7 @@ def read_bundle(folder: Path) -> JobBundle:
     """The bundle's ``plan.json`` under ``folder`` (a downloaded ``jobs/<run_id>/``); one-line errors."""
     path = folder / PLAN_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = safejson.loads(path.read_text(encoding="utf-8"))  # read from the repo: bounded nesting
     except (OSError, ValueError) as exc:
         raise UpskillError(
             f"the run's Job bundle has no readable {PLAN_FILE} ({type(exc).__name__})"

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from upskill_hub import __version__
+from upskill_hub import __version__, safejson
 from upskill_hub.errors import UpskillError
 from upskill_hub.fsutil import check_relpath
 from upskill_hub.skill import Skill, load_skill, name_problem
@@ -64,8 +64,8 @@ def parse_marketplace(data: bytes, repo_id: str) -> dict[str, str]:
         return UpskillError(f"refusing {MARKETPLACE_PATH} of {repo_id}: {why}; nothing was written")
 
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = safejson.loads(data.decode("utf-8"))  # a repo's file: bounded nesting
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError or JSONTooDeep
         raise refuse(f"not JSON ({type(exc).__name__})") from None
     plugins = doc.get("plugins") if isinstance(doc, dict) else None
     if not isinstance(plugins, list):
