@@ -81,7 +81,6 @@ def test_two_token_and_long_prompts() -> None:
 def test_backend_is_part_of_the_cache_key(monkeypatch) -> None:
     """A cached transformers answer is never replayed for llama.cpp (they differ)."""
     from upskill_hub.evals.cache import cache_key
-
     from upskill_hub.models import local
 
     # llama-cpp-python is an optional extra (it compiles): skip only its install check.
