@@ -263,6 +263,23 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
         os.killpg(pid, sig)
 
 
+def _kill_group(pid: int, wait_s: float = 5.0) -> None:
+    """SIGKILL the Job's whole group and wait (bounded) until none of it is left.
+
+    A signal is delivered asynchronously and an orphaned child is reaped by init a moment
+    later: without the wait, a Job could read CANCELED (or COMPLETED) while its children
+    still exist. The bound keeps a process stuck in the kernel from holding up the server.
+    """
+    _signal_group(pid, signal.SIGKILL)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.01)
+
+
 class JobManager:
     """Creates, runs, tracks and cancels the Jobs of one local Hub (thread-safe)."""
 
@@ -433,7 +450,7 @@ class JobManager:
                 job.timed_out = True
                 self._terminate(proc)
             # The leader is gone: whatever it left behind in its group goes with it.
-            _signal_group(proc.pid, signal.SIGKILL)
+            _kill_group(proc.pid)
             reader.join(timeout=10)
             _remove_work(job)  # before the lock: a big folder must not hold up other requests
             with self._lock:
