@@ -106,11 +106,55 @@ class Case:
         return out
 
 
+@dataclass(frozen=True)
+class TriggerQuery:
+    """A user query and whether an agent should load the skill for it.
+
+    The shape skill-creator's trigger eval sets use (``{"query", "should_trigger"}``);
+    ``should_trigger`` false queries are negative controls.
+    """
+
+    id: str
+    query: str
+    should_trigger: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "query": self.query, "should_trigger": self.should_trigger}
+
+
+def parse_triggers(raw: Any, where: str = "triggers") -> list[TriggerQuery]:
+    """Trigger queries from a JSON list of ``{"query", "should_trigger"[, "id"]}`` objects."""
+    if not isinstance(raw, list):
+        raise CasesError(where, "must be a list of {\"query\": ..., \"should_trigger\": true|false}")
+    out: list[TriggerQuery] = []
+    seen: set[str] = set()
+    for i, item in enumerate(raw):
+        loc = f"{where}[{i}]"
+        if not isinstance(item, dict):
+            raise CasesError(loc, "must be an object with 'query' and 'should_trigger'")
+        query = item.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise CasesError(f"{loc}.query", "must be a non-empty string")
+        should = item.get("should_trigger")
+        if not isinstance(should, bool):
+            raise CasesError(f"{loc}.should_trigger", "must be true or false")
+        qid = item.get("id", f"t{i + 1}")
+        if not isinstance(qid, str) or not qid:
+            qid = str(qid)
+        if qid in seen:
+            raise CasesError(f"{loc}.id", f"duplicate trigger query id {qid!r}")
+        seen.add(qid)
+        out.append(TriggerQuery(id=qid, query=query, should_trigger=should))
+    return out
+
+
 @dataclass
 class SkillMeta:
     """The parsed contents of ``skill_meta.json``."""
 
     cases: list[Case] = field(default_factory=list)
+    #: Trigger queries (``triggers``), should-trigger and should-not; may be empty.
+    triggers: list[TriggerQuery] = field(default_factory=list)
     #: Every other top-level key, kept verbatim (teacher model, created_at, ...).
     extra: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
@@ -126,6 +170,8 @@ class SkillMeta:
         out: dict[str, Any] = {"schema_version": self.schema_version}
         out.update(self.extra)
         out["cases"] = [c.to_dict() for c in self.cases]
+        if self.triggers:
+            out["triggers"] = [t.to_dict() for t in self.triggers]
         return out
 
     def to_json(self) -> str:
@@ -286,17 +332,18 @@ def parse_meta(data: Any) -> SkillMeta:
         raw_cases = data.get(key, [])
         if not isinstance(raw_cases, list):
             raise CasesError(key, "must be a list")
-        extra = {k: v for k, v in data.items() if k not in (key, "schema_version")}
+        extra = {k: v for k, v in data.items() if k not in (key, "schema_version", "triggers")}
         fmt = _detect_format(data, key, raw_cases)
     else:
         raise CasesError("skill_meta.json", "must be a JSON object or a list of cases")
     cases = [parse_case(c, i, key) for i, c in enumerate(raw_cases)]
+    triggers = parse_triggers(data["triggers"]) if isinstance(data, dict) and "triggers" in data else []
     seen: set[str] = set()
     for c in cases:
         if c.id in seen:
             raise CasesError("cases", f"duplicate case id {c.id!r}")
         seen.add(c.id)
-    return SkillMeta(cases=cases, extra=extra, schema_version=version, source_format=fmt)
+    return SkillMeta(cases=cases, triggers=triggers, extra=extra, schema_version=version, source_format=fmt)
 
 
 def _detect_format(data: dict[str, Any], key: str, raw_cases: list[Any]) -> str:

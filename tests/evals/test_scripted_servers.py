@@ -356,7 +356,7 @@ def test_kill_mid_run_then_resume_gives_one_row_per_call(sig: int, skill8: Path,
         assert proc.returncode == 0, stderr
     rows = read_results(results.parent)
     planned = {
-        (r.model, c, f"q{i}", rep)
+        (r.model, "inject", c, f"q{i}", rep)
         for r in rows[:1]
         for c in ("baseline", "with_skill")
         for i in range(N_CASES)

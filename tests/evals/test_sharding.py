@@ -19,7 +19,7 @@ from upskill_hub.evals.sharding import (
 )
 
 KEYS = [
-    (m, c, f"case-{i}", r)
+    (m, "inject", c, f"case-{i}", r)
     for m in ("a", "b")
     for c in ("baseline", "with_skill")
     for i in range(5)

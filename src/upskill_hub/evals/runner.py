@@ -39,7 +39,7 @@ from upskill_hub.cases import Case
 from upskill_hub.evals.assertions import JudgeError, evaluate_case
 from upskill_hub.evals.cache import ResponseCache, cache_key
 from upskill_hub.evals.rundir import ResultsWriter
-from upskill_hub.evals.schema import CONDITIONS, PlannedModel, ResultRow, RunPlan
+from upskill_hub.evals.schema import CONDITIONS, CallKey, PlannedModel, ResultRow, RunPlan
 from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ModelClient
 from upskill_hub.redact import redact
 from upskill_hub.timestamps import utc_now
@@ -76,10 +76,11 @@ class PlannedCall:
     condition: str
     case: Case
     repeat: int
+    mode: str = "inject"
 
     @property
-    def key(self) -> tuple[str, str, str, int]:
-        return (self.client.model, self.condition, self.case.id, self.repeat)
+    def key(self) -> CallKey:
+        return (self.client.model, self.mode, self.condition, self.case.id, self.repeat)
 
 
 @dataclass
@@ -97,14 +98,17 @@ class EvalPlan:
     params: GenerationParams
     judge_label: str | None = None
     created: str = field(default_factory=utc_now)
+    #: How the skill reaches the model (``schema.MODES``); one run may hold several.
+    modes: tuple[str, ...] = ("inject",)
 
     def calls(self) -> list[PlannedCall]:
-        """Calls interleaved repeat -> case -> model -> condition, so a partial run is balanced."""
+        """Calls interleaved repeat -> case -> model -> mode -> condition, so a partial run is balanced."""
         return [
-            PlannedCall(c, cond, case, r)
+            PlannedCall(c, cond, case, r, mode)
             for r in range(self.runs)
             for case in self.cases
             for c in self.clients
+            for mode in self.modes
             for cond in self.conditions
         ]
 
@@ -121,6 +125,8 @@ class EvalPlan:
             "params": self.params.to_dict(),
             "judge": self.judge_label,
         }
+        if tuple(self.modes) != ("inject",):  # inject-only plans keep the fingerprint they always had
+            payload["modes"] = list(self.modes)
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
     def record(self) -> RunPlan:
@@ -133,6 +139,7 @@ class EvalPlan:
             skill_version=self.skill_version,
             models=[PlannedModel(c.provider, c.model, c.endpoint) for c in self.clients],
             conditions=list(self.conditions),
+            modes=list(self.modes),
             runs=self.runs,
             case_ids=[c.id for c in self.cases],
             params=self.params.to_dict(),
@@ -168,8 +175,11 @@ class Runner:
         judges: dict[str | None, ModelClient] | None = None,
         cost_fn: CostFn | None = None,
         on_row: Callable[[ResultRow], None] | None = None,
-        only: set[tuple[str, str, str, int]] | None = None,
+        only: set[CallKey] | None = None,
     ) -> None:
+        unsupported = sorted(set(plan.modes) - {"inject"})
+        if unsupported:  # catalog / harness calls are run elsewhere (issues 22 and 23)
+            raise ValueError(f"this runner cannot run mode(s) {unsupported}")
         self.plan = plan
         #: Run only the calls with these keys (one shard of a run on Hugging Face Jobs).
         self.only = only
@@ -248,6 +258,7 @@ class Runner:
             "provider": client.provider,
             "params": self._params_json,
             "condition": call.condition,
+            "mode": call.mode,
             "case_id": case.id,
             "repeat": call.repeat,
             "split": case.split,

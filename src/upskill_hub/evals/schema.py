@@ -16,6 +16,15 @@ from typing import Any
 
 CONDITIONS = ("baseline", "with_skill")
 
+#: How the skill reaches the model (ARCHITECTURE.md, "Three ways a skill reaches a model"):
+#: ``inject`` pastes SKILL.md into the system prompt (the default, an upper bound);
+#: ``catalog`` shows names + descriptions and lets the model load the skill through a tool;
+#: ``harness`` runs a real agent CLI in a throwaway workspace.
+MODES = ("inject", "catalog", "harness")
+
+#: The identity of one planned call: ``(model, mode, condition, case_id, repeat)``.
+CallKey = tuple[str, str, str, str, int]
+
 #: Field metadata: store this integer as a 64-bit parquet column (the default is 32-bit).
 INT64 = {"arrow": "int64"}
 
@@ -55,11 +64,20 @@ class ResultRow:
     cached: bool = False
     split: str = "train"
     finish_reason: str | None = None
+    # How the skill reached the model, and what the model did with it (catalog / harness).
+    mode: str = "inject"  # one of MODES; rows written before modes existed are "inject"
+    agent: str | None = None  # harness mode: the agent CLI ("claude-code", "codex", ...)
+    triggered: bool | None = None  # catalog / harness: the skill under test was loaded
+    loaded: str = "[]"  # JSON text: names of the skills loaded, in order
+    files_read: str = "[]"  # JSON text: "skill/relative/path" of each file read, in order
+    turns: int | None = None  # model turns the answer took (catalog / harness)
+    tool_calls: int | None = None  # tool calls made along the way
+    tokens_unavailable: bool = False  # the harness reported no token counts (not zero tokens)
 
     @property
-    def key(self) -> tuple[str, str, str, int]:
+    def key(self) -> CallKey:
         """Identity of a planned call inside a run (used for resume and de-duplication)."""
-        return (self.model, self.condition, self.case_id, self.repeat)
+        return (self.model, self.mode, self.condition, self.case_id, self.repeat)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -67,6 +85,70 @@ class ResultRow:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ResultRow:
         return cls(**_known(cls, data))
+
+
+@dataclass
+class TriggerRow:
+    """One trigger query sent to a model with a skill catalog: did it load the skill?
+
+    Stored one per line in the run folder's ``triggers.jsonl`` and pushed as the ``triggers``
+    config. ``should_trigger`` false rows are negative controls.
+    """
+
+    run_id: str
+    timestamp: str  # ISO 8601, UTC
+    tool_version: str
+    skill_name: str
+    skill_version: str
+    model: str
+    provider: str
+    params: str  # JSON text
+    query_id: str
+    query: str
+    should_trigger: bool
+    repeat: int
+    triggered: bool | None  # None when the call failed (see ``error``)
+    loaded: str = "[]"  # JSON text: skills loaded, in order
+    input_tokens: int | None = field(default=None, metadata=INT64)
+    output_tokens: int | None = field(default=None, metadata=INT64)
+    latency_s: float | None = None
+    cost_usd: float | None = None
+    error: str | None = None
+    cached: bool = False
+    mode: str = "catalog"  # "catalog" (a model with tools) or "harness" (an agent CLI)
+    agent: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """Identity of a planned trigger call inside a run (resume, de-duplication)."""
+        return (self.model, self.query_id, self.repeat)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TriggerRow:
+        return cls(**_known(cls, data))
+
+
+@dataclass
+class TriggerStats:
+    """Trigger figures for one model: recall on should-trigger queries, false triggers on the rest."""
+
+    model: str
+    n_should: int  # answered should-trigger calls
+    triggered_should: int
+    recall: float | None
+    recall_ci_low: float | None
+    recall_ci_high: float | None
+    n_should_not: int  # answered should-not-trigger calls (negative controls)
+    triggered_should_not: int
+    false_trigger_rate: float | None
+    fpr_ci_low: float | None
+    fpr_ci_high: float | None
+    precision: float | None
+    f1: float | None
+    errors: int = 0
 
 
 @dataclass
@@ -89,6 +171,7 @@ class ConditionStats:
     total_cost_usd: float | None
     pass_at_k: dict[str, float] = field(default_factory=dict)
     cached_calls: int = 0
+    mode: str = "inject"
 
 
 @dataclass
@@ -105,6 +188,7 @@ class LiftStats:
     token_savings: float | None  # baseline mean total tokens minus with-skill mean
     conclusive: bool
     note: str = ""
+    mode: str = "inject"
 
 
 @dataclass
@@ -125,6 +209,7 @@ class RunSummary:
     n_results: int | None = field(default=None, metadata=INT64)
     conditions: list[ConditionStats] = field(default_factory=list)
     lifts: list[LiftStats] = field(default_factory=list)
+    triggers: list[TriggerStats] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -134,6 +219,7 @@ class RunSummary:
         d = dict(data)
         d["conditions"] = [ConditionStats(**_known(ConditionStats, c)) for c in d.get("conditions") or []]
         d["lifts"] = [LiftStats(**_known(LiftStats, x)) for x in d.get("lifts") or []]
+        d["triggers"] = [TriggerStats(**_known(TriggerStats, x)) for x in d.get("triggers") or []]
         return cls(**_known(cls, d))
 
 
@@ -157,6 +243,7 @@ class RunPlan:
     skill_version: str = ""
     models: list[PlannedModel] = field(default_factory=list)
     conditions: list[str] = field(default_factory=list)
+    modes: list[str] = field(default_factory=lambda: ["inject"])
     runs: int = 1
     case_ids: list[str] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)

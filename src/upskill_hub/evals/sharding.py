@@ -1,6 +1,6 @@
 """Split a planned run into N shards of calls, deterministically, for Hugging Face Jobs.
 
-Pure functions over call keys ``(model, condition, case_id, repeat)``; no I/O. The launcher,
+Pure functions over call keys ``(model, mode, condition, case_id, repeat)``; no I/O. The launcher,
 every shard Job and ``--resume`` must agree on which calls a shard owns without talking
 to each other, so the rule is a function of the plan alone:
 
@@ -19,9 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.schema import RunPlan
-
-CallKey = tuple[str, str, str, int]
+from upskill_hub.evals.schema import CallKey, RunPlan
 
 #: The name of the assignment rule above (stored in the run's Job bundle).
 ASSIGNMENT = "round-robin-sorted-keys-v1"
@@ -82,9 +80,10 @@ def missing_shards(keys: Iterable[CallKey], shards: int, present: Iterable[CallK
 def plan_keys(plan: RunPlan) -> list[CallKey]:
     """Every call key of a stored plan (``run.json``), as :meth:`EvalPlan.calls` makes them."""
     return [
-        (m.model, cond, case_id, r)
+        (m.model, mode, cond, case_id, r)
         for r in range(plan.runs)
         for case_id in plan.case_ids
         for m in plan.models
+        for mode in plan.modes or ["inject"]
         for cond in plan.conditions
     ]

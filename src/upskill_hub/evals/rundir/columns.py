@@ -124,4 +124,5 @@ def summary_from_record(row: dict[str, Any]) -> RunSummary:
         for c in d.get("conditions") or []
     ]
     d["lifts"] = [dict(x) for x in d.get("lifts") or []]
+    d["triggers"] = [dict(x) for x in d.get("triggers") or []]
     return RunSummary.from_dict(d)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub.errors import PathError, UpskillError
-from upskill_hub.evals.schema import ResultRow, RunPlan, RunSummary
+from upskill_hub.evals.schema import CallKey, ResultRow, RunPlan, RunSummary
 from upskill_hub.fsutil import write_bytes_atomic, write_json_atomic
 
 RUN_FILE = "run.json"
@@ -29,7 +29,6 @@ RESULTS_PARQUET = "results.parquet"
 RESULTS_CHECK = ".results.parquet.check"
 LOCK_FILE = ".lock"
 
-CallKey = tuple[str, str, str, int]
 
 
 # --------------------------------------------------------------------------- plan
