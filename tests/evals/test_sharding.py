@@ -44,7 +44,7 @@ def test_the_assignment_does_not_depend_on_the_order_keys_come_in():
 def test_each_shard_mixes_models_and_conditions():
     for part in split_keys(KEYS, 4):
         assert {k[0] for k in part} == {"a", "b"}
-        assert {k[1] for k in part} == {"baseline", "with_skill"}
+        assert {k[2] for k in part} == {"baseline", "with_skill"}
 
 
 def test_missing_shards_are_those_owning_a_key_not_present():
