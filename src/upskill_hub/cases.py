@@ -55,6 +55,16 @@ FORMAT_OURS = "upskill-hub schema 1"
 FORMAT_UPSKILL_SKILL = "upskill skill_meta.json (\"tests\")"
 FORMAT_UPSKILL_SUITE = "upskill TestCaseSuite"
 FORMAT_LIST = "a list of cases"
+FORMAT_UPSKILL_VERIFIERS = "upskill tests (\"verifiers\")"
+FORMAT_AGENTSKILLS_EVALS = "agentskills.io evals.json"
+
+#: Assertion types whose text matching can be case-insensitive (``case_sensitive``).
+CASE_AWARE_TYPES = frozenset({"contains", "contains-any", "not-contains", "equals", "starts-with"})
+
+#: upskill's verifier types and how each maps onto an assertion type. upskill compares
+#: expected strings case-insensitively (``item.lower() in output.lower()``), so they are
+#: read with ``case_sensitive: false`` unless the verifier says otherwise.
+UPSKILL_VERIFIER_TYPES = {"contains": "contains"}
 
 #: Keys of upskill's ``TestCase`` that upskill-hub reads beyond ``input``/``expected``.
 _UPSKILL_CASE_KEYS = {"context", "output_file", "validator", "validator_config"}
@@ -77,6 +87,18 @@ class Assertion:
     value: Any = None
     #: Optional judge model for ``llm-rubric`` (a model spec); default is the eval's judge.
     judge: str | None = None
+    #: Text matching: ``None`` = case-sensitive (our default), ``False`` = case-insensitive
+    #: (what upskill does, so its files are read that way). Only for ``CASE_AWARE_TYPES``.
+    case_sensitive: bool | None = None
+    #: Set for rubrics imported from another tool's format (agentskills.io assertions,
+    #: upskill ``judge.criteria``): those were written for a real grader, so the eval asks
+    #: for ``--judge`` instead of letting the model under test grade itself.
+    judge_required: bool = False
+
+    @property
+    def ignore_case(self) -> bool:
+        """Whether text matching ignores case (``icontains`` always does)."""
+        return self.type == "icontains" or self.case_sensitive is False
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
@@ -84,6 +106,8 @@ class Assertion:
             out["value"] = self.value
         if self.judge:
             out["judge"] = self.judge
+        if self.case_sensitive is not None:
+            out["case_sensitive"] = self.case_sensitive
         return out
 
 
@@ -164,7 +188,11 @@ class SkillMeta:
     def describe(self, source: str = "skill_meta.json") -> str:
         """One line saying what was read, e.g. ``3 test cases from x.json (upskill TestCaseSuite)``."""
         n = len(self.cases)
-        return f"{n} test case{'' if n == 1 else 's'} from {source} ({self.source_format})"
+        line = f"{n} test case{'' if n == 1 else 's'} from {source} ({self.source_format})"
+        if self.triggers:
+            neg = sum(1 for t in self.triggers if not t.should_trigger)
+            line += f", {len(self.triggers)} trigger quer{'y' if len(self.triggers) == 1 else 'ies'} ({neg} should not trigger)"
+        return line
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"schema_version": self.schema_version}
@@ -221,34 +249,79 @@ def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
     raise AssertionError(kind)  # pragma: no cover - table above is exhaustive
 
 
-def parse_assertion(raw: Any, where: str) -> Assertion:
-    """Validate one assertion mapping (``{"type": ..., "value": ...}``)."""
+def parse_assertion(raw: Any, where: str, default_case_sensitive: bool | None = None) -> Assertion:
+    """Validate one assertion mapping (``{"type": ..., "value": ...[, "case_sensitive": bool]}``).
+
+    ``default_case_sensitive`` is the matching rule of the format the assertion came from,
+    used when the assertion does not say (upskill's files: ``False``).
+    """
     if not isinstance(raw, dict):
         raise CasesError(where, "an assertion must be an object with a 'type'")
     atype = raw.get("type")
     if atype not in ASSERTION_TYPES:
         known = ", ".join(ASSERTION_TYPES)
         raise CasesError(where, f"unknown assertion type {atype!r} (known: {known})")
-    unknown = set(raw) - {"type", "value", "judge"}
+    unknown = set(raw) - {"type", "value", "judge", "case_sensitive"}
     if unknown:
         raise CasesError(where, f"unknown assertion keys: {', '.join(sorted(unknown))}")
     value = _check_value(ASSERTION_TYPES[atype], atype, raw.get("value"), where)
     judge = raw.get("judge")
     if judge is not None and (atype != "llm-rubric" or not isinstance(judge, str)):
         raise CasesError(where, "'judge' is only for llm-rubric and must be a model spec string")
-    return Assertion(type=atype, value=value, judge=judge)
+    case_sensitive = raw.get("case_sensitive", default_case_sensitive)
+    if "case_sensitive" in raw:
+        if not isinstance(case_sensitive, bool):
+            raise CasesError(f"{where}.case_sensitive", "must be true or false")
+        if atype not in CASE_AWARE_TYPES:
+            raise CasesError(
+                f"{where}.case_sensitive", f"is for {', '.join(sorted(CASE_AWARE_TYPES))}, not {atype!r}"
+            )
+    if atype not in CASE_AWARE_TYPES:
+        case_sensitive = None
+    return Assertion(type=atype, value=value, judge=judge, case_sensitive=case_sensitive)
 
 
 def _expected_to_assertions(expected: Any, where: str) -> list[Assertion]:
-    """upskill's ``expected`` mapping: each key is an assertion type, its value the argument."""
+    """upskill's ``expected`` mapping: each key is an assertion type, its value the argument.
+
+    upskill matches these strings case-insensitively, so they are read that way.
+    """
     if isinstance(expected, str):
-        return [parse_assertion({"type": "contains", "value": expected}, where)]
+        return [parse_assertion({"type": "contains", "value": expected}, where, False)]
     if not isinstance(expected, dict) or not expected:
         raise CasesError(where, "'expected' must be an object like {\"contains\": \"...\"}")
     out = []
     for key, value in expected.items():
         raw = {"type": key} if ASSERTION_TYPES.get(key) == "none" else {"type": key, "value": value}
-        out.append(parse_assertion(raw, f"{where}.{key}"))
+        out.append(parse_assertion(raw, f"{where}.{key}", False))
+    return out
+
+
+def _verifiers_to_assertions(verifiers: Any, where: str) -> list[Assertion]:
+    """upskill's ``verifiers`` list (``[{"type": "contains", "values": [...]}]``).
+
+    Every string in ``values`` must appear (upskill's rule), case-insensitively unless the
+    verifier carries ``"case_sensitive": true``.
+    """
+    if not isinstance(verifiers, list) or not verifiers:
+        raise CasesError(where, "must be a non-empty list like [{\"type\": \"contains\", \"values\": [...]}]")
+    out = []
+    for j, v in enumerate(verifiers):
+        loc = f"{where}[{j}]"
+        if not isinstance(v, dict):
+            raise CasesError(loc, "a verifier must be an object with a 'type'")
+        vtype = v.get("type")
+        if vtype not in UPSKILL_VERIFIER_TYPES:
+            known = ", ".join(UPSKILL_VERIFIER_TYPES)
+            raise CasesError(f"{loc}.type", f"unknown upskill verifier type {vtype!r} (read here: {known})")
+        unknown = set(v) - {"type", "values", "value", "case_sensitive"}
+        if unknown:
+            raise CasesError(loc, f"unknown verifier keys: {', '.join(sorted(unknown))}")
+        value = v.get("values", v.get("value"))
+        raw: dict[str, Any] = {"type": UPSKILL_VERIFIER_TYPES[vtype], "value": value}
+        if "case_sensitive" in v:
+            raw["case_sensitive"] = v["case_sensitive"]
+        out.append(parse_assertion(raw, loc, False))
     return out
 
 
@@ -291,7 +364,7 @@ def parse_case(raw: Any, index: int, where: str = "cases") -> Case:
     text = raw.get("input")
     if not isinstance(text, str) or not text.strip():
         raise CasesError(f"{loc}.input", "must be a non-empty string")
-    known = {"id", "input", "assert", "expected", "split", "description", "vars"} | _UPSKILL_CASE_KEYS
+    known = {"id", "input", "assert", "expected", "verifiers", "split", "description", "vars"} | _UPSKILL_CASE_KEYS
     unknown = set(raw) - known
     if unknown:
         raise CasesError(loc, f"unknown case keys: {', '.join(sorted(unknown))}")
@@ -303,8 +376,10 @@ def parse_case(raw: Any, index: int, where: str = "cases") -> Case:
         asserts += [parse_assertion(a, f"{loc}.assert[{j}]") for j, a in enumerate(raw["assert"])]
     if "expected" in raw:
         asserts += _expected_to_assertions(raw["expected"], f"{loc}.expected")
+    if "verifiers" in raw:
+        asserts += _verifiers_to_assertions(raw["verifiers"], f"{loc}.verifiers")
     if not asserts:
-        raise CasesError(loc, "has no assertions ('assert' or 'expected')")
+        raise CasesError(loc, "has no assertions ('assert', 'expected' or 'verifiers')")
     case_id = raw.get("id", f"case-{index + 1}")
     if not isinstance(case_id, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}", case_id):
         raise CasesError(f"{loc}.id", "must be 1-100 chars of letters, digits, '.', '_' or '-'")
@@ -317,9 +392,118 @@ def parse_case(raw: Any, index: int, where: str = "cases") -> Case:
     return Case(id=case_id, input=text, asserts=tuple(asserts), split=split, description=description)
 
 
-def parse_meta(data: Any) -> SkillMeta:
-    """Turn decoded JSON (object or plain list) into a :class:`SkillMeta`."""
+#: Largest input file an evals.json entry may attach to its prompt.
+EVAL_FILE_MAX_BYTES = 256 * 1024
+
+
+def _attach_eval_file(base_dir: Path | None, rel: Any, where: str) -> str:
+    """The text of one evals.json input file, read inside ``base_dir`` (the skill folder)."""
+    from upskill_hub.errors import UpskillError
+    from upskill_hub.fsutil import check_relpath
+
+    if not isinstance(rel, str):
+        raise CasesError(where, "must be a path relative to the skill folder")
+    try:
+        check_relpath(rel)
+    except UpskillError as exc:
+        raise CasesError(where, str(exc)) from None
+    if base_dir is None:
+        raise CasesError(where, f"input file {rel!r} needs the skill folder: evaluate the skill that holds evals.json")
+    root = base_dir.resolve()
+    target = (root / rel).resolve()
+    if not target.is_relative_to(root):
+        raise CasesError(where, f"input file {rel!r} points outside the skill folder")
+    if not target.is_file():
+        raise CasesError(where, f"input file {rel!r} not found in {base_dir}")
+    if target.stat().st_size > EVAL_FILE_MAX_BYTES:
+        raise CasesError(where, f"input file {rel!r} is larger than {EVAL_FILE_MAX_BYTES // 1024} KB")
+    data = target.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CasesError(where, f"input file {rel!r} is not UTF-8 text (only text files can be attached)") from None
+
+
+def _parse_agentskills_evals(data: dict[str, Any], base_dir: Path | None) -> SkillMeta:
+    """The agentskills.io ``evals/evals.json`` shape (also skill-creator's and agent-skills-eval's).
+
+    ``{"skill_name", "evals": [{"id", "prompt", "expected_output", "files", "assertions"}]}``;
+    skill-creator calls the assertions ``expectations``. Each assertion is a sentence for a
+    grader, so it becomes an ``llm-rubric`` that needs ``--judge``. Without any, the
+    ``expected_output`` is the rubric (as agent-skills-eval does). An entry with
+    ``"should_trigger": false`` is a negative control: a trigger query, not a case.
+    """
+    evals = data.get("evals")
+    if not isinstance(evals, list):
+        raise CasesError("evals", "must be a list of {\"id\", \"prompt\", \"assertions\"} objects")
+    name = data.get("skill_name")
+    if name is not None and not isinstance(name, str):
+        raise CasesError("skill_name", "must be a string")
+    known = {"id", "name", "prompt", "expected_output", "files", "assertions", "expectations", "should_trigger"}
+    cases: list[Case] = []
+    triggers: list[TriggerQuery] = []
+    for i, ev in enumerate(evals):
+        loc = f"evals[{i}]"
+        if not isinstance(ev, dict):
+            raise CasesError(loc, "an eval must be an object with a 'prompt'")
+        unknown = set(ev) - known
+        if unknown:
+            raise CasesError(loc, f"unknown eval keys: {', '.join(sorted(unknown))}")
+        prompt = ev.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise CasesError(f"{loc}.prompt", "must be a non-empty string")
+        raw_id = ev.get("id", i + 1)
+        if isinstance(raw_id, bool) or not isinstance(raw_id, (int, str)):
+            raise CasesError(f"{loc}.id", "must be a number or a string")
+        case_id = f"eval-{raw_id}" if isinstance(raw_id, int) else raw_id
+        should = ev.get("should_trigger", True)
+        if not isinstance(should, bool):
+            raise CasesError(f"{loc}.should_trigger", "must be true or false")
+        if not should:
+            triggers.append(TriggerQuery(id=case_id, query=prompt, should_trigger=False))
+            continue
+        key = "assertions" if "assertions" in ev else "expectations"
+        if "assertions" in ev and "expectations" in ev:
+            raise CasesError(loc, "has both 'assertions' and 'expectations': keep one list")
+        rubrics = ev.get(key, [])
+        if not isinstance(rubrics, list) or not all(isinstance(r, str) and r.strip() for r in rubrics):
+            raise CasesError(f"{loc}.{key}", "must be a list of sentences for the judge")
+        expected = ev.get("expected_output")
+        if expected is not None and not isinstance(expected, str):
+            raise CasesError(f"{loc}.expected_output", "must be a string")
+        if not rubrics and expected and expected.strip():
+            rubrics = [expected]
+        if not rubrics:
+            raise CasesError(loc, f"has no '{key}' and no 'expected_output' to grade against")
+        files = ev.get("files", [])
+        if not isinstance(files, list):
+            raise CasesError(f"{loc}.files", "must be a list of paths relative to the skill folder")
+        parts = [prompt.rstrip()]
+        for j, rel in enumerate(files):
+            content = _attach_eval_file(base_dir, rel, f"{loc}.files[{j}]")
+            parts.append(f"File `{rel}`:\n```\n{content.rstrip()}\n```")
+        asserts = tuple(
+            Assertion(type="llm-rubric", value=r, judge_required=True) for r in rubrics
+        )
+        description = ev.get("name") if isinstance(ev.get("name"), str) else ""
+        cases.append(Case(id=case_id, input="\n\n".join(parts), asserts=asserts, description=description))
+    for c in cases:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}", c.id):
+            raise CasesError("evals", f"id {c.id!r} must be 1-100 chars of letters, digits, '.', '_' or '-'")
+    extra = {"skill_name": name} if name else {}
+    return SkillMeta(cases=cases, triggers=triggers, extra=extra, source_format=FORMAT_AGENTSKILLS_EVALS)
+
+
+def parse_meta(data: Any, base_dir: Path | None = None) -> SkillMeta:
+    """Turn decoded JSON (object or plain list) into a :class:`SkillMeta`.
+
+    ``base_dir`` is the skill folder, where agentskills.io ``evals.json`` input files live.
+    """
     key = "cases"
+    if isinstance(data, dict) and "evals" in data and "cases" not in data and "tests" not in data:
+        meta = _parse_agentskills_evals(data, base_dir)
+        _check_unique([c.id for c in meta.cases] + [t.id for t in meta.triggers])
+        return meta
     if isinstance(data, list):
         raw_cases, extra, version, fmt = data, {}, SCHEMA_VERSION, FORMAT_LIST
     elif isinstance(data, dict):
@@ -338,12 +522,18 @@ def parse_meta(data: Any) -> SkillMeta:
         raise CasesError("skill_meta.json", "must be a JSON object or a list of cases")
     cases = [parse_case(c, i, key) for i, c in enumerate(raw_cases)]
     triggers = parse_triggers(data["triggers"]) if isinstance(data, dict) and "triggers" in data else []
-    seen: set[str] = set()
-    for c in cases:
-        if c.id in seen:
-            raise CasesError("cases", f"duplicate case id {c.id!r}")
-        seen.add(c.id)
+    _check_unique([c.id for c in cases])
+    if fmt == FORMAT_LIST and cases and all(isinstance(c, dict) and "verifiers" in c for c in raw_cases):
+        fmt = FORMAT_UPSKILL_VERIFIERS
     return SkillMeta(cases=cases, triggers=triggers, extra=extra, schema_version=version, source_format=fmt)
+
+
+def _check_unique(ids: list[str]) -> None:
+    seen: set[str] = set()
+    for cid in ids:
+        if cid in seen:
+            raise CasesError("cases", f"duplicate case id {cid!r}")
+        seen.add(cid)
 
 
 def _detect_format(data: dict[str, Any], key: str, raw_cases: list[Any]) -> str:
@@ -352,14 +542,16 @@ def _detect_format(data: dict[str, Any], key: str, raw_cases: list[Any]) -> str:
         return FORMAT_UPSKILL_SKILL
     if "schema_version" in data:
         return FORMAT_OURS
+    if raw_cases and all(isinstance(c, dict) and "verifiers" in c for c in raw_cases):
+        return FORMAT_UPSKILL_VERIFIERS
     upskill_like = raw_cases and all(
         isinstance(c, dict) and "expected" in c and not {"assert", "id", "split"} & set(c) for c in raw_cases
     )
     return FORMAT_UPSKILL_SUITE if upskill_like and set(data) == {"cases"} else FORMAT_OURS
 
 
-def load_meta_text(text: str | bytes, source: str = "skill_meta.json") -> SkillMeta:
-    """Parse the text of a ``skill_meta.json`` (or a tests file)."""
+def load_meta_text(text: str | bytes, source: str = "skill_meta.json", base_dir: Path | None = None) -> SkillMeta:
+    """Parse the text of a ``skill_meta.json`` (or a tests file); ``base_dir``: see :func:`parse_meta`."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8-sig")
@@ -371,15 +563,18 @@ def load_meta_text(text: str | bytes, source: str = "skill_meta.json") -> SkillM
         raise CasesError(source, str(exc)) from None
     except json.JSONDecodeError as exc:
         raise CasesError(source, f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    return parse_meta(data)
+    return parse_meta(data, base_dir)
 
 
-def load_cases_file(path: str | Path) -> SkillMeta:
-    """Load a tests file given with ``--tests``; it must contain at least one case."""
+def load_cases_file(path: str | Path, base_dir: Path | None = None) -> SkillMeta:
+    """Load a tests file given with ``--tests``; it must contain at least one case.
+
+    ``base_dir`` is the skill folder (input files of an agentskills.io ``evals.json``).
+    """
     p = Path(path)
     if not p.is_file():
         raise CasesError(str(p), "not found")
-    meta = load_meta_text(p.read_bytes(), source=str(p))
+    meta = load_meta_text(p.read_bytes(), source=str(p), base_dir=base_dir)
     if not meta.cases:
         raise CasesError(str(p), "has no test cases")
     return meta

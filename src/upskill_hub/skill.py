@@ -35,6 +35,8 @@ SKILL_FILE = "SKILL.md"
 #: Also accepted (the reference validator looks for it after SKILL.md), with a warning.
 SKILL_FILE_LOWER = "skill.md"
 META_FILE = "skill_meta.json"
+#: Where the agentskills.io evaluation guide keeps a skill's evals (read when there is no META_FILE).
+EVALS_FILE = "evals/evals.json"
 RESOURCE_DIRS = ("references", "scripts", "assets")
 
 NAME_MAX = 64
@@ -625,6 +627,12 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
         except CasesError as exc:
             fld = exc.field if exc.field.startswith(META_FILE) else f"{META_FILE}: {exc.field}"
             problems.append(Problem(shown, fld, exc.message))
+    elif EVALS_FILE in files:
+        # The agentskills.io convention: evals/evals.json, input files relative to the skill.
+        try:
+            meta = load_meta_text(files[EVALS_FILE], source=EVALS_FILE, base_dir=root)
+        except CasesError as exc:
+            problems.append(Problem(shown, f"{EVALS_FILE}: {exc.field}", exc.message))
 
     skill = Skill(
         name=fm.get("name") if isinstance(fm.get("name"), str) else root.name,

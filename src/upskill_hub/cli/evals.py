@@ -231,17 +231,20 @@ def _cases_line(skill: Path, tests: Path | None) -> str | None:
     ``None`` when the file cannot be read: ``run_eval`` then reports the problem itself.
     """
     from upskill_hub.cases import CasesError, load_cases_file
-    from upskill_hub.skill import META_FILE, load_skill
+    from upskill_hub.skill import EVALS_FILE, META_FILE, load_skill
 
     if tests is not None:
         try:
-            return f"tests: {load_cases_file(tests).describe(str(tests))}"
+            return f"tests: {load_cases_file(tests, base_dir=skill).describe(str(tests))}"
         except CasesError:
             return None
     res = load_skill(skill)
-    if res.skill is None or META_FILE not in res.skill.files:
+    if res.skill is None:
         return None
-    return f"tests: {res.skill.meta.describe(META_FILE)}"
+    for name in (META_FILE, EVALS_FILE):
+        if name in res.skill.files:
+            return f"tests: {res.skill.meta.describe(name)}"
+    return None
 
 
 def runs_command(

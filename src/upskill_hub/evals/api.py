@@ -21,7 +21,7 @@ from upskill_hub import __version__
 from upskill_hub.cases import Case, CasesError, load_cases_file
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals import rundir
-from upskill_hub.evals.assertions import needs_judge
+from upskill_hub.evals.assertions import needs_judge, requires_explicit_judge
 from upskill_hub.evals.cache import ResponseCache, default_cache_dir
 from upskill_hub.evals.runner import EvalPlan, ExecStats, Runner, conditions_for, new_run_id
 from upskill_hub.evals.schema import ResultRow, RunSummary
@@ -89,7 +89,7 @@ def resolve_cases(skill: Skill, cases: str | Path | Sequence[Case] | None) -> li
         return found
     if isinstance(cases, (str, Path)):
         try:
-            return list(load_cases_file(cases).cases)
+            return list(load_cases_file(cases, base_dir=skill.path).cases)
         except CasesError as exc:
             inside = None if exc.field == str(Path(cases)) else exc.field
             raise PathError(cases, exc.message, kind="tests file", field=inside) from None
@@ -222,6 +222,11 @@ async def prepare_eval(
     if not model_specs:
         model_specs = ("local",)
     the_cases = resolve_cases(skill, o.cases)
+    if judge is None and requires_explicit_judge(the_cases):
+        raise UpskillError(
+            "these tests grade natural-language assertions (agentskills.io evals.json or upskill judge "
+            "criteria): pass --judge MODEL to grade them (they are never skipped)"
+        )
     gen = _make_params(o.params)
 
     clients = _clients_for(

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from upskill_hub import guarded, limits, safejson
-from upskill_hub.cases import Assertion, Case
+from upskill_hub.cases import CASE_AWARE_TYPES, Assertion, Case
 from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ModelClient
 
 #: How much of the answer an evidence snippet shows around a match.
@@ -106,18 +106,24 @@ def _contains(output: str, value: Any, *, ignore_case: bool) -> tuple[bool, str]
     return True, "found " + "; ".join(found)
 
 
-def _contains_any(output: str, value: list[str]) -> tuple[bool, str]:
+def _fold(text: str, ignore_case: bool) -> str:
+    return text.lower() if ignore_case else text
+
+
+def _contains_any(output: str, value: list[str], *, ignore_case: bool = False) -> tuple[bool, str]:
+    hay = _fold(output, ignore_case)
     for needle in value:
-        idx = output.find(needle)
+        idx = hay.find(_fold(needle, ignore_case))
         if idx >= 0:
             return True, f"found {needle!r} at {idx}: {_snippet(output, idx, idx + len(needle))}"
     return False, "none of " + ", ".join(repr(v) for v in value) + " appears"
 
 
-def _not_contains(output: str, value: Any) -> tuple[bool, str]:
+def _not_contains(output: str, value: Any, *, ignore_case: bool = False) -> tuple[bool, str]:
     hits = []
+    hay = _fold(output, ignore_case)
     for needle in _as_list(value):
-        idx = output.find(needle)
+        idx = hay.find(_fold(needle, ignore_case))
         if idx >= 0:
             hits.append(f"{needle!r} at {idx}: {_snippet(output, idx, idx + len(needle))}")
     if hits:
@@ -191,18 +197,18 @@ def _regex(output: str, pattern: str) -> tuple[bool, str]:
     return True, f"matched {m.group(0)!r} at {m.start()}: {_snippet(output, m.start(), m.end())}"
 
 
-def _equals(output: str, value: str) -> tuple[bool, str]:
+def _equals(output: str, value: str, *, ignore_case: bool = False) -> tuple[bool, str]:
     # Surrounding whitespace is not part of an answer (models add trailing newlines).
-    if output.strip() == value.strip():
+    if _fold(output.strip(), ignore_case) == _fold(value.strip(), ignore_case):
         return True, "answer equals the expected text"
     got = output.strip()
     shown = got if len(got) <= 80 else got[:77] + "..."
     return False, f"expected {value.strip()!r}, got {shown!r}"
 
 
-def _starts_with(output: str, value: str) -> tuple[bool, str]:
+def _starts_with(output: str, value: str, *, ignore_case: bool = False) -> tuple[bool, str]:
     got = output.lstrip()
-    if got.startswith(value):
+    if _fold(got, ignore_case).startswith(_fold(value, ignore_case)):
         return True, f"answer starts with {value!r}"
     return False, f"answer starts with {got[: max(len(value), 20)]!r}, not {value!r}"
 
@@ -210,16 +216,15 @@ def _starts_with(output: str, value: str) -> tuple[bool, str]:
 def check_sync(assertion: Assertion, output: str) -> AssertionResult:
     """Evaluate any assertion except ``llm-rubric``."""
     t, v = assertion.type, assertion.value
-    if t == "contains":
-        ok, ev = _contains(output, v, ignore_case=False)
-    elif t == "icontains":
-        ok, ev = _contains(output, v, ignore_case=True)
+    ic = assertion.ignore_case
+    if t in ("contains", "icontains"):
+        ok, ev = _contains(output, v, ignore_case=ic)
     elif t == "contains-any":
-        ok, ev = _contains_any(output, v)
+        ok, ev = _contains_any(output, v, ignore_case=ic)
     elif t == "not-contains":
-        ok, ev = _not_contains(output, v)
+        ok, ev = _not_contains(output, v, ignore_case=ic)
     elif t == "equals":
-        ok, ev = _equals(output, v)
+        ok, ev = _equals(output, v, ignore_case=ic)
     elif t == "regex":
         ok, ev = _regex(output, v)
     elif t == "is-json":
@@ -227,10 +232,15 @@ def check_sync(assertion: Assertion, output: str) -> AssertionResult:
     elif t == "json-schema":
         ok, ev = _json_schema(output, v)
     elif t == "starts-with":
-        ok, ev = _starts_with(output, v)
+        ok, ev = _starts_with(output, v, ignore_case=ic)
     else:
         raise ValueError(f"assertion type {t!r} needs a judge or is unknown")
-    return AssertionResult(type=t, passed=ok, evidence=ev, value=v)
+    extra: dict[str, Any] = {}
+    if t in CASE_AWARE_TYPES:
+        # The report says which matching rule applied (upskill's files ignore case).
+        extra["case_sensitive"] = not ic
+        ev = f"({'case-insensitive' if ic else 'case-sensitive'}) {ev}"
+    return AssertionResult(type=t, passed=ok, evidence=ev, value=v, extra=extra)
 
 
 def judge_messages(rubric: str, case_input: str, output: str) -> list[Message]:
@@ -337,6 +347,11 @@ async def evaluate_case(
         else:
             results.append(check_sync(a, output))
     return CaseOutcome(results)
+
+
+def requires_explicit_judge(cases: list[Case]) -> bool:
+    """Whether some rubric came from another tool's format and must not be self-graded."""
+    return any(a.judge_required and a.judge is None for c in cases for a in c.asserts)
 
 
 def needs_judge(cases: list[Case]) -> set[str | None]:
