@@ -20,6 +20,9 @@ class Problem:
     severity: str = "error"  # "error" | "warning"
 
     def __str__(self) -> str:
+        # A problem with the whole file names the file once ("build.toml: ...", not twice).
+        if not self.field or self.field == self.path or self.path.endswith("/" + self.field):
+            return f"{self.path}: {self.message}"
         return f"{self.path}: {self.field}: {self.message}"
 
     def to_dict(self) -> dict[str, str]:

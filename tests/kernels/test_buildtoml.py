@@ -98,7 +98,7 @@ def test_backend_edition_and_framework(project: Path) -> None:
 def test_invalid_toml_and_missing_file(tmp_path: Path) -> None:
     (tmp_path / "build.toml").write_text("[general\nname = 1")
     msgs = messages(tmp_path)
-    assert len(msgs) == 1 and msgs[0].startswith("build.toml: build.toml: invalid TOML")
+    assert len(msgs) == 1 and msgs[0].startswith("build.toml: invalid TOML")
     with pytest.raises(UpskillError, match="not a directory"):
         load_build(tmp_path / "nope")
     (tmp_path / "empty").mkdir()
@@ -153,7 +153,7 @@ def test_kernel_builders_own_parser_has_the_last_word(project: Path) -> None:
     # our schema only knows upstream is a string; kernels-data also parses it as a git URL
     edit(project, lambda d: d["general"].add("upstream", "not a url"))
     assert messages(project) == [
-        "build.toml: build.toml: rejected by kernel-builder's parser: invalid git URL `not a url`"
+        "build.toml: rejected by kernel-builder's parser: invalid git URL `not a url`"
     ]
     edit(project, lambda d: d["general"].__setitem__("upstream", "https://github.com/me/my-op"))
     assert messages(project) == []

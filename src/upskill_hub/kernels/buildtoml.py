@@ -180,17 +180,36 @@ class BuildConfig:
         return [k for k in self.kernels.values() if k.backend == backend]
 
 
-def _known_python_depends() -> set[str] | None:
-    """Names ``kernels`` accepts in ``python-depends`` (it refuses to load others)."""
-    try:
-        text = resources.files("kernels").joinpath("python_depends.json").read_text()
-    except (ModuleNotFoundError, FileNotFoundError, OSError):
-        return None
-    data = json.loads(text)
+#: kernel-builder's list of accepted ``python-depends`` names, vendored with its source and
+#: date in the file itself (``_source``, ``_date``): ``kernels`` refuses to load others.
+VENDORED_PYTHON_DEPENDS = "data/python_depends.json"
+
+
+def python_depends_table() -> dict[str, Any]:
+    """``{"general": {name: ...}, "backends": {backend: {name: ...}}}`` as kernel-builder accepts.
+
+    The installed ``kernels`` package's own copy wins when it ships one (it is what will
+    load the kernel); otherwise the vendored copy is used, so the check never goes silent.
+    """
+    for pkg, name in (("kernels", "python_depends.json"), ("upskill_hub.kernels", VENDORED_PYTHON_DEPENDS)):
+        try:
+            text = resources.files(pkg).joinpath(name).read_text()
+        except (ModuleNotFoundError, FileNotFoundError, OSError):
+            continue
+        data = json.loads(text)
+        if isinstance(data, dict) and isinstance(data.get("general"), dict):
+            return data
+    raise AssertionError("the vendored python_depends.json is missing")  # pragma: no cover - packaged
+
+
+def _known_python_depends(backend: str | None = None) -> set[str]:
+    """Names accepted in ``python-depends``: the general ones, plus ``backend``'s own."""
+    data = python_depends_table()
     names = set(data.get("general", {}))
-    for deps in data.get("backends", {}).values():
-        names.update(deps)
-    return names
+    backends = data.get("backends", {})
+    if backend is None:
+        return names
+    return names | set(backends.get(backend, {}))
 
 
 def valid_capability(cap: str) -> bool:
@@ -377,14 +396,21 @@ def validate_build_toml(root: Path) -> tuple[list[Problem], dict[str, Any] | Non
     repo_id = hub.get("repo-id")
     if isinstance(repo_id, str) and not re.fullmatch(r"[\w.-]+/[\w.-]+", repo_id):
         chk.add("general.hub.repo-id", f"{repo_id!r} is not of the form OWNER/NAME")
-    known_pydeps = _known_python_depends()
-    pydeps = general.get("python-depends")
-    if known_pydeps is not None and isinstance(pydeps, list):
+    where_deps = [("general.python-depends", general.get("python-depends"), None)]
+    for sub in ("cuda", "neuron", "tpu", "xpu"):
+        if isinstance(general.get(sub), dict):
+            where_deps.append((f"general.{sub}.python-depends", general[sub].get("python-depends"), sub))
+    for where, pydeps, backend in where_deps:
+        if not isinstance(pydeps, list):
+            continue
+        known_pydeps = _known_python_depends(backend)
         for dep in pydeps:
             if isinstance(dep, str) and dep not in known_pydeps:
+                scope = f"for {backend} " if backend else ""
                 chk.add(
-                    "general.python-depends",
-                    f"{dep!r} is not a dependency `kernels` can load (known: {', '.join(sorted(known_pydeps))})",
+                    where,
+                    f"{dep!r} is not a dependency kernel-builder accepts {scope}"
+                    f"(accepted: {', '.join(sorted(known_pydeps))}); `kernels` refuses to load the kernel",
                 )
 
     backends = [b for b in general.get("backends", []) or [] if isinstance(b, str)]
