@@ -44,3 +44,60 @@ def test_runs_command_says_what_it_read(tmp_path: Path) -> None:
         ("baseline", 0.0, "upskill batch"), ("with_skill", 1.0, "upskill batch")
     }
     assert "upskill batch" in run_cli("runs", str(runs), "--csv").stdout
+
+
+def _benchmark_batch(runs: Path) -> Path:
+    """An upskill batch: a baseline run and a with-skill run of four tests each, scoring 1/4
+    and 3/4, plus a third run stopped after upskill wrote its run_metadata.json."""
+    folder = save_upskill_batch(runs, "2026_02_10_09_30", [("baseline", False, 100), ("with_skill", False, 120)])
+    summary = json.loads((folder / "batch_summary.json").read_text())
+    for result, score in zip(summary["results"], (1, 3), strict=True):
+        result["assertions_passed"], result["assertions_total"] = score, 4
+        n = result["metadata"]["run_number"]
+        (folder / f"run_{n}" / "run_result.json").write_text(json.dumps(result, indent=2))
+    (folder / "batch_summary.json").write_text(json.dumps(summary, indent=2))
+    stopped = folder / "run_3"
+    stopped.mkdir()
+    (stopped / "run_metadata.json").write_text(json.dumps(
+        {"model": "kimi", "task": "write a good pr", "batch_id": "2026_02_10_09_30", "run_number": 3,
+         "timestamp": "2026-02-10T09:31:00"}, indent=2))
+    return folder
+
+
+def test_finding_3_runs_shows_upskill_assertion_counts_1_of_4_and_3_of_4(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    folder = _benchmark_batch(runs)
+    done = {r["condition"]: r for r in batch_rows(folder) if r["status"] == "upskill batch"}
+    got = {c: (r["assertions_passed"], r["assertions_total"], r["passed"], r["n"]) for c, r in done.items()}
+    assert got == {"baseline": (1, 4, 0, 1), "with_skill": (3, 4, 0, 1)}
+    # without batch_summary.json the run_*/run_result.json files give the same counts
+    (folder / "batch_summary.json").unlink()
+    again = {r["condition"]: (r["assertions_passed"], r["assertions_total"]) for r in batch_rows(folder) if r["n"]}
+    assert again == {"baseline": (1, 4), "with_skill": (3, 4)}
+    proc = run_cli("runs", str(runs), "--format", "agent")
+    assert proc.returncode == 0, proc.stderr
+    lines = [line.split("\t") for line in proc.stdout.splitlines()]
+    head = lines[0]
+    counts = {r[head.index("condition")]: (r[head.index("assertions_passed")], r[head.index("assertions_total")])
+              for r in lines[1:] if r[head.index("status")] == "upskill batch"}
+    assert counts == {"baseline": ("1", "4"), "with_skill": ("3", "4")}
+    table = run_cli("runs", str(runs)).stdout
+    assert "1/4" in table and "3/4" in table
+
+
+def test_finding_3_run_folder_with_only_run_metadata_is_listed_incomplete(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    folder = _benchmark_batch(runs)
+    (inc,) = [r for r in batch_rows(folder) if r["status"] == "incomplete"]
+    assert inc["run_id"] == "2026_02_10_09_30/run_3" and "only run_metadata.json" in inc["reason"]
+    # a batch folder holding nothing but that folder is still found and listed
+    lone = runs / "2026_02_10_10_00" / "run_1"
+    lone.mkdir(parents=True)
+    (lone / "run_metadata.json").write_text(json.dumps({"model": "kimi", "run_number": 1}))
+    assert runs / "2026_02_10_10_00" in find_batches(runs)
+    proc = run_cli("runs", str(runs))
+    assert proc.returncode == 0, proc.stderr
+    assert "incomplete" in proc.stdout and "run_3" in proc.stdout
+    data = json.loads(run_cli("runs", str(runs), "--json").stdout)
+    reasons = {r["run_id"]: r["reason"] for r in data if r["status"] == "incomplete"}
+    assert set(reasons) == {"2026_02_10_09_30/run_3", "2026_02_10_10_00/run_1"}

@@ -323,14 +323,27 @@ def _print_upskill_batches(rows: list[dict]) -> None:
     """upskill's batches: pass rates with Wilson intervals; no lift (upskill keeps no case pairing)."""
     from rich.table import Table
 
-    t = Table(title="upskill batches", caption="pass rate [95% Wilson CI] over runs; mean total tokens per run")
-    for col in ("batch", "skill", "model", "condition", "runs", "pass rate", "tokens"):
-        t.add_column(col, justify="right" if col in ("runs", "pass rate", "tokens") else "left")
+    t = Table(
+        title="upskill batches",
+        caption="assertions passed/total (upskill's per-test score); runs passed (every assertion) "
+        "[95% Wilson CI]; mean total tokens per run",
+    )
+    for col in ("batch", "skill", "model", "condition", "assertions", "runs passed", "tokens", "status"):
+        t.add_column(col, justify="right" if col in ("assertions", "runs passed", "tokens") else "left")
     for r in rows:
+        if r["status"] == "incomplete":
+            t.add_row(r["run_id"], r["skill_name"], r["model"], "–", "–", "–", "–", f"incomplete: {r['reason']}")
+            continue
         rate = r["pass_rate"]
-        shown = "–" if rate is None else f"{rate * 100:.0f}% [{(r['ci_low'] or 0) * 100:.0f}–{(r['ci_high'] or 0) * 100:.0f}%]"
+        shown = (
+            "–"
+            if rate is None
+            else f"{r['passed']}/{r['n']} {rate * 100:.0f}% [{(r['ci_low'] or 0) * 100:.0f}–{(r['ci_high'] or 0) * 100:.0f}%]"
+        )
         tokens = "–" if r["mean_total_tokens"] is None else f"{r['mean_total_tokens']:.0f}"
-        t.add_row(r["run_id"], r["skill_name"], r["model"], r["condition"], str(r["n"]), shown, tokens)
+        a_total = r.get("assertions_total") or 0
+        asserted = f"{r['assertions_passed']}/{a_total}" if a_total else "–"
+        t.add_row(r["run_id"], r["skill_name"], r["model"], r["condition"], asserted, shown, tokens, "done")
     make_console().print(t)
 
 

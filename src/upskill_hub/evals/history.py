@@ -81,7 +81,7 @@ def list_runs(root: str | Path) -> list[RunInfo]:
 CSV_COLUMNS = [
     "run_id", "created", "status", "skill_name", "skill_version", "model", "condition", "n", "passed",
     "errors", "cached", "pass_rate", "ci_low", "ci_high", "mean_total_tokens", "lift", "lift_ci_low",
-    "lift_ci_high", "p_value", "conclusive",
+    "lift_ci_high", "p_value", "conclusive", "assertions_passed", "assertions_total", "reason",
 ]
 
 
