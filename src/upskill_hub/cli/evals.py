@@ -44,7 +44,10 @@ def set_local_device(device: str) -> None:
 
 
 def eval_command(
-    skill: Path = typer.Argument(..., help="The skill folder (holding SKILL.md) to evaluate."),
+    skill: Path | None = typer.Argument(
+        None,
+        help="The skill folder (holding SKILL.md) to evaluate, or a repository root holding .upskill/evals.json.",
+    ),
     model: list[str] = typer.Option(
         None,
         "--model",
@@ -124,6 +127,11 @@ def eval_command(
     namespace: str | None = typer.Option(
         None, "--namespace", help="User or org running the Jobs (default: yours).", rich_help_panel="Hugging Face Jobs"
     ),
+    scenarios: Path | None = typer.Option(
+        None,
+        "--scenarios",
+        help="upskill's scenarios file (.upskill/evals.json): run every scenario's skills on its tests.",
+    ),
 ) -> None:
     """Measure whether a skill helps: run each case with and without the skill and compare.
 
@@ -135,6 +143,25 @@ def eval_command(
 
     out = printer(fmt, as_json)
     cmp.check_options(compare, fail_on_regression, level)
+    if scenarios is None and skill is not None and not (skill / "SKILL.md").exists():
+        from upskill_hub.evals.scenarios import find_scenarios_file
+
+        scenarios = find_scenarios_file(skill)
+    if scenarios is not None:
+        if jobs is not None or compare is not None or tests is not None:
+            raise UpskillError("--scenarios runs each scenario's own tests: drop --tests, --compare and --jobs")
+        from upskill_hub.evals.api import EvalOptions
+
+        options = EvalOptions(
+            runs=runs, include_baseline=not no_baseline, concurrency=concurrency, output_dir=output,
+            resume=resume, use_cache=not no_cache, cache_dir=cache_dir, judge=judge, base_url=base_url,
+            params={"temperature": temperature, "max_tokens": max_tokens, "seed": seed},
+            plots=not no_plots, timeout=timeout, max_retries=retries,
+        )  # fmt: skip
+        _run_scenarios(scenarios, model or ["local"], options, out)
+        return
+    if skill is None:
+        raise UpskillError("give a skill folder (or --scenarios FILE)")
     # agent / quiet: stdout is the answer and stderr stays quiet (no bar, no notes).
     chatty = out.mode in (OutputFormat.human, OutputFormat.json)
     sharded = None
@@ -223,6 +250,39 @@ def eval_command(
         )
     if comparison is not None and fail_on_regression:
         cmp.check_regressions(comparison)
+
+
+def _run_scenarios(path: Path, models: list[str], options, out) -> None:  # noqa: ANN001 - EvalOptions, Printer
+    """Every scenario's skills on its cases, one run each; reports as for one skill."""
+    from dataclasses import replace
+
+    from upskill_hub.cli.eval_rows import EVAL_HEADERS, lift_rows
+    from upskill_hub.evals.api import run_eval
+    from upskill_hub.evals.report import print_report
+    from upskill_hub.evals.scenarios import describe, load_scenarios
+
+    found = load_scenarios(path)
+    if out.mode in (OutputFormat.human, OutputFormat.json):
+        err_console.print(describe(path, found), markup=False, highlight=False, soft_wrap=True)
+    summaries, failed = [], 0
+    for sc in found:
+        for skill_dir in sc.skills:
+            if out.human:
+                err_console.print(
+                    f"scenario {sc.id}: {skill_dir} on {len(sc.cases)} case(s) from {sc.tests_source}",
+                    markup=False, highlight=False, soft_wrap=True,
+                )  # fmt: skip
+            result = run_eval(skill_dir, models, replace(options, cases=list(sc.cases)))
+            failed += sum(r.error is not None for r in result.rows)
+            summaries.append((sc.id, result))
+            if out.human:
+                print_report(result.summary, make_console(), str(result.run_dir))
+    if not out.human:
+        rows = [dict(row, scenario=sid) for sid, res in summaries for row in lift_rows(res.summary)]
+        data = [{"scenario": sid, **res.summary.to_dict()} for sid, res in summaries]
+        out.table(rows, ["scenario", *EVAL_HEADERS], json_data=data)
+    if failed:
+        raise UpskillError(f"{failed} calls failed across the scenarios; rerun the same command with --resume")
 
 
 def _cases_line(skill: Path, tests: Path | None) -> str | None:
