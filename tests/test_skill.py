@@ -68,7 +68,7 @@ def test_valid_skill_loads_with_facts(tmp_path: Path) -> None:
         ("---\nname: other-name\ndescription: x\n---\nbody\n", "name"),
         ("---\nname: demo-skill\ndescription: ''\n---\nbody\n", "description"),
         ("---\nname: demo-skill\ndescription: " + "d" * 1025 + "\n---\nbody\n", "description"),
-        ("---\nname: demo-skill\ndescription: x\nmetadata:\n  version: [1]\n---\nbody\n", "metadata"),
+        ("---\nname: demo-skill\ndescription: x\nmetadata:\n  version: {a: 1}\n---\nbody\n", "metadata"),
         ("---\nname: demo-skill\ndescription: x\nmetadata: [a]\n---\nbody\n", "metadata"),
         ("---\nname: demo-skill\n---\nbody\n", "description"),
         ("---\nname: demo-skill\ndescription: x\ncompatibility: " + "c" * 501 + "\n---\n", "compatibility"),

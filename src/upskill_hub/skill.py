@@ -17,6 +17,7 @@ is wrong, each naming the file and the field, so the CLI can print one line per 
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import hashlib
 import os
@@ -35,6 +36,15 @@ SKILL_FILE = "SKILL.md"
 #: Also accepted (the reference validator looks for it after SKILL.md), with a warning.
 SKILL_FILE_LOWER = "skill.md"
 META_FILE = "skill_meta.json"
+#: A UTF-8 byte-order mark before the first ``---``: read here, refused by loaders that look
+#: for ``---`` at byte 0. Agents named from their bug trackers (2026): crewAI #7538,
+#: AgentScope #2732, DeerFlow #5587 open; Mistral Vibe, Cline, fastmcp and Hermes fixed it
+#: in 2026 releases, so older versions of those skip the skill too.
+BOM_WARNING = (
+    "starts with a UTF-8 byte-order mark (BOM): read here, but crewAI, AgentScope and DeerFlow "
+    "(and Mistral Vibe, Cline, fastmcp, Hermes before their 2026 fixes) fail to parse or silently skip "
+    "such a skill; save the file as UTF-8 without BOM"
+)
 #: Where the agentskills.io evaluation guide keeps a skill's evals (read when there is no META_FILE).
 EVALS_FILE = "evals/evals.json"
 RESOURCE_DIRS = ("references", "scripts", "assets")
@@ -440,6 +450,15 @@ class LoadResult:
         return self.skill is not None and not self.errors
 
 
+def _list_advice(key: str, value: list[Any]) -> str:
+    """How a list where the spec wants a string was read, and how to write it as a string."""
+    joined = ", ".join(str(x) for x in value)
+    return (
+        f"YAML reads this as the list {value!r}; the spec wants a string here: "
+        f"write {key}: \"{joined}\" (kept as a list when read leniently)"
+    )
+
+
 def _quote_hint(key: str, value: Any, text: str | None) -> str:
     """``YAML reads 1.0 as a float; quote it: version: "1.0"`` (empty when not a plain scalar)."""
     if text is None or not isinstance(value, _COERCIBLE):
@@ -528,6 +547,10 @@ def _check_frontmatter(
         else:
             raw_md = dict(p for p in raw.get("metadata", []) if p[0] is not None)
             for k, v in md.items():
+                if isinstance(k, str) and isinstance(v, list) and all(isinstance(x, (str, int, float)) for x in v):
+                    # Real skills write `tags: [a, b]`; the spec wants a string. Lenient: a warning.
+                    probs.append(Problem(where, f"metadata.{k}", _list_advice(k, v), "error" if strict else "warning"))
+                    continue
                 if not isinstance(k, str) or not isinstance(v, str):
                     hint = _quote_hint(str(k), v, raw_md.get(str(k)))
                     err("metadata", f"entry {k!r}: {v!r} is not string -> string ({hint or 'quote the value'})")
@@ -547,6 +570,11 @@ def _check_frontmatter(
         note = "not in the Agent Skills spec"
         if key in KNOWN_EXTENSION_KEYS:
             note += " (a client extension)"
+        value = fm[key]
+        if isinstance(value, list):
+            # `argument-hint: [file]` is a YAML list; most authors meant the text.
+            shown = "[" + ", ".join(str(x) for x in value) + "]"
+            note += f"; YAML reads it as the list {value!r}: if you meant the text, quote it: {key}: \"{shown}\""
         probs.append(Problem(where, str(key), note, sev))
     return probs
 
@@ -586,7 +614,14 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
             modes.setdefault(f"{rel_dir}/", (root / rel_dir).stat().st_mode & 0o777)
         if f.is_symlink():
             target = f.resolve()
-            if not target.is_relative_to(real_root):
+            if rel == md_name and target.is_file():
+                # Plugin repositories share one SKILL.md between agents through a symlink:
+                # followed when it stays inside the repository, refused otherwise.
+                repo = repository_root(root)
+                if not target.is_relative_to(repo):
+                    problems.append(Problem(shown, rel, f"symlink points outside the repository ({repo})"))
+                    return LoadResult(None, problems)
+            elif not target.is_relative_to(real_root):
                 problems.append(Problem(shown, rel, "symlink points outside the skill folder"))
                 continue
             if target.is_dir():
@@ -599,6 +634,8 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
             problems.append(Problem(shown, rel, f"cannot be read ({exc.strerror})"))
 
     raw = files.get(md_name, b"")
+    if raw.startswith(codecs.BOM_UTF8):
+        problems.append(Problem(shown, md_name, BOM_WARNING, "warning"))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -668,9 +705,22 @@ def skill_md_name(folder: Path) -> str | None:
         return None
     for name in (SKILL_FILE, SKILL_FILE_LOWER):
         path = folder / name
-        if name in names and path.is_file() and not path.is_symlink():
+        # A symlink counts when it leads to a regular file (load_skill checks where it leads).
+        if name in names and path.is_file():
             return name
     return None
+
+
+def repository_root(folder: Path) -> Path:
+    """The repository a skill folder belongs to: the nearest folder holding ``.git``.
+
+    Without one, the skill folder itself (a lone skill shares nothing with anyone).
+    """
+    start = folder.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
 
 
 def find_skills(root: str | Path, depth: int = 2) -> list[Path]:

@@ -130,7 +130,7 @@ def show(
     as_json: bool = json_option(),
 ) -> None:
     """Show a skill: its metadata, files, test cases and rendered SKILL.md (agent: one JSON line)."""
-    from upskill_hub.skill import META_FILE, load_skill
+    from upskill_hub.skill import EVALS_FILE, META_FILE, load_skill
 
     out = printer(fmt, as_json)
     res = load_skill(path)
@@ -140,7 +140,10 @@ def show(
     if not out.human:
         data = skill.summary()
         data["frontmatter"] = skill.frontmatter
+        # skill_meta.json's other keys, upskill's "metadata" block (license, compatibility, ...) included
+        data["meta"] = skill.meta.extra
         data["cases"] = [c.to_dict() for c in skill.meta.cases]
+        data["triggers"] = [t.to_dict() for t in skill.meta.triggers]
         data["problems"] = [p.to_dict() for p in res.problems]
         if out.mode is OutputFormat.json:
             out.json(data)
@@ -156,8 +159,22 @@ def show(
     info.add_row("description", skill.description)
     info.add_row("version", skill.version)
     info.add_row("license", skill.license or "-")
+    # The whole frontmatter: every other key as written (metadata entries one per row).
+    for key, value in skill.frontmatter.items():
+        if key in ("name", "description", "license"):
+            continue
+        if key == "metadata" and isinstance(value, dict):
+            for mk, mv in value.items():
+                info.add_row(f"metadata.{mk}", _shown(mv))
+        else:
+            info.add_row(str(key), _shown(value))
     info.add_row("tokens", f"~{skill.token_estimate}")
-    info.add_row("tests", skill.meta.describe(META_FILE) if META_FILE in skill.files else "0 (no skill_meta.json)")
+    tests_file = next((f for f in (META_FILE, EVALS_FILE) if f in skill.files), None)
+    info.add_row("tests", skill.meta.describe(tests_file) if tests_file else "0 (no skill_meta.json)")
+    up_meta = skill.meta.extra.get("metadata")
+    if isinstance(up_meta, dict):  # upskill's skill_meta.json block
+        for mk, mv in up_meta.items():
+            info.add_row(f"{META_FILE} metadata.{mk}", _shown(mv))
     for d, files in skill.resources().items():
         if files:
             info.add_row(d, ", ".join(f.split("/", 1)[1] for f in files))
@@ -177,6 +194,11 @@ def show(
         for c in skill.meta.cases:
             t.add_row(c.id, c.split, c.input, ", ".join(a.type for a in c.asserts))
         console.print(t)
+
+
+def _shown(value: object) -> str:
+    """A frontmatter value as one table cell: strings as written, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _looks_like_repo_id(source: str) -> bool:
