@@ -10,16 +10,15 @@ command and disagreements with other tools show up as a table rather than one at
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from upskill_hub.problems import Problem
-from upskill_hub.skill import IGNORED_NAMES, META_FILE, load_skill, skill_md_name
+from upskill_hub.skill import META_FILE, WALK_SKIP_DIRS, load_skill, walk_tree
 
 #: Folders never searched: VCS data, dependencies, caches, kernel build outputs.
-SKIP_DIRS = IGNORED_NAMES | {"node_modules", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache"}
+SKIP_DIRS = WALK_SKIP_DIRS
 
 
 @dataclass(frozen=True)
@@ -62,27 +61,11 @@ def _is_kernel_project(folder: Path) -> bool:
 def find_items(root: Path, max_depth: int = 8) -> list[tuple[str, Path]]:
     """``(kind, folder)`` for every skill and kernel project under ``root``, sorted by path.
 
-    An item's own subfolders are not searched (a kernel's tests, a skill's references);
-    hidden folders are (collections keep skills in ``.curated/``), except ``.git`` and caches.
+    The same walker as ``skills list`` (:func:`upskill_hub.skill.walk_tree`), with kernel
+    projects recognised too. An item's own subfolders are not searched (a kernel's tests,
+    a skill's references); hidden folders are (collections keep skills in ``.curated/``).
     """
-    root = Path(root)
-    found: list[tuple[str, Path]] = []
-    base_depth = len(root.parts)
-    for dirpath, dirnames, _ in os.walk(root, followlinks=False):
-        here = Path(dirpath)
-        if _is_kernel_project(here):
-            found.append(("kernel", here))
-            dirnames[:] = []
-            continue
-        if skill_md_name(here) is not None:
-            found.append(("skill", here))
-            dirnames[:] = []
-            continue
-        if len(here.parts) - base_depth >= max_depth:
-            dirnames[:] = []
-            continue
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not (here / d).is_symlink())
-    return sorted(found, key=lambda item: item[1].as_posix())
+    return walk_tree(root, max_depth, lambda here: "kernel" if _is_kernel_project(here) else None)
 
 
 def _summary(problems: list[Problem], *, with_path: bool) -> tuple[int, int, str]:

@@ -22,6 +22,7 @@ import datetime
 import hashlib
 import os
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -723,20 +724,95 @@ def repository_root(folder: Path) -> Path:
     return start
 
 
-def find_skills(root: str | Path, depth: int = 2) -> list[Path]:
+#: Folders a repository walk never enters (tooling, caches, virtual environments).
+WALK_SKIP_DIRS = IGNORED_NAMES | {"node_modules", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache"}
+#: How deep a repository walk looks: plugin marketplaces keep skills at
+#: ``plugins/<plugin>/skills/<skill>/``, openai/skills at ``skills/.curated/<skill>/``.
+WALK_MAX_DEPTH = 8
+
+
+def walk_tree(
+    root: str | Path, max_depth: int = WALK_MAX_DEPTH, classify: Callable[[Path], str | None] | None = None
+) -> list[tuple[str, Path]]:
+    """``(kind, folder)`` for every skill (kind ``"skill"``) under ``root``, sorted by path.
+
+    The one walker behind ``skills list``, ``check``, ``push`` and ``install``: plugin
+    and marketplace layouts, hidden collections (``.curated/``, ``.claude/skills/``) and
+    nested folders are found alike. ``classify`` may name other kinds (``check`` finds
+    kernel projects with it); a found item's own subfolders are not searched. Symlinked
+    folders are not entered, so a link loop cannot hold the walk.
+    """
+    root = Path(root)
+    found: list[tuple[str, Path]] = []
+    base_depth = len(root.parts)
+    for dirpath, dirnames, _ in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        kind = classify(here) if classify is not None else None
+        if kind is None and skill_md_name(here) is not None:
+            kind = "skill"
+        if kind is not None:
+            found.append((kind, here))
+            dirnames[:] = []
+            continue
+        if len(here.parts) - base_depth >= max_depth:
+            dirnames[:] = []
+            continue
+        dirnames[:] = sorted(d for d in dirnames if d not in WALK_SKIP_DIRS and not (here / d).is_symlink())
+    return sorted(found, key=lambda item: item[1].as_posix())
+
+
+def find_skills(root: str | Path, depth: int = WALK_MAX_DEPTH) -> list[Path]:
     """Skill folders at or under ``root`` (folders holding a SKILL.md or skill.md).
 
     A folder without a SKILL.md is searched as a collection, ``depth`` levels down, hidden
-    ones included: published collections keep skills in ``.curated/`` or ``.system/``.
-    A skill folder's own subfolders are not searched.
+    ones included: published collections keep skills in ``.curated/`` or ``.system/``,
+    plugin repositories in ``plugins/<plugin>/skills/``. A skill folder's own subfolders
+    are not searched. Same-named skills in different folders are all returned.
     """
-    root = Path(root)
-    if skill_md_name(root) is not None:
-        return [root]
-    if depth <= 0 or not root.is_dir() or root.is_symlink():
-        return []
-    found: list[Path] = []
-    for child in sorted(root.iterdir()):
-        if child.is_dir() and not child.is_symlink() and child.name not in IGNORED_NAMES:
-            found += find_skills(child, depth - 1)
-    return found
+    return [folder for kind, folder in walk_tree(root, depth) if kind == "skill"]
+
+
+def skills_in(source: str | Path, names: list[str] | None = None) -> list[Skill]:
+    """The skills a local SOURCE stands for: itself when it holds a SKILL.md, else every
+    skill the repository walk finds under it (``names`` picks some, by name or by path).
+
+    ``install`` and ``push`` use this, so they find what ``skills list`` lists. Their
+    targets are keyed by name, so two skills of the same name in different folders are
+    an error that names both folders (pick one by its path).
+    """
+    from upskill_hub.errors import UpskillError
+
+    root = Path(source)
+    if not root.is_dir() or skill_md_name(root) is not None:
+        skill = require_skill(root)
+        if names and skill.name not in names:
+            raise UpskillError(f"{root} holds the skill {skill.name!r}, not {', '.join(names)}")
+        return [skill]
+    folders = find_skills(root)
+    if not folders:
+        raise UpskillError(f"{root}: no skills found (no SKILL.md in it or its subfolders)")
+    rel = {f: f.relative_to(root).as_posix() for f in folders}
+    if names:
+        picked = []
+        for want in names:
+            hits = [f for f in folders if rel[f] == want.strip("/")] or [
+                f for f in folders if f.name == want or _frontmatter_name(f) == want
+            ]
+            if not hits:
+                raise UpskillError(f"{root}: no skill named {want!r} (see `upskill-hub skills list {root}`)")
+            picked += [h for h in hits if h not in picked]
+        folders = picked
+    skills = [require_skill(f) for f in folders]
+    seen: dict[str, Path] = {}
+    for f, s in zip(folders, skills, strict=True):
+        if s.name in seen:
+            raise UpskillError(
+                f"two skills named {s.name!r}: {rel[seen[s.name]]} and {rel[f]}; pick one by its path (--skill PATH)"
+            )
+        seen[s.name] = f
+    return skills
+
+
+def _frontmatter_name(folder: Path) -> str | None:
+    res = load_skill(folder)
+    return res.skill.name if res.skill is not None else None

@@ -89,22 +89,26 @@ def list_skills(
     rows = []
     for folder in find_skills(directory):
         res = load_skill(folder)
+        rel = folder.relative_to(directory).as_posix() if folder != directory else "."
         if res.skill is None:
-            rows.append({"name": folder.name, "description": "(unreadable: run skills validate)", "valid": False})
+            why = str(res.errors[0]) if res.errors else "unreadable"
+            rows.append({"name": folder.name, "description": f"(invalid: {why})", "valid": False, "path": rel})
             continue
         s = res.skill.summary()
         s["valid"] = res.ok
-        s["path"] = folder.relative_to(directory).as_posix() if folder != directory else "."
+        s["path"] = rel
         rows.append(s)
     if not out.human:
         headers = ["name", "version", "token_estimate", "n_cases", "valid", "path", "description"]
-        out.table(rows, headers, id_key="name")
+        # quiet: one line per skill folder (its path), so same-named skills stay distinct
+        out.table(rows, headers, id_key="path")
         return
     if not rows:
         console.print(f"No skills found in {directory}.")
         return
     tty = console.is_terminal
-    nested = any("/" in r.get("path", "") for r in rows)
+    names = [r["name"] for r in rows]
+    nested = any("/" in r.get("path", "") for r in rows) or len(set(names)) < len(names)
     table = Table(title=f"Skills in {directory}")
     table.add_column("Name", style="bold cyan", no_wrap=True)
     # On a terminal long descriptions fold and are shortened; piped, they stay whole, on one line.
@@ -217,8 +221,8 @@ AgentsFlag = Annotated[bool, typer.Option("--agents", help="Shared Agent Skills 
 
 @app.command("install")
 def install(
-    source: str = typer.Argument(..., help="A local skill folder, or a Hub dataset repo OWNER/NAME."),
-    skill_names: list[str] = typer.Option([], "--skill", help="Skill(s) to take from a Hub repo."),
+    source: str = typer.Argument(..., help="A local skill folder or repository (its skills found as `skills list` finds them), or a Hub dataset repo OWNER/NAME."),
+    skill_names: list[str] = typer.Option([], "--skill", help="Skill(s) to take from a Hub repo or a local repository (by name, or by path for same-named skills)."),
     revision: str | None = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit)."),
     claude: ClaudeFlag = False,
     codex: CodexFlag = False,
@@ -238,7 +242,7 @@ def install(
     as managed so that `skills update` can refresh them later.
     """
     from upskill_hub.agents import install_skill, target_dirs
-    from upskill_hub.skill import require_skill
+    from upskill_hub.skill import skills_in
 
     out = printer(fmt, as_json)
     flags = {"claude": claude, "codex": codex, "opencode": opencode, "cursor": cursor, "gemini": gemini, "agents": agents}
@@ -250,9 +254,8 @@ def install(
 
         skills, commit = fetch_skills(source, skill_names or None, revision=revision)
     else:
-        if skill_names:
-            raise UpskillError("--skill is for Hub sources; a local SOURCE is one skill folder")
-        skills = [require_skill(source)]
+        # A skill folder, or a repository whose skills the same walk as `skills list` finds.
+        skills = skills_in(source, skill_names or None)
     # Check every destination first so that a refused install writes nothing anywhere.
     for d in dirs:
         for s in skills:

@@ -39,7 +39,7 @@ from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_er
 from upskill_hub.hub.marketplace import MARKETPLACE_PATH, marketplace_bytes
 from upskill_hub.redact import redact
 from upskill_hub.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
-from upskill_hub.skill import Skill, require_skill
+from upskill_hub.skill import Skill, skills_in
 
 #: Answers after which a commit is re-planned and retried.
 RETRY_STATUSES = {409, 412, 429, 500, 502, 503, 504}
@@ -126,12 +126,14 @@ def load_local(
     skills: list[Skill] = []
     seen: dict[str, Path] = {}
     for d in skill_dirs:
-        skill = require_skill(d)
-        if skill.name in seen:
-            raise UpskillError(f"two skills named {skill.name!r}: {seen[skill.name]} and {d}")
-        seen[skill.name] = Path(d)
-        dr.check_skill_secrets(skill)
-        skills.append(skill)
+        # A skill folder, or a repository root: its skills as `skills list` finds them.
+        for skill in skills_in(d):
+            where = skill.path or Path(d)
+            if skill.name in seen:
+                raise UpskillError(f"two skills named {skill.name!r}: {seen[skill.name]} and {where}")
+            seen[skill.name] = where
+            dr.check_skill_secrets(skill)
+            skills.append(skill)
     runs: list[dr.RunBundle] = []
     run_ids: dict[str, Path] = {}
     for d in run_dirs:
