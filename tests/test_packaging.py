@@ -124,7 +124,8 @@ def test_the_installed_wheel_works_from_any_folder(dist: Path, tmp_path: Path) -
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "HF_", "UPSKILL_"))}
     env.update(PATH=f"{bindir}{os.pathsep}{env.get('PATH', '')}", UV_SYSTEM_CERTS="1", PYTHONDONTWRITEBYTECODE="1")
     env["UPSKILL_WHEEL_CACHE"] = str(tmp_path / "wheel-cache")
-    # The CPU torch first (as .ci/setup does), so the `local` extra finds it satisfied.
+    # As .ci/setup does: a current pip, then the CPU torch, so the `local` extra finds it satisfied.
+    _run([str(bindir / "python"), "-m", "pip", "install", "-q", "--upgrade", "pip"], env=env, timeout=300)
     _run([str(bindir / "python"), "-m", "pip", "install", "-q", "torch==2.13.0"], env=env, timeout=900)
 
     # The README's install lines, one by one, from the folder that holds dist/.
