@@ -27,7 +27,7 @@ def _clone_root() -> Path:
 
 def shipped_path(rel: str) -> Path:
     """The folder ``rel`` (one of :data:`SHIPPED`, or inside one) on disk; one-line error when absent."""
-    if not any(rel == top or rel.startswith(top + "/") for top in SHIPPED):
+    if ".." in rel.split("/") or not any(rel == top or rel.startswith(top + "/") for top in SHIPPED):
         raise UpskillError(f"{rel!r} is not among the files upskill-hub ships ({', '.join(SHIPPED)})")
     packaged = resources.files("upskill_hub").joinpath(PACKAGE_DATA, *rel.split("/"))
     if isinstance(packaged, Path) and packaged.exists():
