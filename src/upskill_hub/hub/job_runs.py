@@ -309,6 +309,11 @@ def _finish(api: Any, jobs: JobsOptions, plan: EvalPlan, run_dir: Path, launcher
     """Read every shard back, write the run folder like a local run, record the run in the repo."""
     from upskill_hub.hub.push import push
 
+    if launcher.wheel is not None and any(s.ran for s in launcher.states.values()):
+        say(
+            f"every shard Job ran upskill-hub {launcher.wheel.version} from the bundled wheel "
+            f"(sha256 {launcher.wheel.sha256[:12]}, read from its log)"
+        )
     by_shard = _read_shards(api, jobs.repo_id, plan.run_id, range(launcher.count), strict=True)
     rows = check_rows(plan, launcher.count, by_shard)
     rundir.write_results(run_dir, rows)
