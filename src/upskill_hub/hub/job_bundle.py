@@ -19,7 +19,9 @@ never holds a secret: keys travel as Job secrets; anything token-shaped is refus
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -128,8 +130,23 @@ def bundle_files(
     for rel, data in sorted(skill.files.items()):
         files[f"{root}/{SKILL_DIR}/{skill.name}/{rel}"] = data
     if wheel is not None:
+        _check_wheel_secrets(wheel[1])
         files[wheel[0].repo_path(run.run_id)] = wheel[1]
     return files
+
+
+def _check_wheel_secrets(data: bytes) -> None:
+    """The wheel is the launcher's own code, but it lands in the repo too: same rule as the rest."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            for name in archive.namelist():
+                if dr.find_secret(archive.read(name).decode("utf-8", "replace")):
+                    raise UpskillError(
+                        f"upskill-hub's own wheel holds something that looks like an access token or API key "
+                        f"({name}); Jobs read it from the results repo, so remove it from the package"
+                    )
+    except zipfile.BadZipFile:
+        raise UpskillError("upskill-hub's own wheel is not a readable zip archive; delete the wheel cache") from None
 
 
 def read_bundle(folder: Path) -> JobBundle:
