@@ -375,3 +375,29 @@ def test_without_uv_a_shard_says_so_and_installs_the_bundled_wheel_with_pip(
     run, api = _run_without_image(hub_repo_id, skill, tmp_path, monkeypatch, shards=1)
     log = list(api.fetch_job_logs(job_id=run.shards[0].jobs[-1]))
     assert sum(NO_UV_LINE in line for line in log) == 1
+
+
+def test_without_a_wheel_to_send_nothing_is_written_or_committed(hub_server, hub_repo_id, skill, tmp_path, monkeypatch):
+    from importlib import metadata
+    from types import SimpleNamespace
+
+    from huggingface_hub import HfApi
+
+    from upskill_hub import selfwheel
+    from upskill_hub.errors import UpskillError
+    from upskill_hub.hub.job_launch import JobsOptions
+    from upskill_hub.hub.job_runs import run_on_jobs
+
+    def not_installed(name):
+        raise metadata.PackageNotFoundError(name)
+
+    # upskill-hub imported from a path, not installed (only selfwheel's view: the SDKs read metadata too)
+    shim = SimpleNamespace(distribution=not_installed, PackageNotFoundError=metadata.PackageNotFoundError)
+    monkeypatch.setattr(selfwheel, "metadata", shim)
+    HfApi().create_repo(hub_repo_id, repo_type="dataset")
+    before = _repo_files(hub_repo_id)
+    with running_llm_server(banana_script) as srv, pytest.raises(UpskillError, match="pass --image") as err:
+        run_on_jobs(skill, [_model(srv)], _options(tmp_path, "jobs"), JobsOptions(repo_id=hub_repo_id, shards=2))
+    assert "\n" not in str(err.value)
+    assert not (tmp_path / "jobs").exists() or not any((tmp_path / "jobs").iterdir())
+    assert _repo_files(hub_repo_id) == before and not list(HfApi().list_jobs())

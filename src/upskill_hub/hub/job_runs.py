@@ -151,6 +151,7 @@ def run_on_jobs(
     check_shard_count(jobs.shards, len(plan.calls()))
     for line in endpoint_warnings(plan, api.endpoint):
         say(line)
+    wheel = _own_wheel(say) if jobs.image is None else None  # before anything is written
     plan.run_id = new_run_id(plan.skill_name)
     run_dir = Path(options.output_dir) / plan.run_id
     try:
@@ -158,7 +159,6 @@ def run_on_jobs(
     except OSError as exc:
         raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
     rundir.write_plan(run_dir, plan.record())
-    wheel = _own_wheel(say) if jobs.image is None else None
     files = bundle_files(
         plan.record(), jobs.shards, specs, skill, plan.cases, _bundle_options(options, plan), wheel=wheel
     )
@@ -309,10 +309,11 @@ def _finish(api: Any, jobs: JobsOptions, plan: EvalPlan, run_dir: Path, launcher
     """Read every shard back, write the run folder like a local run, record the run in the repo."""
     from upskill_hub.hub.push import push
 
-    if launcher.wheel is not None and any(s.ran for s in launcher.states.values()):
+    checked = sum(s.ran is not None for s in launcher.states.values())
+    if launcher.wheel is not None and checked:
         say(
-            f"every shard Job ran upskill-hub {launcher.wheel.version} from the bundled wheel "
-            f"(sha256 {launcher.wheel.sha256[:12]}, read from its log)"
+            f"{checked} shard Job(s) ran upskill-hub {launcher.wheel.version} from the bundled wheel "
+            f"(sha256 {launcher.wheel.sha256[:12]}, read from their logs)"
         )
     by_shard = _read_shards(api, jobs.repo_id, plan.run_id, range(launcher.count), strict=True)
     rows = check_rows(plan, launcher.count, by_shard)
