@@ -395,9 +395,9 @@ def test_without_a_wheel_to_send_nothing_is_written_or_committed(hub_server, hub
     shim = SimpleNamespace(distribution=not_installed, PackageNotFoundError=metadata.PackageNotFoundError)
     monkeypatch.setattr(selfwheel, "metadata", shim)
     HfApi().create_repo(hub_repo_id, repo_type="dataset")
-    before = _repo_files(hub_repo_id)
+    before, jobs_before = _repo_files(hub_repo_id), len(list(HfApi().list_jobs()))
     with running_llm_server(banana_script) as srv, pytest.raises(UpskillError, match="pass --image") as err:
         run_on_jobs(skill, [_model(srv)], _options(tmp_path, "jobs"), JobsOptions(repo_id=hub_repo_id, shards=2))
     assert "\n" not in str(err.value)
     assert not (tmp_path / "jobs").exists() or not any((tmp_path / "jobs").iterdir())
-    assert _repo_files(hub_repo_id) == before and not list(HfApi().list_jobs())
+    assert _repo_files(hub_repo_id) == before and len(list(HfApi().list_jobs())) == jobs_before
