@@ -118,7 +118,7 @@ def eval_command(
         rich_help_panel="Hugging Face Jobs",
     ),  # fmt: skip
     image: str | None = typer.Option(
-        None, "--image", help="Docker image with upskill-hub installed (default: uv's image + uvx).",
+        None, "--image", help="Docker image with upskill-hub installed (default: uv's image, which installs this upskill-hub's wheel from the run's bundle).",
         rich_help_panel="Hugging Face Jobs",
     ),  # fmt: skip
     namespace: str | None = typer.Option(

@@ -18,6 +18,8 @@ runner (its own run folder and response cache in the Job's working folder), and 
 * **Conflicts.** Shards commit concurrently; each commit names the head it saw
   (``parent_commit``) and is re-planned and retried on 409/412 (and 429/5xx) through
   :mod:`upskill_hub.retry`.
+* **Code.** The first line names the upskill-hub version and the sha256 of the wheel it was
+  installed from (:func:`code_line`); the launcher checks it against the bundled wheel.
 * **Logs.** Progress lines go to stdout, which is the Job's log: counts only, never a
   secret (keys are Job secrets; error text passes through :func:`redact`).
 """
@@ -62,6 +64,16 @@ def _default_say(line: str) -> None:
     print(redact(line), flush=True)
 
 
+def code_line() -> str:
+    """``upskill-hub <version> installed from <wheel> sha256=<hex>``: what this process runs."""
+    from upskill_hub.selfwheel import installed_from
+
+    version, name, sha = installed_from()
+    if name is None:
+        return f"upskill-hub {version} (not installed from a wheel file)"
+    return f"upskill-hub {version} installed from {name} sha256={sha}"
+
+
 def run_shard(
     repo_id: str,
     run_id: str,
@@ -84,6 +96,7 @@ def run_shard(
     work = Path(workdir).resolve()
     path = dr.results_shard_path(run_id, index)
     tag = f"shard {index} (of {count}) of {run_id}"
+    say(f"{tag}: {code_line()}")
 
     with hub_errors(repo_id, action="read the run's Job bundle from"):
         folder = download_bundle(api, repo_id, run_id, work / "bundle")
