@@ -44,3 +44,9 @@ JSON_MAX_DEPTH = env_int("UPSKILL_JSON_MAX_DEPTH", 64)
 
 #: ``regex`` / ``json-schema`` checks running at once in one process (half the cores, at least 1).
 CHECK_THREADS = env_int("UPSKILL_CHECK_THREADS", max(1, (os.cpu_count() or 2) // 2))
+
+#: Largest single file read from a skill, a run folder or a kernel project, and installed,
+#: pushed or pulled (MB). A sparse 1 GiB file is refused before a byte of it is read.
+MAX_FILE_BYTES = int(env_number("UPSKILL_MAX_FILE_MB", 50) * 1_000_000)
+#: Largest config file (``build.toml``, ``metadata.json``, ``run.json``, install markers) parsed (MB).
+MAX_CONFIG_BYTES = int(env_number("UPSKILL_MAX_CONFIG_MB", 4) * 1_000_000)
