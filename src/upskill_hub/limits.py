@@ -50,3 +50,5 @@ CHECK_THREADS = env_int("UPSKILL_CHECK_THREADS", max(1, (os.cpu_count() or 2) //
 MAX_FILE_BYTES = int(env_number("UPSKILL_MAX_FILE_MB", 50) * 1_000_000)
 #: Largest config file (``build.toml``, ``metadata.json``, ``run.json``, install markers) parsed (MB).
 MAX_CONFIG_BYTES = int(env_number("UPSKILL_MAX_CONFIG_MB", 4) * 1_000_000)
+#: Largest ``results.jsonl`` read back from a run folder (MB): rows are small, this is a guard.
+MAX_RESULTS_BYTES = int(env_number("UPSKILL_MAX_RESULTS_MB", 1024) * 1_000_000)

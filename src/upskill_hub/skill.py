@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from upskill_hub import safeyaml
+from upskill_hub import fsutil, safeyaml
 from upskill_hub.cases import CasesError, SkillMeta, load_meta_text
 from upskill_hub.problems import Problem
 
@@ -233,21 +233,15 @@ def render_skill_md(frontmatter: dict[str, Any], body: str) -> str:
     return f"---\n{dumped}---{body}"
 
 
-def _iter_files(root: Path) -> list[Path]:
-    """Every regular file of a skill folder (no symlinks followed), sorted."""
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_NAMES)
-        for fn in sorted(filenames):
-            if fn in IGNORED_NAMES or fn.endswith(".pyc"):
-                continue
-            out.append(Path(dirpath) / fn)
-        # Symlinked directories show up in dirnames but os.walk does not descend into them.
-        for d in list(dirnames):
-            if (Path(dirpath) / d).is_symlink():
-                out.append(Path(dirpath) / d)
-                dirnames.remove(d)
-    return sorted(out)
+def scan_skill(root: Path) -> tuple[list[fsutil.Entry], list[fsutil.Refusal]]:
+    """The files of a skill folder and the entries refused (see :func:`fsutil.scan_tree`).
+
+    Only regular files and folders are read: a FIFO, a device, a socket, a symlink loop or
+    leaving the skill, a name that is not UTF-8 or carries controls or bidi overrides, and a
+    file over ``UPSKILL_MAX_FILE_MB`` are each refused with one line naming the path.
+    """
+    files, refused = fsutil.scan_tree(root, ignore=IGNORED_NAMES)
+    return [e for e in files if not e.rel.endswith(".pyc")], refused
 
 
 def content_hash(files: dict[str, bytes]) -> str:
@@ -577,24 +571,17 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
         )
     files: dict[str, bytes] = {}
     modes: dict[str, int] = {"": root.stat().st_mode & 0o777}
-    real_root = root.resolve()
-    for f in _iter_files(root):
-        rel = f.relative_to(root).as_posix()
+    entries, refused = scan_skill(root)
+    problems += [Problem(shown, fsutil.shown_path(r.rel), r.reason) for r in refused]
+    for entry in entries:
+        rel = entry.rel
         for rel_dir in _parent_dirs(rel):
             modes.setdefault(f"{rel_dir}/", (root / rel_dir).stat().st_mode & 0o777)
-        if f.is_symlink():
-            target = f.resolve()
-            if not target.is_relative_to(real_root):
-                problems.append(Problem(shown, rel, "symlink points outside the skill folder"))
-                continue
-            if target.is_dir():
-                problems.append(Problem(shown, rel, "symlinked directories are not supported"))
-                continue
         try:
-            files[rel] = f.read_bytes()
-            modes[rel] = f.stat().st_mode & 0o777
-        except OSError as exc:
-            problems.append(Problem(shown, rel, f"cannot be read ({exc.strerror})"))
+            files[rel] = fsutil.read_capped(entry.path)
+            modes[rel] = entry.mode
+        except fsutil.FileRefused as exc:
+            problems.append(Problem(shown, rel, exc.problem))
 
     raw = files.get(md_name, b"")
     try:

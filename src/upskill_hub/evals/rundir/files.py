@@ -16,9 +16,11 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import limits, safejson
+from upskill_hub.boundedread import read_json_file
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals.schema import ResultRow, RunPlan, RunSummary
-from upskill_hub.fsutil import write_bytes_atomic, write_json_atomic
+from upskill_hub.fsutil import read_capped, write_bytes_atomic, write_json_atomic
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.jsonl"
@@ -36,12 +38,10 @@ CallKey = tuple[str, str, str, int]
 def read_plan(run_dir: Path) -> RunPlan | None:
     """The run's ``run.json``; ``None`` when it has none, ``UpskillError`` when it is unreadable."""
     path = Path(run_dir) / RUN_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise PathError(path, f"cannot be read as JSON ({exc})") from None
+    # A FIFO, a device, a huge or deeply nested run.json is a one-line refusal, not a hang.
+    data = read_json_file(path)
     if not isinstance(data, dict):
         raise PathError(path, "expected a JSON object")
     try:
@@ -73,11 +73,12 @@ def find_resumable(output_dir: Path, fingerprint: str) -> Path | None:
 def read_summary(run_dir: Path) -> RunSummary | None:
     """The run's ``summary.json``; ``None`` before the run ended, ``UpskillError`` when invalid."""
     path = Path(run_dir) / SUMMARY_FILE
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
+    data = read_json_file(path)
     try:
-        return RunSummary.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (json.JSONDecodeError, TypeError, KeyError, UnicodeDecodeError, AttributeError, OSError) as exc:
+        return RunSummary.from_dict(data)
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
         raise PathError(path, f"not a valid run summary ({exc})") from None
 
 
@@ -102,17 +103,18 @@ def read_results(run_dir: Path) -> list[ResultRow]:
     """Rows of a run folder; a torn last line (from a killed run) is ignored."""
     path = Path(run_dir) / RESULTS_FILE
     rows: list[ResultRow] = []
-    if not path.exists():
+    if not os.path.lexists(path):
         return rows
-    with path.open("r", encoding="utf-8") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                rows.append(ResultRow.from_dict(json.loads(line)))
-            except (json.JSONDecodeError, TypeError):
-                continue
+    # Only a regular file, and never more than the cap (a FIFO here used to hang ``runs``).
+    data = read_capped(path, limits.MAX_RESULTS_BYTES)
+    for raw in data.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            rows.append(ResultRow.from_dict(safejson.loads(line.decode("utf-8"))))
+        except (ValueError, TypeError, AttributeError):  # torn, not UTF-8, too deep, not a row
+            continue
     return rows
 
 
