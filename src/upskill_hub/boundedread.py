@@ -43,12 +43,16 @@ def parse_toml_text(text: str, path: str | os.PathLike[str] = "<toml>") -> Any:
     import tomlkit
     from tomlkit.exceptions import ParseError
 
-    if len(text) > limits.MAX_CONFIG_BYTES:
-        raise FileRefused(path, f"is longer than {limits.MAX_CONFIG_BYTES / 1e6:.0f} MB")
+    if len(text.encode("utf-8", "surrogatepass")) > limits.MAX_TOML_BYTES:
+        raise FileRefused(
+            path, f"is larger than {limits.MAX_TOML_BYTES // 1000} KB; TOML files are not read past that (UPSKILL_MAX_TOML_KB)"
+        )
     if safejson.nesting_depth(text, stop_after=limits.JSON_MAX_DEPTH) > limits.JSON_MAX_DEPTH:
         raise FileRefused(path, f"nests deeper than {limits.JSON_MAX_DEPTH} levels")
     try:
-        return tomlkit.parse(text)
+        doc = tomlkit.parse(text)
+        doc.unwrap()  # recurses too: a document that cannot be unwrapped is refused here
+        return doc
     except RecursionError:
         raise FileRefused(path, "nests too deep to read") from None
     except ParseError as exc:
@@ -57,7 +61,15 @@ def parse_toml_text(text: str, path: str | os.PathLike[str] = "<toml>") -> Any:
 
 def read_toml_text(path: str | os.PathLike[str], max_bytes: int | None = None) -> str:
     """The text of a TOML file, read with :func:`read_capped` (UTF-8; a binary file is refused)."""
-    return read_text_capped(path, limits.MAX_CONFIG_BYTES if max_bytes is None else max_bytes)
+    cap = limits.MAX_TOML_BYTES if max_bytes is None else max_bytes
+    try:
+        return read_text_capped(path, cap)
+    except FileRefused as exc:
+        if "files over" in exc.problem:  # say which limit, in the unit it is set in
+            raise FileRefused(
+                path, f"is larger than {cap // 1000} KB; TOML files are not read past that (UPSKILL_MAX_TOML_KB)"
+            ) from None
+        raise
 
 
 def read_toml_file(path: str | os.PathLike[str], max_bytes: int | None = None) -> Any:

@@ -94,6 +94,44 @@ def check_relpath(rel: str) -> str:
     return rel
 
 
+#: File-system faults a user fixes outside the program: full disk, quota, size limit, read-only.
+STORAGE_ERRNOS = frozenset(
+    e for e in (errno.ENOSPC, getattr(errno, "EDQUOT", None), errno.EFBIG, errno.EROFS) if e is not None
+)
+
+
+class StorageError(UpskillError):
+    """Writing ``path`` failed for a reason on the user's side of the disk; says what to do.
+
+    ``errno`` is one of :data:`STORAGE_ERRNOS`. Writes are atomic, so nothing half-written
+    is left behind; ``hint`` tells how to go on (``eval --resume``, run again).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None, err: int, hint: str = "") -> None:
+        self.path = None if path is None else os.fspath(path)
+        self.errno = err
+        self.hint = hint
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        where = f" {shown_path(self.path)}" if self.path else ""
+        if self.errno == errno.EROFS:
+            what, todo = "the file system is read-only", "write somewhere writable"
+        elif self.errno == errno.EFBIG:
+            what, todo = "the file is over the size limit (ulimit -f or the file system's)", "raise the limit"
+        else:
+            what, todo = "the disk is full" + (" (or over quota)" if self.errno != errno.ENOSPC else ""), "free some space"
+        hint = self.hint or "then run the command again"
+        return f"cannot write{where}: {what}; nothing was half-written. {todo.capitalize()}, {hint}"
+
+
+def storage_error(exc: OSError, path: str | os.PathLike[str] | None = None, hint: str = "") -> StorageError | None:
+    """A :class:`StorageError` for ``exc`` when it is a disk-side fault, else ``None``."""
+    if exc.errno not in STORAGE_ERRNOS:
+        return None
+    return StorageError(path if path is not None else exc.filename, exc.errno, hint)
+
+
 def atomic_replace_dir(dest: Path, fill: Callable[[Path], None]) -> None:
     """Create or replace folder ``dest`` with what ``fill(tmp)`` writes into a temporary folder.
 
@@ -113,10 +151,12 @@ def atomic_replace_dir(dest: Path, fill: Callable[[Path], None]) -> None:
             backup.rmdir()
             os.replace(dest, backup)
         os.replace(tmp, dest)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         if backup is not None and backup.exists() and not dest.exists():
             os.replace(backup, dest)
+        if isinstance(exc, OSError) and (err := storage_error(exc, dest)) is not None:
+            raise err from None
         raise
     if backup is not None:
         if backup.is_dir() and not backup.is_symlink():
@@ -133,8 +173,11 @@ def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None, fsyn
     permissions; ``fsync=False`` is for caches, where losing a write costs only a refetch.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    except OSError as exc:
+        raise storage_error(exc, path) or exc from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -144,8 +187,10 @@ def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None, fsyn
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and (err := storage_error(exc, path)) is not None:
+            raise err from None
         raise
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from _evalkit import make_skill
 from cli_runner import run_cli
+from small_fs import small_fs as mounted_small_fs
 
 from upskill_hub.evals import rundir
 from upskill_hub.testing.llm_server import running_llm_server
@@ -30,26 +31,11 @@ def long_answer(system, messages, params) -> str:
     return "x" * 3000  # about 3 KB per row: a dozen rows fill the small disk
 
 
-def mount_small_fs(path: Path, size: str) -> None:
-    path.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here ({proc.stderr.decode().strip()})")
-
-
 @pytest.fixture
 def small_fs(tmp_path: Path):
     """A 40 KB file system; ``grow()`` frees space by making it larger (a remount keeps the files)."""
-    mnt = tmp_path / "small"
-    mount_small_fs(mnt, "40k")
-
-    def grow() -> None:
-        subprocess.run(["mount", "-o", "remount,size=20m", str(mnt)], check=True)
-
-    try:
-        yield mnt, grow
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
+    with mounted_small_fs(tmp_path / "small") as fs:
+        yield fs
 
 
 def _one_error_line(err: str) -> str:

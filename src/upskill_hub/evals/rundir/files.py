@@ -20,7 +20,7 @@ from upskill_hub import limits, safejson
 from upskill_hub.boundedread import read_json_file
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals.schema import ResultRow, RunPlan, RunSummary
-from upskill_hub.fsutil import read_capped, write_bytes_atomic, write_json_atomic
+from upskill_hub.fsutil import read_capped, storage_error, write_bytes_atomic, write_json_atomic
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.jsonl"
@@ -155,7 +155,10 @@ class ResultsWriter:
 
     def __init__(self, run_dir: Path) -> None:
         self.path = Path(run_dir) / RESULTS_FILE
-        self._fh = self.path.open("a", encoding="utf-8")
+        try:
+            self._fh = self.path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise storage_error(exc, self.path) or exc from None
         self._q: queue.Queue[Any] = queue.Queue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="results-writer", daemon=True)
@@ -183,14 +186,15 @@ class ResultsWriter:
                     item()
                 else:
                     lines.append(item)
-            if lines:
+            if lines and self._error is None:  # after a failed write, nothing more: one torn line at most
                 try:
                     self._fh.write("".join(lines))
                     self._fh.flush()
                     os.fsync(self._fh.fileno())
                 except OSError as exc:  # disk full etc.: surface it to the run
-                    self._error = exc
-        self._fh.close()
+                    self._error = storage_error(exc, self.path) or exc
+        with contextlib.suppress(OSError):  # the buffer it could not flush is lost, as reported
+            self._fh.close()
 
     def submit(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` on the writer thread (used for cache writes, off the event loop)."""
@@ -215,7 +219,11 @@ def run_lock(run_dir: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    fh = (Path(run_dir) / LOCK_FILE).open("w")
+    path = Path(run_dir) / LOCK_FILE
+    try:
+        fh = path.open("w")
+    except OSError as exc:
+        raise storage_error(exc, path, "then run again (a run folder must be writable to resume it)") or exc from None
     try:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
