@@ -210,10 +210,16 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str, dict[str, Any]]:
     except yaml.constructor.ConstructorError as exc:
         tag = getattr(exc, "problem", "") or "unsupported tag"
         raise FrontmatterError("frontmatter", f"YAML tag not allowed ({tag.strip()})") from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, other controls)
+        ch = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        line = raw.count("\n", 0, exc.position) + 2  # +1 for 1-based, +1 for the opening '---'
+        raise FrontmatterError(
+            "frontmatter", f"invalid YAML at line {line}: character U+{ord(ch):04X} is not allowed in YAML"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
+        problem = getattr(exc, "problem", None) or type(exc).__name__
         raise FrontmatterError("frontmatter", f"invalid YAML{where}: {problem}") from None
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
