@@ -100,18 +100,26 @@ STORAGE_ERRNOS = frozenset(
 )
 
 
-class StorageError(UpskillError):
+class StorageError(UpskillError, OSError):
     """Writing ``path`` failed for a reason on the user's side of the disk; says what to do.
 
     ``errno`` is one of :data:`STORAGE_ERRNOS`. Writes are atomic, so nothing half-written
-    is left behind; ``hint`` tells how to go on (``eval --resume``, run again).
+    is left behind; ``hint`` tells how to go on (``eval --resume``, run again). Still an
+    ``OSError``, so code that handled the raw error keeps handling this one.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> StorageError:
+        return OSError.__new__(cls)  # OSError would read our arguments as (errno, strerror, ...)
 
     def __init__(self, path: str | os.PathLike[str] | None, err: int, hint: str = "") -> None:
         self.path = None if path is None else os.fspath(path)
-        self.errno = err
         self.hint = hint
-        super().__init__(self.describe())
+        self.errno = err
+        UpskillError.__init__(self, self.describe())
+        self.errno, self.strerror, self.filename = err, os.strerror(err), self.path
+
+    def __str__(self) -> str:
+        return UpskillError.__str__(self)
 
     def describe(self) -> str:
         where = f" {shown_path(self.path)}" if self.path else ""

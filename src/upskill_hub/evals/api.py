@@ -362,13 +362,11 @@ async def run_eval_async(
             from upskill_hub.evals.plots import write_plots
 
             written = write_plots(run_dir, summary)
-    except OSError as exc:  # the disk filled up, a file-size limit, a read-only folder
+    except OSError as exc:  # the disk filled up, a file-size limit, a read-only folder (StorageError too)
         err = storage_error(exc)
         if err is None:
             raise
         raise _resumable(err) from None
-    except StorageError as exc:
-        raise _resumable(exc) from None
     finally:
         lock.close()
         await prepared.aclose()
