@@ -126,3 +126,35 @@ def test_resume_on_a_read_only_run_folder_is_one_line(small_fs, tmp_path, capsys
     assert "read-only" in line, line
     assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
     json.loads((run / rundir.RUN_FILE).read_text())
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_an_implausible_token_count_is_an_error_row_and_the_run_finishes(api, tmp_path, capsys, monkeypatch):
+    """Issue 29 class 3: usage of 10**30 tokens made a run unfinishable (OverflowError, again on --resume)."""
+    from upskill_hub.testing.llm_server import Reply
+
+    field = "prompt_tokens" if api == "openai" else "input_tokens"
+
+    def huge(system, messages, params):
+        if "question 0" in messages[-1]["content"]:
+            return Reply("x", usage={field: 10**30})
+        return "x"
+
+    skill = make_skill(tmp_path / "skills", cases=CASES[:3])
+    out = tmp_path / "runs"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-" + "x" * 30)
+    with running_llm_server(huge) as srv:
+        spec = f"openai-compatible:m@{srv.openai_base_url}" if api == "openai" else "anthropic:claude-haiku-4-5"
+        base = [] if api == "openai" else ["--base-url", srv.url]
+        args = ["eval", str(skill), "--model", spec, *base, "-o", str(out), "--no-cache", "--no-plots"]
+        for extra in ([], ["--resume"]):
+            code, _, err = run_cli([*args, *extra], capsys, monkeypatch)
+            line = _one_error_line(err)
+            assert code == 1 and "2 of 6 calls failed" in line, err
+            assert f"implausible token count in the reply: usage.{field} = {10**30}" in line
+    (run,) = [p for p in out.iterdir() if p.is_dir()]
+    rows = rundir.read_results(run)
+    bad = [r for r in rows if r.error]
+    assert len(rows) == 6 and len(bad) == 2 and all(r.input_tokens is None for r in bad)
+    assert str(10**30) in bad[0].error  # the raw value, kept as text
+    assert rundir.read_summary(run) is not None and (run / rundir.RESULTS_PARQUET).is_file()
