@@ -58,3 +58,5 @@ MAX_TOKENS_PER_CALL = env_int("UPSKILL_MAX_TOKENS_PER_CALL", 100_000_000)
 #: 1 MB of one string takes ~20 s, so the cap sits far above real files (a few KB) and
 #: far below that.
 MAX_TOML_BYTES = int(env_number("UPSKILL_MAX_TOML_KB", 64) * 1000)
+#: Longest SKILL.md frontmatter parsed (KB of text): a few keys in practice; PyYAML is slow.
+MAX_FRONTMATTER_CHARS = int(env_number("UPSKILL_MAX_FRONTMATTER_KB", 64) * 1000)

@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from upskill_hub import fsutil, safeyaml
+from upskill_hub import fsutil, limits, safeyaml
 from upskill_hub.cases import CasesError, SkillMeta, load_meta_text
 from upskill_hub.problems import Problem
 
@@ -146,8 +146,13 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 def _load_yaml(raw: str) -> tuple[Any, yaml.Node | None]:
     """Parse frontmatter YAML; return the data and the node tree (for the written text)."""
     # Bounded like safeyaml.load: an alias bomb or deep nesting is an error, not gigabytes.
-    if len(raw) > safeyaml.MAX_CHARS:
-        raise safeyaml.YAMLLimitError(f"YAML longer than {safeyaml.MAX_CHARS} characters")
+    # Frontmatter is a few keys; PyYAML reads ~60 KB/s on a busy core, so a pasted 600 KB
+    # frontmatter held a Space worker for 10 s. It gets its own, smaller cap.
+    if len(raw) > limits.MAX_FRONTMATTER_CHARS:
+        raise safeyaml.YAMLLimitError(
+            f"frontmatter is {len(raw):,} characters; at most {limits.MAX_FRONTMATTER_CHARS:,} are read "
+            "(UPSKILL_MAX_FRONTMATTER_KB); move long text into the body or references/"
+        )
     loader = _UniqueKeyLoader(raw)
     try:
         node = loader.get_single_node()
