@@ -114,5 +114,7 @@ def test_bounded_json_and_toml_readers(tmp_path):
         assert "dotted.toml" in str(exc)
     huge = tmp_path / "huge.toml"
     huge.write_text('s = "' + "x" * 10_000_000 + '"\n')
-    with pytest.raises(FileRefused, match="MB"):
+    with pytest.raises(FileRefused, match="larger than 1000 KB"):
         boundedread.read_toml_file(huge, max_bytes=1_000_000)
+    with pytest.raises(FileRefused, match="larger than 64 KB"):
+        boundedread.read_toml_file(huge)
