@@ -106,6 +106,15 @@ def test_page_load_and_search_answer_under_1s_while_a_schema_redos_runs(running_
     monkeypatch.setattr(limits, "SCHEMA_TIMEOUT_S", 8.0)
     monkeypatch.setattr(limits, "REGEX_TIMEOUT_S", 8.0)
     attacker = Client(running_app, verbose=False)
+    visitor = Client(running_app, verbose=False)
+    # Alone first: the first /load reads the library from the Hub (seconds, attack or not); the
+    # measured ones below are the steady state every later visitor gets.
+    quiet = {}
+    for name, call in (("load", lambda: visitor.predict(space_repo, api_name="/load")),
+                       ("search", lambda: visitor.predict(space_repo, "gree", 0, False, "best lift", api_name="/search"))):  # fmt: skip
+        t = time.monotonic()
+        call()
+        quiet[name] = time.monotonic() - t
     with running_llm_server(_json_x_script, models=("xs",)) as srv:
         job = attacker.submit(
             space_repo, "paste", "", SCHEMA_MD, SCHEMA_META, "xs", f"{srv.url}/v1", "", "", "", "", 1,
@@ -118,8 +127,11 @@ def test_page_load_and_search_answer_under_1s_while_a_schema_redos_runs(running_
         latencies["page"] = time.monotonic() - t
         assert page.status_code == 200
         t = time.monotonic()
-        visitor = Client(running_app, verbose=False)  # fetches the app's config, as a browser does
-        visitor.predict(space_repo, api_name="/load")
+        config = httpx.get(running_app.rstrip("/") + "/config", timeout=10)  # what the page then fetches
+        latencies["config"] = time.monotonic() - t
+        assert config.status_code == 200
+        t = time.monotonic()
+        visitor.predict(space_repo, api_name="/load")  # the page's load event: the library's table
         latencies["load"] = time.monotonic() - t
         t = time.monotonic()
         table, note = visitor.predict(space_repo, "gree", 0, False, "best lift", api_name="/search")
@@ -131,5 +143,6 @@ def test_page_load_and_search_answer_under_1s_while_a_schema_redos_runs(running_
         monkeypatch.setattr(limits, "REGEX_TIMEOUT_S", 0.5)
         status = job.result()[0]
     assert status.startswith("Finished **hostile-schema**: 2 calls"), status
-    print({k: f"{v * 1000:.0f} ms" for k, v in latencies.items()})
+    print("alone:", {k: f"{v * 1000:.0f} ms" for k, v in quiet.items()},
+          "during the hostile schema check:", {k: f"{v * 1000:.0f} ms" for k, v in latencies.items()})
     assert max(latencies.values()) < 1.0, latencies
