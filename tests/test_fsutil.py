@@ -118,3 +118,19 @@ def test_bounded_json_and_toml_readers(tmp_path):
         boundedread.read_toml_file(huge, max_bytes=1_000_000)
     with pytest.raises(FileRefused, match="larger than 64 KB"):
         boundedread.read_toml_file(huge)
+
+
+def test_an_install_marker_nested_too_deep_or_a_fifo_is_untrusted_not_a_crash(tmp_path):
+    """Issue 29 class 3: `skills update` raised RecursionError on a deep .upskill-hub-install.json."""
+    from upskill_hub.managed import MARKER, read_marker
+
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    (folder / MARKER).write_text('{"repo": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert read_marker(folder) is None
+    (folder / MARKER).unlink()
+    os.mkfifo(folder / MARKER)
+    assert read_marker(folder) is None  # is_file() is False for a FIFO; never opened
+    (folder / MARKER).unlink()
+    (folder / MARKER).write_text('{"repo": "u/r", "skill": "demo", "revision": "main"}')
+    assert read_marker(folder)["repo"] == "u/r"
