@@ -34,11 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import limits
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.evals.api import run_eval_async
 from upskill_hub.evals.schema import ResultRow
 from upskill_hub.evals.sharding import plan_keys
+from upskill_hub.fsutil import read_capped
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_errors, make_api
 from upskill_hub.hub.job_bundle import download_bundle, read_bundle, rebuild
@@ -138,7 +140,7 @@ def run_shard(
     if {r.key for r in rows} != owned or len(rows) != len(owned):
         raise UpskillError(f"{tag}: ran {len(rows)} calls but owns {len(owned)}; nothing uploaded")
     # The runner wrote the rows as the ``results`` shard (masked) when it ended: the bytes push uploads.
-    data = (result.run_dir / rundir.RESULTS_PARQUET).read_bytes()
+    data = read_capped(result.run_dir / rundir.RESULTS_PARQUET, limits.MAX_RESULTS_BYTES)
     say(f"{tag}: committing {len(rows)} rows to {path}")
     outcome = _commit(api, repo_id, path, data, len(rows), target, say, tag)
     say(f"{tag}: done ({'uploaded' if outcome.uploaded else 'already in the repo'})")

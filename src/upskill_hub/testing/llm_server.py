@@ -49,6 +49,8 @@ class Reply:
     text: str
     finish_reason: str | None = None  # None: "stop"/"end_turn", or "length" when truncated
     cached_tokens: int = 0
+    #: Usage fields sent as given, over the computed ones (a server reporting nonsense).
+    usage: dict[str, Any] | None = None
 
 
 Script = Callable[[str, list[dict[str, str]], dict[str, Any]], "str | Reply"]
@@ -517,6 +519,7 @@ def _answer(
                 "output_tokens": n_out,
                 "cache_read_input_tokens": cached,
                 "cache_creation_input_tokens": 0,
+                **(reply.usage or {}),
             },
         }
     reason = reply.finish_reason or ("length" if truncated else "stop")
@@ -538,6 +541,7 @@ def _answer(
             "completion_tokens": n_out,
             "total_tokens": n_in + n_out,
             "prompt_tokens_details": {"cached_tokens": cached},
+            **(reply.usage or {}),
         },
     }
 
