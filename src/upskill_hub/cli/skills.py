@@ -90,6 +90,9 @@ def list_skills(
     for folder in find_skills(directory):
         res = load_skill(folder)
         rel = folder.relative_to(directory).as_posix() if folder != directory else "."
+        if res.errors and out.human:  # say why it is invalid: a FIFO or an odd name inside is named here
+            more = f" (and {len(res.errors) - 1} more)" if len(res.errors) > 1 else ""
+            err_console.print(f"Warning: {res.errors[0]}{more}", markup=False, highlight=False)
         if res.skill is None:
             why = str(res.errors[0]) if res.errors else "unreadable"
             rows.append({"name": folder.name, "description": f"(invalid: {why})", "valid": False, "path": rel})
