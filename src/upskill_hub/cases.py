@@ -415,11 +415,12 @@ def _attach_eval_file(base_dir: Path | None, rel: Any, where: str) -> str:
     target = (root / rel).resolve()
     if not target.is_relative_to(root):
         raise CasesError(where, f"input file {rel!r} points outside the skill folder")
-    if not target.is_file():
+    if not os.path.lexists(target):
         raise CasesError(where, f"input file {rel!r} not found in {base_dir}")
-    if target.stat().st_size > EVAL_FILE_MAX_BYTES:
-        raise CasesError(where, f"input file {rel!r} is larger than {EVAL_FILE_MAX_BYTES // 1024} KB")
-    data = target.read_bytes()
+    try:
+        data = read_capped(target, EVAL_FILE_MAX_BYTES)  # a FIFO, a device or a giant is refused
+    except FileRefused as exc:
+        raise CasesError(where, f"input file {rel!r} {exc.problem}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
