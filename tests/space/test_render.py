@@ -74,3 +74,17 @@ def test_ordinary_markdown_survives():
 def test_bad_frontmatter_still_renders_sanitised():
     html = render_skill_md("no frontmatter <script>alert(1)</script> **bold**")
     assert "<strong>bold</strong>" in html and "<script" not in html
+
+
+def test_finding_5_space_shows_the_whole_frontmatter_metadata_included() -> None:
+    from upskill_hub.space.render import render_skill_md
+
+    md = (
+        "---\nname: trl-training\ndescription: Train. Use when training.\nlicense: Apache-2.0\n"
+        "compatibility: Python 3.10+\nmetadata:\n  author: hf\n  tags: [trl, sft]\nargument-hint: [file]\n---\n\nBody\n"
+    )
+    html = render_skill_md(md)
+    for text in ("Apache-2.0", "Python 3.10+", "<th>metadata.author</th><td>hf</td>",
+                 "<th>metadata.tags</th><td>[\"trl\", \"sft\"]</td>", "argument-hint"):
+        assert text in html, text
+    assert "{'author'" not in html  # not a Python repr

@@ -70,6 +70,23 @@ def render_markdown(text: str) -> str:
     return sanitize_html(_markdown().render(text)) + note
 
 
+def frontmatter_rows(fm: dict) -> list[tuple[str, str]]:
+    """Every frontmatter key as (label, text): ``metadata`` one row per entry, and values
+    that are not strings (a list read leniently, a number) as JSON rather than Python repr."""
+    import json
+
+    def text(v: object) -> str:
+        return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+
+    out: list[tuple[str, str]] = []
+    for k, v in fm.items():
+        if k == "metadata" and isinstance(v, dict) and v:
+            out += [(f"metadata.{mk}", text(mv)) for mk, mv in v.items()]
+        else:
+            out.append((str(k), text(v)))
+    return out
+
+
 def render_skill_md(skill_md: str) -> str:
     """The SKILL.md body as safe HTML, with its frontmatter shown as a small table first.
 
@@ -84,7 +101,7 @@ def render_skill_md(skill_md: str) -> str:
     except FrontmatterError:
         return f'<div class="skill-md">{render_markdown(skill_md)}</div>'
     rows = "".join(
-        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in fm.items()
+        f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in frontmatter_rows(fm)
     )
     head = f'<table class="skill-frontmatter">{rows}</table>' if rows else ""
     return f'<div class="skill-md">{sanitize_html(head)}{render_markdown(body)}</div>'
