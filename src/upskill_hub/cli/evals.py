@@ -262,6 +262,11 @@ def _run_scenarios(path: Path, models: list[str], options, out) -> None:  # noqa
     from upskill_hub.evals.scenarios import describe, load_scenarios
 
     found = load_scenarios(path)
+    if options.judge is None and any(s.criteria for s in found):
+        # Before any scenario runs: a later one must not fail after earlier ones spent calls.
+        raise UpskillError(
+            f"{path}: judge criteria are graded by a judge model: pass --judge MODEL (they are never skipped)"
+        )
     if out.mode in (OutputFormat.human, OutputFormat.json):
         err_console.print(describe(path, found), markup=False, highlight=False, soft_wrap=True)
     summaries, failed = [], 0
