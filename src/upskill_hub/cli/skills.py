@@ -31,7 +31,7 @@ def validate(
 
     agent: one tab-separated line per skill with its problems; quiet: the valid skills' paths.
     """
-    from upskill_hub.skill import META_FILE, load_skill
+    from upskill_hub.skill import EVALS_FILE, META_FILE, load_skill
 
     out = printer(fmt, as_json)
     report = []
@@ -62,7 +62,8 @@ def validate(
                     err_console.print(f"warning: {pr}", markup=False, highlight=False, soft_wrap=True, style="yellow")
             if res.ok:
                 assert res.skill is not None
-                tests = f"; {res.skill.meta.describe(META_FILE)}" if META_FILE in res.skill.files else ""
+                tests_file = next((f for f in (META_FILE, EVALS_FILE) if f in res.skill.files), None)
+                tests = f"; {res.skill.meta.describe(tests_file)}" if tests_file else ""
                 console.print(
                     f"[green]✓[/] {p} ({res.skill.name} {res.skill.version}{tests})", highlight=False, soft_wrap=True
                 )
