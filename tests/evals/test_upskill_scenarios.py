@@ -128,3 +128,32 @@ def test_finding_1_scenarios_end_to_end_match_hand_count(repo: Path, tmp_path: P
     by = {c["condition"]: c for c in summary["conditions"]}
     assert by["with_skill"]["passed"] == sum(hand_count("with")) == 2
     assert by["baseline"]["passed"] == sum(hand_count("base")) == 0
+
+
+def test_finding_1_scenarios_shaped_like_huggingface_skills_ci(tmp_path: Path):
+    """huggingface/skills (commit a24e0bb) keeps one verifier per expected string and three
+    judge criteria per scenario; several scenarios share the file. Written the same way here."""
+    root = tmp_path / "skills-repo"
+    scenarios = []
+    for name, needles in {"hf-cli": ["hf download", "bert-base-uncased", "--local-dir ./models"],
+                          "huggingface-datasets": ["/splits?dataset=", "/first-rows?dataset=", "/rows?dataset="]}.items():
+        (root / "skills" / name).mkdir(parents=True)
+        (root / "skills" / name / "SKILL.md").write_text(SKILL_MD.replace("hf-datasets", name))
+        (root / "evals" / name).mkdir(parents=True)
+        case = {"input": f"Give the exact commands for {name}.",
+                "verifiers": [{"type": "contains", "values": [n]} for n in needles]}
+        (root / "evals" / name / "smoke.json").write_text(json.dumps({"cases": [case]}, indent=2))
+        scenarios.append({"id": f"{name}-smoke", "skills": [f"skills/{name}"], "tests": f"evals/{name}/smoke.json",
+                          "judge": {"enabled": True, "criteria": ["Uses current commands.", "Is concrete.", "Stays on topic."]}})
+    (root / ".upskill").mkdir()
+    (root / ".upskill" / "evals.json").write_text(json.dumps({"scenarios": scenarios}, indent=2))
+    found = load_scenarios(root / ".upskill" / "evals.json")
+    assert [s.id for s in found] == ["hf-cli-smoke", "huggingface-datasets-smoke"]
+    from upskill_hub.evals.assertions import check_sync
+
+    answer = "Run HF DOWNLOAD bert-base-uncased --local-dir ./models"
+    (case,) = found[0].cases
+    assert [a.type for a in case.asserts] == ["contains"] * 3 + ["llm-rubric"] * 3
+    got = [check_sync(a, answer).passed for a in case.asserts[:3]]
+    assert got == [all(v.lower() in answer.lower() for v in [n]) for n in ["hf download", "bert-base-uncased", "--local-dir ./models"]]
+    assert got == [True, True, True]
