@@ -614,8 +614,10 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
     files: dict[str, bytes] = {}
     modes: dict[str, int] = {"": root.stat().st_mode & 0o777}
     entries, refused = scan_skill(root)
-    shared_md = next((r for r in refused if r.rel == md_name and "outside" in r.reason), None)
-    if shared_md is not None:
+    real_root = root.resolve()
+    md_path = root / md_name
+    shared_md = next((r for r in refused if r.rel == md_name), None)
+    if shared_md is not None and md_path.is_symlink() and md_path.is_file() and not md_path.resolve().is_relative_to(real_root):
         # Plugin repositories share one SKILL.md between agents through a symlink: it is
         # followed when it stays inside the repository, refused (as before) otherwise.
         target = (root / md_name).resolve()
