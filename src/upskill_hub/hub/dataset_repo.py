@@ -8,6 +8,7 @@ The repo (see ARCHITECTURE.md, "Hub dataset repo for skills and results")::
     data/results/<run_id>.parquet  append-only: one shard per eval run
     data/results/<run_id>/shard-<i>.parquet   or, for a run on Hugging Face Jobs, one per Job
     data/runs/<run_id>.parquet     the run's summary
+    data/triggers/<run_id>.parquet the run's trigger queries (catalog mode), when it has any
     jobs/<run_id>/...              what a run's Jobs need (plan, cases, skill); not a table
 
 Everything we upload is built here, deterministically: the same skill or run always gives
@@ -29,7 +30,7 @@ from typing import Any
 
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals import rundir
-from upskill_hub.evals.schema import RunPlan, RunSummary
+from upskill_hub.evals.schema import RunPlan, RunSummary, TriggerRow
 from upskill_hub.hashing import sha256_hex
 from upskill_hub.redact import redact
 from upskill_hub.skill import Skill
@@ -38,6 +39,7 @@ SKILLS_DIR = "skills"
 SKILLS_TABLE_DIR = "data/skills"
 RESULTS_TABLE_DIR = "data/results"
 RUNS_TABLE_DIR = "data/runs"
+TRIGGERS_TABLE_DIR = "data/triggers"
 CARD_PATH = "README.md"
 
 #: Config name -> data_files glob (the card's YAML ``configs``).
@@ -45,7 +47,12 @@ CONFIG_GLOBS = {
     "skills": f"{SKILLS_TABLE_DIR}/*.parquet",
     "results": f"{RESULTS_TABLE_DIR}/*.parquet",
     "runs": f"{RUNS_TABLE_DIR}/*.parquet",
+    "triggers": f"{TRIGGERS_TABLE_DIR}/*.parquet",
 }
+
+#: A run folder's trigger rows (one :class:`TriggerRow` per line), written by ``triggers``
+#: and by catalog-mode evals; push turns it into the run's ``triggers`` shard.
+TRIGGERS_FILE = "triggers.jsonl"
 
 #: The ``results`` files of runs sharded over Hugging Face Jobs (one folder per run).
 SHARDED_RESULTS_GLOB = f"{RESULTS_TABLE_DIR}/*/*.parquet"
@@ -70,6 +77,10 @@ def results_path(run_id: str) -> str:
 
 def runs_path(run_id: str) -> str:
     return f"{RUNS_TABLE_DIR}/{run_id}.parquet"
+
+
+def triggers_path(run_id: str) -> str:
+    return f"{TRIGGERS_TABLE_DIR}/{run_id}.parquet"
 
 
 def results_shard_dir(run_id: str) -> str:
@@ -153,6 +164,27 @@ def skills_arrow_schema():  # -> pyarrow.Schema
             ("files", pa.list_(file_struct)),
         ]
     )
+
+
+def triggers_arrow_schema():  # -> pyarrow.Schema
+    """Schema of the ``triggers`` table (one column per :class:`TriggerRow` field)."""
+    return rundir.arrow_schema(TriggerRow)
+
+
+def config_schemas() -> dict[str, Any]:
+    """Each config's full parquet schema, as the card declares it (``dataset_info.features``).
+
+    ``datasets`` otherwise takes a config's columns from its first file and refuses files
+    with others, so a repo holding shards written before a column was added (no ``mode``,
+    no ``triggers``) could not load once a newer shard joins them. Declared features make
+    it read every shard, filling the columns an older one lacks with nulls.
+    """
+    return {
+        "skills": skills_arrow_schema(),
+        "results": rundir.result_arrow_schema(),
+        "runs": rundir.runs_arrow_schema(),
+        "triggers": triggers_arrow_schema(),
+    }
 
 
 def parquet_bytes(rows: list[dict[str, Any]], schema) -> bytes:
@@ -277,6 +309,7 @@ class RunBundle:
     _results: Any = None  # pyarrow.Table once loaded
     _shard: bytes | None = None  # the runner's parquet of exactly these rows, when usable
     _n_rows: int | None = None  # set once the rows are checked
+    _triggers: list[dict[str, Any]] | None = None  # ``triggers.jsonl`` rows, checked and masked
 
     def prepare(self) -> None:
         """Check the rows once (one run id, secrets masked), reading as little as possible.
@@ -340,6 +373,19 @@ class RunBundle:
             needs_redaction = may_hold.result()
         return rundir.redact_table(table) if needs_redaction else table
 
+    def trigger_records(self) -> list[dict[str, Any]]:
+        """The run's trigger rows (``triggers.jsonl``) as ``triggers`` table rows, masked.
+
+        A torn last line (a killed writer) is skipped, as for ``results.jsonl``; any other
+        unreadable line, or a row of another run, is an error naming the file.
+        """
+        if self._triggers is None:
+            self._triggers = [
+                {k: redact(v) if isinstance(v, str) else v for k, v in row.to_dict().items()}
+                for row in read_trigger_rows(self.path, run_id=self.run_id)
+            ]
+        return self._triggers
+
     @property
     def n_results(self) -> int:
         self.prepare()
@@ -352,6 +398,34 @@ class RunBundle:
             return self.summary.skill_name
         table = self.load_results()
         return table.column("skill_name")[0].as_py() if table.num_rows else None
+
+
+def read_trigger_rows(run_dir: Path, *, run_id: str | None = None) -> list[TriggerRow]:
+    """The :class:`TriggerRow` lines of ``run_dir/triggers.jsonl`` (none when it is absent)."""
+    path = Path(run_dir) / TRIGGERS_FILE
+    if not path.is_file():
+        return []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PathError(path, f"cannot be read ({exc})") from None
+    # What follows the last newline is empty, or a line a killed writer left unfinished.
+    lines = text.split("\n")[:-1]
+    rows: list[TriggerRow] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            if not isinstance(data, dict):
+                raise TypeError("not a JSON object")
+            row = TriggerRow.from_dict(data)
+        except (ValueError, TypeError) as exc:
+            raise PathError(path, f"line {number} is not a trigger row ({str(exc).splitlines()[0]})") from None
+        if run_id is not None and row.run_id != run_id:
+            raise PathError(path, f"line {number} belongs to run {row.run_id!r}, not {run_id!r}")
+        rows.append(row)
+    return rows
 
 
 def _distinct(column) -> list[Any]:
@@ -368,8 +442,10 @@ def _run_id_of(root: Path, plan: RunPlan | None, summary: RunSummary | None) -> 
         ids.add(plan.run_id)
     if summary is not None:
         ids.add(summary.run_id)
-    if not ids:
+    if not ids and rundir.has_results(root):
         ids = set(_distinct(rundir.read_results_table(root).column("run_id")))
+    if not ids:
+        ids = {row.run_id for row in read_trigger_rows(root)}
     if len(ids) != 1:
         shown = ", ".join(sorted(map(str, ids))) or "none"
         raise PathError(root, f"cannot tell which run this is (run ids: {shown})")
@@ -383,7 +459,7 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     that belong to another run. With ``rows=False`` the result rows are read later, when
     first needed. The folder itself is only read, never changed.
     """
-    files = (rundir.RUN_FILE, rundir.RESULTS_FILE, rundir.SUMMARY_FILE)
+    files = (rundir.RUN_FILE, rundir.RESULTS_FILE, rundir.SUMMARY_FILE, TRIGGERS_FILE)
     root = Path(path)
     if not root.is_dir():
         raise PathError(root, "does not exist", kind="run folder")
@@ -391,7 +467,8 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
         raise PathError(root, f"not an eval run folder (no {', '.join(files[:2])} or {files[2]})")
     plan = rundir.read_plan(root)
     summary = rundir.read_summary(root)
-    if not rundir.has_results(root) and summary is None:
+    has_triggers = (root / TRIGGERS_FILE).is_file() and (root / TRIGGERS_FILE).stat().st_size > 0
+    if not rundir.has_results(root) and summary is None and not has_triggers:
         raise PathError(
             root, f"the run has no results yet ({rundir.RESULTS_FILE} is empty and no {rundir.SUMMARY_FILE})"
         )
@@ -399,6 +476,7 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     bundle = RunBundle(run_id=run_id, path=root, summary=redact_summary(summary) if summary else None)
     if rows:
         bundle.prepare()
+        bundle.trigger_records()
     return bundle
 
 
@@ -417,3 +495,9 @@ def runs_table_bytes(bundle: RunBundle) -> bytes | None:
         return None
     bundle.prepare()  # sets n_results
     return parquet_bytes([rundir.summary_record(bundle.summary)], rundir.runs_arrow_schema())
+
+
+def triggers_table_bytes(bundle: RunBundle) -> bytes | None:
+    """Parquet bytes of the run's ``triggers`` shard (``None`` when it has no trigger rows)."""
+    records = bundle.trigger_records()
+    return parquet_bytes(records, triggers_arrow_schema()) if records else None

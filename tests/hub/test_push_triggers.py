@@ -1,0 +1,176 @@
+"""``push`` of catalog-mode runs: the ``triggers`` config, the ``mode`` column, and old shards.
+
+Checked against the local Hub with the real ``huggingface_hub`` and ``datasets``: a repo
+that already holds ``results`` / ``runs`` shards written by the previous version (fewer
+columns) must still load every config after a newer run joins them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from catalog_runs import old_results_table, old_runs_table, trigger_stats, write_catalog_run
+from huggingface_hub import CommitOperationAdd, HfApi
+from test_push_support import make_rows, make_summary, write_skill
+
+from upskill_hub.errors import UpskillError
+from upskill_hub.hub.dataset_repo import read_trigger_rows
+from upskill_hub.hub.push import push
+from upskill_hub.skill import load_skill
+
+
+OLD_CARD = """---
+configs:
+- config_name: results
+  data_files:
+  - split: train
+    path: data/results/*.parquet
+- config_name: runs
+  data_files:
+  - split: train
+    path: data/runs/*.parquet
+---
+
+# old
+"""
+
+
+def _load(repo_id, config, tmp_path):
+    from datasets import load_dataset
+
+    cache = tmp_path / f"ds-cache-{config}-{len(list(tmp_path.iterdir()))}"
+    return load_dataset(repo_id, config, split="train", cache_dir=str(cache)).to_list()
+
+
+def _parquet(table) -> bytes:
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()
+
+
+def _publish_old_run(repo_id: str, skill_dir: Path) -> list[dict]:
+    """Commit a run the way the previous version pushed it: old columns, no features in the card."""
+    skill = load_skill(skill_dir).skill
+    rows = make_rows("run-20261101-old", skill, n_cases=3)
+    summary = make_summary("run-20261101-old", skill, rows, "2026-11-01T10:00:00Z")
+    api = HfApi()
+    api.create_repo(repo_id, repo_type="dataset")
+    api.create_commit(
+        repo_id,
+        [
+            CommitOperationAdd("README.md", OLD_CARD.encode()),
+            CommitOperationAdd("data/results/run-20261101-old.parquet", _parquet(old_results_table(rows))),
+            CommitOperationAdd("data/runs/run-20261101-old.parquet", _parquet(old_runs_table(summary))),
+        ],
+        commit_message="a push by the previous version",
+        repo_type="dataset",
+    )
+    return [r.to_dict() for r in rows]
+
+
+def test_old_shards_and_a_catalog_run_load_every_config(hub_server, hub_repo_id, tmp_path):
+    skill_dir = write_skill(tmp_path / "skills")
+    old_rows = _publish_old_run(hub_repo_id, skill_dir)
+    # The old shard sorts first: ``datasets`` would take its columns for the whole config.
+    run = write_catalog_run(tmp_path / "runs", "run-20261124-new", skill_dir)
+
+    result = push([skill_dir], hub_repo_id, results=[run])
+    added = {c.path for c in result.changes if c.status == "added"}
+    assert {"data/results/run-20261124-new.parquet", "data/triggers/run-20261124-new.parquet"} <= added
+
+    results = _load(hub_repo_id, "results", tmp_path)
+    assert len(results) == len(old_rows) + 16
+    old = [r for r in results if r["run_id"] == "run-20261101-old"]
+    assert {r["mode"] for r in old} == {None}  # written before modes: null, read as inject
+    assert {(r["case_id"], r["condition"]) for r in old} == {(r["case_id"], r["condition"]) for r in old_rows}
+    new = [r for r in results if r["run_id"] == "run-20261124-new"]
+    assert {r["mode"] for r in new} == {"inject", "catalog"}
+    loaded = [r for r in new if r["mode"] == "catalog" and r["triggered"]]
+    assert loaded and all(json.loads(r["files_read"]) == [f"{skill_dir.name}/references/notes.md"] for r in loaded)
+
+    runs = {r["run_id"]: r for r in _load(hub_repo_id, "runs", tmp_path)}
+    assert runs["run-20261101-old"]["triggers"] is None
+    assert {c["mode"] for c in runs["run-20261101-old"]["conditions"]} == {None}
+    figures = runs["run-20261124-new"]["triggers"][0]
+    expected = trigger_stats(read_trigger_rows(run), "model-a")
+    assert (figures["recall"], figures["recall_ci_low"], figures["false_trigger_rate"]) == (
+        expected.recall,
+        expected.recall_ci_low,
+        expected.false_trigger_rate,
+    )
+
+    triggers = _load(hub_repo_id, "triggers", tmp_path)
+    assert len(triggers) == 20
+    assert sum(t["triggered"] for t in triggers if t["should_trigger"]) == 7
+    assert sum(t["triggered"] for t in triggers if not t["should_trigger"]) == 2
+
+    card = HfApi().dataset_info(hub_repo_id).card_data.to_dict()
+    assert [c["config_name"] for c in card["configs"]] == ["skills", "results", "runs", "triggers"]
+    declared = {i["config_name"]: [f["name"] for f in i["features"]] for i in card["dataset_info"]}
+    assert {"mode", "triggered", "loaded", "files_read"} <= set(declared["results"])
+    assert "triggers" in declared["runs"]
+    readme = Path(HfApi().hf_hub_download(hub_repo_id, "README.md", repo_type="dataset")).read_text()
+    assert "Trigger recall" in readme and "70% [40%–89%] (7/10)" in readme
+
+    # A second push of the same run changes nothing: every shard is append-only.
+    again = push([skill_dir], hub_repo_id, results=[run])
+    assert not again.committed
+    assert {c.path for c in again.changes if c.status == "kept"} >= {"data/triggers/run-20261124-new.parquet"}
+
+
+def test_a_trigger_only_run_pushes_its_triggers_and_summary(hub_server, hub_repo_id, tmp_path):
+    skill_dir = write_skill(tmp_path / "skills")
+    run = write_catalog_run(tmp_path / "runs", "trig-20261124-a", skill_dir, results=False)
+    assert not (run / "results.jsonl").exists() and not (run / "run.json").exists()
+
+    result = push([], hub_repo_id, results=[run])
+    assert {c.path for c in result.changes if c.status == "added"} >= {
+        "data/triggers/trig-20261124-a.parquet",
+        "data/runs/trig-20261124-a.parquet",
+    }
+    assert not any(c.path.startswith("data/results/") for c in result.changes)
+    assert len(_load(hub_repo_id, "triggers", tmp_path)) == 20
+    card = HfApi().dataset_info(hub_repo_id).card_data.to_dict()
+    assert [c["config_name"] for c in card["configs"]] == ["runs", "triggers"]
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{not json", "line 21 is not a trigger row"),
+        ('{"run_id": "trig-x"}', "line 21 is not a trigger row"),
+        (None, "belongs to run 'other-run'"),
+    ],
+)
+def test_a_bad_triggers_file_pushes_nothing(hub_server, hub_repo_id, tmp_path, line, message):
+    skill_dir = write_skill(tmp_path / "skills")
+    run = write_catalog_run(tmp_path / "runs", "trig-20261124-b", skill_dir)
+    path = run / "triggers.jsonl"
+    if line is None:
+        row = json.loads(path.read_text().splitlines()[0])
+        line = json.dumps({**row, "run_id": "other-run"})
+    path.write_text(path.read_text() + line + "\n")
+    with pytest.raises(UpskillError, match=message) as info:
+        push([skill_dir], hub_repo_id, results=[run])
+    assert "\n" not in str(info.value)
+    assert not HfApi().repo_exists(hub_repo_id, repo_type="dataset")
+
+
+def test_a_torn_last_trigger_line_is_skipped_and_secrets_are_masked(hub_server, hub_repo_id, tmp_path, monkeypatch):
+    secret = "hf_" + "a" * 34
+    skill_dir = write_skill(tmp_path / "skills")
+    run = write_catalog_run(tmp_path / "runs", "trig-20261124-c", skill_dir)
+    path = run / "triggers.jsonl"
+    lines = path.read_text().splitlines()
+    first = json.loads(lines[0])
+    lines[0] = json.dumps({**first, "query": f"my token is {secret}"})
+    path.write_text("\n".join(lines) + '\n{"run_id": "trig-2026')  # a killed writer's half line
+    push([], hub_repo_id, results=[run])
+    rows = _load(hub_repo_id, "triggers", tmp_path)
+    assert len(rows) == 20
+    assert not any(secret in json.dumps(r) for r in rows)
