@@ -16,13 +16,30 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub.evals.rundir import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
-from upskill_hub.evals.schema import ConditionStats, LiftStats, ResultRow, RunSummary, TriggerRow, TriggerStats
+from upskill_hub.evals.schema import (
+    ConditionStats,
+    LiftStats,
+    ResultRow,
+    RunSummary,
+    TriggerRow,
+    TriggerStats,
+)
 from upskill_hub.evals.stats import wilson_interval
 from upskill_hub.hub.dataset_repo import TRIGGERS_FILE
-from upskill_hub.skill import load_skill
+from upskill_hub.skill import Skill, load_skill
 
 #: The columns ``results`` and ``runs`` shards had before modes and triggers existed.
 NEW_RESULT_COLUMNS = ("mode", "agent", "triggered", "loaded", "files_read", "turns", "tool_calls", "tokens_unavailable")
+
+
+def write_skill(root: Path, name: str = "tiny-skill") -> Path:
+    """A valid skill folder ``root/name`` with a reference file the catalog rows name."""
+    skill = Skill.create(
+        name, f"Use when testing {name}.", "Say hello politely.\n",
+        extra_frontmatter={"license": "Apache-2.0"}, files={"references/notes.md": b"# Notes\n"},
+    )  # fmt: skip
+    skill.write(root / name, overwrite=True)
+    return root / name
 
 
 def catalog_rows(run_id: str, skill_name: str, skill_version: str, model: str, n_cases: int = 4) -> list[ResultRow]:

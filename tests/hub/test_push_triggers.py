@@ -21,7 +21,6 @@ from upskill_hub.hub.dataset_repo import read_trigger_rows
 from upskill_hub.hub.push import push
 from upskill_hub.skill import load_skill
 
-
 OLD_CARD = """---
 configs:
 - config_name: results

@@ -20,7 +20,7 @@ EVAL_HEADERS = [
 #: Columns of ``runs --format agent`` (one line per run x model x condition, as ``--csv``).
 RUNS_HEADERS = [
     "run_id", "status", "skill_name", "model", "condition", "n", "passed", "errors", "pass_rate",
-    "lift", "lift_ci_low", "lift_ci_high", "p_value",
+    "lift", "lift_ci_low", "lift_ci_high", "p_value", "mode", "trigger_recall", "false_trigger_rate",
 ]
 
 
