@@ -10,6 +10,7 @@ compatibility checks.
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -103,9 +104,11 @@ def trigger_stats(rows: list[TriggerRow], model: str) -> TriggerStats:
     )  # fmt: skip
 
 
-def _conditions(rows: list[ResultRow], model: str) -> tuple[list[ConditionStats], list[LiftStats]]:
+def _conditions(
+    rows: list[ResultRow], model: str, modes: tuple[str, ...] = ("inject", "catalog"), n_cases: int = 4
+) -> tuple[list[ConditionStats], list[LiftStats]]:
     conds, lifts = [], []
-    for mode in ("inject", "catalog"):
+    for mode in modes:
         rates = {}
         for cond in ("baseline", "with_skill"):
             sel = [r for r in rows if r.model == model and r.mode == mode and r.condition == cond]
@@ -123,7 +126,7 @@ def _conditions(rows: list[ResultRow], model: str) -> tuple[list[ConditionStats]
         lift = rates["with_skill"] - rates["baseline"]
         lifts.append(
             LiftStats(
-                model=model, lift=lift, ci_low=lift - 0.3, ci_high=min(1.0, lift + 0.2), p_value=0.2, n_cases=4,
+                model=model, lift=lift, ci_low=lift - 0.3, ci_high=min(1.0, lift + 0.2), p_value=0.2, n_cases=n_cases,
                 method="paired", token_savings=0.0, conclusive=False, mode=mode,
             )
         )  # fmt: skip
@@ -175,6 +178,30 @@ def write_catalog_run(
     return folder
 
 
+def make_rows(run_id: str, skill: Skill, n_cases: int = 3) -> list[ResultRow]:
+    """Inject rows as the previous version wrote them (no mode): the skill helps on all but case 0."""
+    return [
+        ResultRow(
+            run_id=run_id, timestamp="2026-11-01T10:00:00Z", tool_version="0.1.0", skill_name=skill.name,
+            skill_version=skill.version, model="model-a", provider="openai-compatible", params="{}",
+            condition=cond, case_id=f"case-{i}", repeat=0, passed=cond == "with_skill" or i == 0,
+            assertions_passed=1, assertions_total=1, assertion_details="[]", output=f"old {i}",
+        )  # fmt: skip
+        for cond in ("baseline", "with_skill")
+        for i in range(n_cases)
+    ]
+
+
+def make_summary(run_id: str, skill: Skill, rows: list[ResultRow], timestamp: str) -> RunSummary:
+    """The summary of :func:`make_rows` (inject conditions and lift only)."""
+    conds, lifts = _conditions(rows, "model-a", modes=("inject",), n_cases=len({r.case_id for r in rows}))
+    return RunSummary(
+        run_id=run_id, timestamp=timestamp, tool_version="0.1.0", skill_name=skill.name,
+        skill_version=skill.version, models=["model-a"], runs_per_case=1, n_cases=len({r.case_id for r in rows}),
+        conditions=conds, lifts=lifts,
+    )  # fmt: skip
+
+
 def old_results_table(rows: list[ResultRow]):  # -> pyarrow.Table
     """``rows`` as the previous version wrote its ``results`` shards: no mode or trigger columns."""
     import pyarrow as pa
@@ -203,3 +230,49 @@ def old_runs_table(summary: RunSummary):  # -> pyarrow.Table
     for key in ("conditions", "lifts"):
         record[key] = [{k: v for k, v in c.items() if k != "mode"} for c in record[key]]
     return pa.Table.from_pylist([record], schema=schema)
+
+
+OLD_CARD = """---
+configs:
+- config_name: results
+  data_files:
+  - split: train
+    path: data/results/*.parquet
+- config_name: runs
+  data_files:
+  - split: train
+    path: data/runs/*.parquet
+---
+
+# old
+"""
+
+
+def _parquet(table) -> bytes:
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()
+
+
+def publish_old_run(repo_id: str, skill_dir: Path) -> list[dict]:
+    """Commit a run the way the previous version pushed it: old columns, no features in the card."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    skill = load_skill(skill_dir).skill
+    rows = make_rows("run-20261101-old", skill, n_cases=3)
+    summary = make_summary("run-20261101-old", skill, rows, "2026-11-01T10:00:00Z")
+    api = HfApi()
+    api.create_repo(repo_id, repo_type="dataset")
+    api.create_commit(
+        repo_id,
+        [
+            CommitOperationAdd("README.md", OLD_CARD.encode()),
+            CommitOperationAdd("data/results/run-20261101-old.parquet", _parquet(old_results_table(rows))),
+            CommitOperationAdd("data/runs/run-20261101-old.parquet", _parquet(old_runs_table(summary))),
+        ],
+        commit_message="a push by the previous version",
+        repo_type="dataset",
+    )
+    return [r.to_dict() for r in rows]

@@ -7,34 +7,16 @@ columns) must still load every config after a newer run joins them.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
-from catalog_runs import old_results_table, old_runs_table, trigger_stats, write_catalog_run
-from huggingface_hub import CommitOperationAdd, HfApi
-from test_push_support import make_rows, make_summary, write_skill
+from catalog_runs import publish_old_run, trigger_stats, write_catalog_run, write_skill
+from huggingface_hub import HfApi
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.hub.dataset_repo import read_trigger_rows
 from upskill_hub.hub.push import push
-from upskill_hub.skill import load_skill
-
-OLD_CARD = """---
-configs:
-- config_name: results
-  data_files:
-  - split: train
-    path: data/results/*.parquet
-- config_name: runs
-  data_files:
-  - split: train
-    path: data/runs/*.parquet
----
-
-# old
-"""
 
 
 def _load(repo_id, config, tmp_path):
@@ -44,37 +26,9 @@ def _load(repo_id, config, tmp_path):
     return load_dataset(repo_id, config, split="train", cache_dir=str(cache)).to_list()
 
 
-def _parquet(table) -> bytes:
-    import pyarrow.parquet as pq
-
-    buf = io.BytesIO()
-    pq.write_table(table, buf)
-    return buf.getvalue()
-
-
-def _publish_old_run(repo_id: str, skill_dir: Path) -> list[dict]:
-    """Commit a run the way the previous version pushed it: old columns, no features in the card."""
-    skill = load_skill(skill_dir).skill
-    rows = make_rows("run-20261101-old", skill, n_cases=3)
-    summary = make_summary("run-20261101-old", skill, rows, "2026-11-01T10:00:00Z")
-    api = HfApi()
-    api.create_repo(repo_id, repo_type="dataset")
-    api.create_commit(
-        repo_id,
-        [
-            CommitOperationAdd("README.md", OLD_CARD.encode()),
-            CommitOperationAdd("data/results/run-20261101-old.parquet", _parquet(old_results_table(rows))),
-            CommitOperationAdd("data/runs/run-20261101-old.parquet", _parquet(old_runs_table(summary))),
-        ],
-        commit_message="a push by the previous version",
-        repo_type="dataset",
-    )
-    return [r.to_dict() for r in rows]
-
-
 def test_old_shards_and_a_catalog_run_load_every_config(hub_server, hub_repo_id, tmp_path):
     skill_dir = write_skill(tmp_path / "skills")
-    old_rows = _publish_old_run(hub_repo_id, skill_dir)
+    old_rows = publish_old_run(hub_repo_id, skill_dir)
     # The old shard sorts first: ``datasets`` would take its columns for the whole config.
     run = write_catalog_run(tmp_path / "runs", "run-20261124-new", skill_dir)
 

@@ -62,6 +62,7 @@ RESULT_COLUMNS = (
     "input_tokens",
     "output_tokens",
     "cost_usd",
+    "mode",  # catalog answers are shown apart from injected ones (null in older shards: inject)
 )
 SKILL_COLUMNS = (
     "name",
@@ -274,7 +275,7 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
         table="results",
     )
     runs = _read_parquets(list(root.glob(RUNS_GLOB)), None, runs_arrow_schema(), budget=budget, table="runs")
-    aggregates = compute_aggregates(skills, results)
+    aggregates = compute_aggregates(skills, results, runs)
     return Library(
         source=source or str(root),
         revision=revision,
