@@ -68,7 +68,7 @@ def test_matrix_names_the_overlapping_pair_with_its_queries(tmp_path):
     png = plot_routing(report, tmp_path / "routing.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     recs = routing_records(report, "r", "t")
-    assert len(recs) == 5 * 6 and sum(r["count"] for r in recs) == 15
+    assert len(recs) == 5 * 6 and sum(r.count for r in recs) == 15
 
 
 def test_errors_count_nowhere_and_other_models_are_apart():

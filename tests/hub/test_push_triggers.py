@@ -127,3 +127,35 @@ def test_a_torn_last_trigger_line_is_skipped_and_secrets_are_masked(hub_server, 
     rows = _load(hub_repo_id, "triggers", tmp_path)
     assert len(rows) == 20
     assert not any(secret in json.dumps(r) for r in rows)
+
+
+def test_a_library_routing_run_pushes_a_routing_config(hub_server, hub_repo_id, tmp_path):
+    from upskill_hub.evals.routing import read_routing, routing_report, write_routing
+    from upskill_hub.evals.schema import TriggerRow
+
+    skills = ["sql-format", "sql-lint", "csv-json"]
+    picks = {"sql-format": ["sql-format"] * 3, "sql-lint": ["sql-format", "sql-format", "sql-lint"], "csv-json": ["csv-json", "csv-json", None]}
+    rows = [
+        TriggerRow("lib-20261124-a", "t", "v", skill, "x", "m", "p", "{}", f"{skill}-{i}", f"query {skill} {i}", True, 0,
+                   got == skill, json.dumps([got] if got else []))
+        for skill, gots in picks.items() for i, got in enumerate(gots)
+    ]  # fmt: skip
+    run = tmp_path / "lib-20261124-a"
+    run.mkdir()
+    (run / "triggers.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in rows))
+    write_routing(run, [routing_report(rows, skills, "m")], "lib-20261124-a", "2026-11-24T10:00:00Z")
+    assert read_routing(run)[2][0].stealing[0].examples_b_to_a == ["query sql-lint 0", "query sql-lint 1"]
+
+    result = push([], hub_repo_id, results=[run])
+    assert "data/routing/lib-20261124-a.parquet" in {c.path for c in result.changes if c.status == "added"}
+    cells = {(r["skill"], r["loaded"]): r for r in _load(hub_repo_id, "routing", tmp_path)}
+    assert len(cells) == 3 * 4
+    assert cells[("sql-lint", "sql-format")]["count"] == 2 and cells[("csv-json", "none")]["count"] == 1
+    assert cells[("sql-lint", "sql-lint")]["accuracy"] == 1 / 3
+    card = HfApi().dataset_info(hub_repo_id).card_data.to_dict()
+    assert [c["config_name"] for c in card["configs"]] == ["triggers", "routing"]
+
+    (run / "routing.json").write_text('{"run_id": "lib-20261124-a", "timestamp": "t", "reports": [{"model": 1}]}')
+    with pytest.raises(UpskillError, match="not a routing report") as info:
+        push([], hub_repo_id + "-bad", results=[run])  # a repo without this run: the file is read
+    assert "\n" not in str(info.value) and not HfApi().repo_exists(hub_repo_id + "-bad", repo_type="dataset")

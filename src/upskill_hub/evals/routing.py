@@ -31,6 +31,9 @@ from upskill_hub.evals.stats import wilson_interval
 
 NONE = "none"
 ROUTING_PNG = "routing.png"
+#: The run folder's routing reports (one per model), written by ``triggers --library``; push
+#: turns them into the run's ``routing`` shard.
+ROUTING_FILE = "routing.json"
 #: A pair steals when this many of one's queries went to the other (either way, together) ...
 MIN_STOLEN = 2
 #: ... or when this share of either skill's queries went to the other.
@@ -210,24 +213,76 @@ def plot_routing(report: RoutingReport, path: Path) -> Path:
     return path
 
 
-def routing_records(report: RoutingReport, run_id: str, timestamp: str) -> list[dict[str, Any]]:
-    """The ``routing`` config's rows: one per (query skill, loaded skill) cell with its count.
+@dataclass
+class RoutingRow:
+    """One cell of a model's confusion matrix: the ``routing`` config's row.
 
-    Long form so ``datasets`` and the viewer can filter it; the per-skill figures ride on
-    the diagonal rows (``loaded == skill``) and each row names the model and the run.
+    Long form, so ``datasets`` and the viewer can filter it; each row carries its skill's
+    recall and routing accuracy with their intervals (the same on every cell of a row).
     """
+
+    run_id: str
+    timestamp: str
+    model: str
+    skill: str  # the skill the queries were written for
+    loaded: str  # the skill loaded first, or "none"
+    count: int
+    n: int  # the skill's answered queries
+    recall: float | None
+    recall_ci_low: float | None
+    recall_ci_high: float | None
+    accuracy: float | None
+    accuracy_ci_low: float | None
+    accuracy_ci_high: float | None
+
+
+def routing_records(report: RoutingReport, run_id: str, timestamp: str) -> list[RoutingRow]:
+    """The ``routing`` rows of one model's report (skills x columns cells)."""
     by_skill = {p.skill: p for p in report.per_skill}
     out = []
     for i, skill in enumerate(report.skills):
         p = by_skill[skill]
         for j, got in enumerate(report.columns):
             out.append(
-                {
-                    "run_id": run_id, "timestamp": timestamp, "model": report.model, "skill": skill,
-                    "loaded": got, "count": report.matrix[i][j], "n": p.n, "recall": p.recall,
-                    "recall_ci_low": p.recall_ci_low, "recall_ci_high": p.recall_ci_high,
-                    "accuracy": p.accuracy, "accuracy_ci_low": p.accuracy_ci_low,
-                    "accuracy_ci_high": p.accuracy_ci_high,
-                }
+                RoutingRow(
+                    run_id=run_id, timestamp=timestamp, model=report.model, skill=skill, loaded=got,
+                    count=report.matrix[i][j], n=p.n, recall=p.recall, recall_ci_low=p.recall_ci_low,
+                    recall_ci_high=p.recall_ci_high, accuracy=p.accuracy, accuracy_ci_low=p.accuracy_ci_low,
+                    accuracy_ci_high=p.accuracy_ci_high,
+                )
             )  # fmt: skip
     return out
+
+
+def report_from_dict(data: dict[str, Any]) -> RoutingReport:
+    """A report read back from ``routing.json`` (unknown keys ignored; a bad shape raises TypeError/KeyError)."""
+    per = [SkillRouting(**{k: v for k, v in p.items() if k in SkillRouting.__dataclass_fields__}) for p in data["per_skill"]]
+    steal = [StealingPair(**{k: v for k, v in p.items() if k in StealingPair.__dataclass_fields__}) for p in data.get("stealing") or []]
+    keep = {k: v for k, v in data.items() if k in RoutingReport.__dataclass_fields__ and k not in ("per_skill", "stealing")}
+    report = RoutingReport(**keep, per_skill=per, stealing=steal)
+    if len(report.matrix) != len(report.skills) or any(len(r) != len(report.columns) for r in report.matrix):
+        raise ValueError("the matrix does not match its skills")
+    return report
+
+
+def write_routing(run_dir: Path, reports: list[RoutingReport], run_id: str, timestamp: str) -> Path:
+    """``routing.json`` in ``run_dir``: the reports and the run they belong to."""
+    from upskill_hub.fsutil import write_json_atomic
+
+    path = Path(run_dir) / ROUTING_FILE
+    write_json_atomic(path, {"run_id": run_id, "timestamp": timestamp, "reports": [r.to_dict() for r in reports]})
+    return path
+
+
+def read_routing(run_dir: Path) -> tuple[str, str, list[RoutingReport]] | None:
+    """``(run_id, timestamp, reports)`` from ``run_dir/routing.json``; ``None`` without one."""
+    from upskill_hub.errors import PathError
+
+    path = Path(run_dir) / ROUTING_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return str(data["run_id"]), str(data["timestamp"]), [report_from_dict(r) for r in data["reports"]]
+    except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
+        raise PathError(path, f"not a routing report ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None

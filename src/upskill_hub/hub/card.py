@@ -141,18 +141,19 @@ def render_card(
     has_results: bool,
     results_globs: Sequence[str] | None = None,
     has_triggers: bool = False,
+    has_routing: bool = False,
 ) -> str:
     """``README.md`` text for the repo's skills rows and run summaries (deterministic).
 
     ``has_results`` says whether any ``data/results`` shard exists (a run can have results
     before it has a summary); ``results_globs`` are the ``results`` config's patterns when
     the repo holds runs sharded over Jobs (see :func:`~upskill_hub.hub.dataset_repo.results_globs`);
-    ``has_triggers`` whether any ``data/triggers`` shard exists. Each declared config also
+    ``has_triggers`` / ``has_routing`` whether any ``data/triggers`` / ``data/routing`` shard exists. Each declared config also
     declares its columns, so shards written by older versions (fewer columns) still load.
     """
     from huggingface_hub import DatasetCard, DatasetCardData
 
-    have = {"skills": bool(skills), "results": has_results, "runs": bool(runs), "triggers": has_triggers}
+    have = {"skills": bool(skills), "results": has_results, "runs": bool(runs), "triggers": has_triggers, "routing": has_routing}
     # A config whose glob matches no file would break ``load_dataset`` and the viewer, so
     # only tables that exist are declared. ``skills`` comes first: it is the default.
     paths: dict[str, str | list[str]] = dict(CONFIG_GLOBS)
@@ -198,6 +199,10 @@ def render_card(
     if have["triggers"]:
         body.append(
             f'triggers = load_dataset("{repo_id}", "triggers", split="train")  # one row per trigger query'
+        )
+    if have["routing"]:
+        body.append(
+            f'routing = load_dataset("{repo_id}", "routing", split="train")  # skill x skill loaded, per model'
         )
     body += [
         "```",

@@ -9,6 +9,7 @@ The repo (see ARCHITECTURE.md, "Hub dataset repo for skills and results")::
     data/results/<run_id>/shard-<i>.parquet   or, for a run on Hugging Face Jobs, one per Job
     data/runs/<run_id>.parquet     the run's summary
     data/triggers/<run_id>.parquet the run's trigger queries (catalog mode), when it has any
+    data/routing/<run_id>.parquet  a library routing run's confusion matrices (triggers --library)
     jobs/<run_id>/...              what a run's Jobs need (plan, cases, skill); not a table
 
 Everything we upload is built here, deterministically: the same skill or run always gives
@@ -24,12 +25,13 @@ import io
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals import rundir
+from upskill_hub.evals.routing import ROUTING_FILE, RoutingRow, read_routing, routing_records
 from upskill_hub.evals.schema import RunPlan, RunSummary, TriggerRow
 from upskill_hub.hashing import sha256_hex
 from upskill_hub.redact import redact
@@ -40,6 +42,7 @@ SKILLS_TABLE_DIR = "data/skills"
 RESULTS_TABLE_DIR = "data/results"
 RUNS_TABLE_DIR = "data/runs"
 TRIGGERS_TABLE_DIR = "data/triggers"
+ROUTING_TABLE_DIR = "data/routing"
 CARD_PATH = "README.md"
 
 #: Config name -> data_files glob (the card's YAML ``configs``).
@@ -48,6 +51,7 @@ CONFIG_GLOBS = {
     "results": f"{RESULTS_TABLE_DIR}/*.parquet",
     "runs": f"{RUNS_TABLE_DIR}/*.parquet",
     "triggers": f"{TRIGGERS_TABLE_DIR}/*.parquet",
+    "routing": f"{ROUTING_TABLE_DIR}/*.parquet",
 }
 
 #: A run folder's trigger rows (one :class:`TriggerRow` per line), written by ``triggers``
@@ -81,6 +85,10 @@ def runs_path(run_id: str) -> str:
 
 def triggers_path(run_id: str) -> str:
     return f"{TRIGGERS_TABLE_DIR}/{run_id}.parquet"
+
+
+def routing_path(run_id: str) -> str:
+    return f"{ROUTING_TABLE_DIR}/{run_id}.parquet"
 
 
 def results_shard_dir(run_id: str) -> str:
@@ -184,6 +192,7 @@ def config_schemas() -> dict[str, Any]:
         "results": rundir.result_arrow_schema(),
         "runs": rundir.runs_arrow_schema(),
         "triggers": triggers_arrow_schema(),
+        "routing": rundir.arrow_schema(RoutingRow),
     }
 
 
@@ -386,6 +395,20 @@ class RunBundle:
             ]
         return self._triggers
 
+    def routing_records(self) -> list[dict[str, Any]]:
+        """The run's ``routing`` rows (from ``routing.json``), masked; none without the file."""
+        found = read_routing(self.path)
+        if found is None:
+            return []
+        run_id, timestamp, reports = found
+        if run_id != self.run_id:
+            raise PathError(self.path / ROUTING_FILE, f"belongs to run {run_id!r}, not {self.run_id!r}")
+        return [
+            {k: redact(v) if isinstance(v, str) else v for k, v in asdict(row).items()}
+            for report in reports
+            for row in routing_records(report, run_id, timestamp)
+        ]
+
     @property
     def n_results(self) -> int:
         self.prepare()
@@ -446,6 +469,9 @@ def _run_id_of(root: Path, plan: RunPlan | None, summary: RunSummary | None) -> 
         ids = set(_distinct(rundir.read_results_table(root).column("run_id")))
     if not ids:
         ids = {row.run_id for row in read_trigger_rows(root)}
+    if not ids:
+        found = read_routing(root)
+        ids = {found[0]} if found else set()
     if len(ids) != 1:
         shown = ", ".join(sorted(map(str, ids))) or "none"
         raise PathError(root, f"cannot tell which run this is (run ids: {shown})")
@@ -459,7 +485,7 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     that belong to another run. With ``rows=False`` the result rows are read later, when
     first needed. The folder itself is only read, never changed.
     """
-    files = (rundir.RUN_FILE, rundir.RESULTS_FILE, rundir.SUMMARY_FILE, TRIGGERS_FILE)
+    files = (rundir.RUN_FILE, rundir.RESULTS_FILE, rundir.SUMMARY_FILE, TRIGGERS_FILE, ROUTING_FILE)
     root = Path(path)
     if not root.is_dir():
         raise PathError(root, "does not exist", kind="run folder")
@@ -468,7 +494,7 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     plan = rundir.read_plan(root)
     summary = rundir.read_summary(root)
     has_triggers = (root / TRIGGERS_FILE).is_file() and (root / TRIGGERS_FILE).stat().st_size > 0
-    if not rundir.has_results(root) and summary is None and not has_triggers:
+    if not rundir.has_results(root) and summary is None and not has_triggers and not (root / ROUTING_FILE).is_file():
         raise PathError(
             root, f"the run has no results yet ({rundir.RESULTS_FILE} is empty and no {rundir.SUMMARY_FILE})"
         )
@@ -477,6 +503,7 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     if rows:
         bundle.prepare()
         bundle.trigger_records()
+        bundle.routing_records()
     return bundle
 
 
@@ -495,6 +522,12 @@ def runs_table_bytes(bundle: RunBundle) -> bytes | None:
         return None
     bundle.prepare()  # sets n_results
     return parquet_bytes([rundir.summary_record(bundle.summary)], rundir.runs_arrow_schema())
+
+
+def routing_table_bytes(bundle: RunBundle) -> bytes | None:
+    """Parquet bytes of the run's ``routing`` shard (``None`` when it has no routing report)."""
+    records = bundle.routing_records()
+    return parquet_bytes(records, rundir.arrow_schema(RoutingRow)) if records else None
 
 
 def triggers_table_bytes(bundle: RunBundle) -> bytes | None:

@@ -282,6 +282,7 @@ def build_plan(
     local_run_rows = []
     result_paths = [p for p in remote.files if p.startswith(dr.RESULTS_TABLE_DIR + "/")]
     trigger_paths = [p for p in remote.files if p.startswith(dr.TRIGGERS_TABLE_DIR + "/")]
+    routing_paths = [p for p in remote.files if p.startswith(dr.ROUTING_TABLE_DIR + "/")]
     for run in runs:
         # Both shards of a run are append-only: one already in the repo is kept as it is,
         # without even reading the local rows (that makes a re-push cheap). A run made on
@@ -304,6 +305,14 @@ def build_plan(
             if triggers is not None:
                 want(path, triggers)
                 trigger_paths.append(path)
+        path = dr.routing_path(run.run_id)
+        if path in remote.files:
+            plan.changes.append(Change(path, "kept", remote.files[path].size))
+        else:
+            routing = dr.routing_table_bytes(run)
+            if routing is not None:
+                want(path, routing)
+                routing_paths.append(path)
         path = dr.runs_path(run.run_id)
         if path in remote.files:
             plan.changes.append(Change(path, "kept", remote.files[path].size))
@@ -324,6 +333,7 @@ def build_plan(
         has_results=bool(globs),
         results_globs=globs,
         has_triggers=any(p.endswith(".parquet") for p in trigger_paths),
+        has_routing=any(p.endswith(".parquet") for p in routing_paths),
     )
     want(dr.CARD_PATH, card.encode("utf-8"))
     want(MARKETPLACE_PATH, marketplace_bytes(repo_id, skill_rows))  # so `hf skills` & co. can install
@@ -397,6 +407,8 @@ def push(
             run.prepare()
         if dr.triggers_path(run.run_id) not in existing:
             run.trigger_records()
+        if dr.routing_path(run.run_id) not in existing:
+            run.routing_records()
 
     url = repo_url(api.endpoint, repo_id)
     if known is None:  # a new repo, or a new branch of an existing one
