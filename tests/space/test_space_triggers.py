@@ -72,3 +72,30 @@ def test_hostile_loaded_lists_are_escaped_and_bounded():
     for junk in ("[" * 100_000, '{"a": 1}', "not json", None):
         out = answers_html([{"id": "c", "input": "q"}], pd.DataFrame([{**base, "loaded": junk}]), "m")
         assert "PASS" in out and "uh-loaded" not in out
+
+
+def test_routing_tab_shows_the_matrix_and_the_pair(hub_server, hub_repo_id, tmp_path, monkeypatch):
+    from upskill_hub.evals.routing import routing_report, write_routing
+    from upskill_hub.evals.schema import TriggerRow
+    from upskill_hub.space import routing_view
+
+    monkeypatch.setenv("UPSKILL_HUB_CACHE", str(tmp_path / "cache"))
+    skills = ["sql-format", "sql-lint", "<b>csv</b>"]
+    picks = {"sql-format": ["sql-format"] * 3, "sql-lint": ["sql-format", "sql-format", "sql-lint"], "<b>csv</b>": ["<b>csv</b>", None, None]}
+    rows = [
+        TriggerRow("lib-1", "t", "v", skill, "x", "m", "p", "{}", f"{skill}-{i}", f"q {i}", True, 0,
+                   got == skill, json.dumps([got] if got else []))
+        for skill, gots in picks.items() for i, got in enumerate(gots)
+    ]  # fmt: skip
+    run = tmp_path / "lib-1"
+    run.mkdir()
+    write_routing(run, [routing_report(rows, skills, "m")], "lib-1", "2026-11-24T10:00:00Z")
+    push([write_skill(tmp_path / "skills", "sql-format")], hub_repo_id, results=[run])
+
+    lib = data.load_library(hub_repo_id, token=None)
+    assert routing_view.routing_models(lib) == ["m"]
+    out = routing_view.routing_html(lib, "m")
+    assert "<b>sql-format</b> ↔ <b>sql-lint</b>: 0 of sql-format's queries loaded sql-lint, 2 the other way" in out
+    assert "&lt;b&gt;csv&lt;/b&gt;" in out and "<b>csv</b>" not in out
+    assert "No routing run of other" in routing_view.routing_html(lib, "other")
+    assert "Pick a model" in routing_view.routing_html(lib, None)

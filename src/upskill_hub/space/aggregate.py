@@ -250,8 +250,8 @@ def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame, runs: pd.Dat
     ]
     browse["best_model_text"] = browse["best_model"].fillna("").astype(str)
     trig = trigger_table(runs)
-    browse = browse.merge(_best_triggers(trig), on="name", how="left")
-    browse["triggers_text"] = browse["triggers_text"].fillna("–")
+    best_trig = dict(zip(*_best_triggers(trig).to_dict("list").values(), strict=True)) if len(trig) else {}
+    browse["triggers_text"] = [best_trig.get(n, "–") for n in browse["name"]]
     browse = browse.reset_index(drop=True)
     index = {n: i for i, n in enumerate(skills["name"])}
     models = sorted(set(cond["model"])) if len(cond) else []
