@@ -93,3 +93,29 @@ def test_validate_warns_but_passes(tmp_path, capsys, monkeypatch):
     assert code == 0 and "warning" in err  # advice, not an error, under --strict too
     code, out, err = run_main([*args, "--format", "agent"], capsys, monkeypatch)
     assert "nearly the same" in out
+
+
+def test_write_description_changes_only_those_bytes_on_disk(tmp_path):
+    import os
+
+    from upskill_hub.descriptions import write_description
+
+    folder = tmp_path / "csv-tool"
+    folder.mkdir()
+    original = (
+        b"---\r\nname: csv-tool\r\n# keep me\r\ndescription: >-\r\n  Does CSV\r\n  things\r\nlicense: MIT\r\n---\r\n"
+        b"\r\n# Body \xc3\xa9\r\n"
+    )
+    (folder / "SKILL.md").write_bytes(original)
+    os.chmod(folder / "SKILL.md", 0o640)
+    assert write_description(folder, NEW)
+    after = (folder / "SKILL.md").read_bytes()
+    start = original.index(b"description:") + len(b"description:")
+    end_old, end_new = original.index(b"license: MIT"), after.index(b"license: MIT")
+    assert after[:start] == original[:start] and after[end_new:] == original[end_old:]
+    assert after[start:end_new] == b" " + json.dumps(NEW, ensure_ascii=False).encode() + b"\r\n"
+    assert (folder / "SKILL.md").stat().st_mode & 0o777 == 0o640
+    assert not write_description(folder, NEW)  # already so: nothing written
+    with pytest.raises(UpskillError, match="1025 characters"):
+        write_description(folder, "x" * 1025)
+    assert (folder / "SKILL.md").read_bytes() == after

@@ -19,13 +19,14 @@ from __future__ import annotations
 import json
 import re
 from itertools import combinations
+from pathlib import Path
 
 import yaml
 
 from upskill_hub import safeyaml
 from upskill_hub.errors import UpskillError
 from upskill_hub.problems import Problem
-from upskill_hub.skill import DESCRIPTION_MAX, parse_frontmatter
+from upskill_hub.skill import DESCRIPTION_MAX, SKILL_FILE, parse_frontmatter
 
 #: Phrases that tell an agent *when* to load a skill ("Use when ...", "... if the user asks").
 WHEN_RE = re.compile(
@@ -175,3 +176,23 @@ def library_description_problems(skills: dict[str, tuple[str, str]]) -> dict[str
                     )
                 )
     return out
+
+
+def write_description(skill_dir: Path, description: str) -> bool:
+    """Set the description in ``skill_dir/SKILL.md`` in place (see :func:`replace_description`).
+
+    The file is rewritten atomically with its mode kept; ``False`` (nothing written) when
+    it already holds exactly this description.
+    """
+    from upskill_hub.fsutil import write_bytes_atomic
+
+    path = Path(skill_dir) / SKILL_FILE
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UpskillError(f"{path}: cannot be read as UTF-8 text ({exc})") from None
+    new = replace_description(text, description)
+    if new == text:
+        return False
+    write_bytes_atomic(path, new.encode("utf-8"), mode=path.stat().st_mode & 0o777)
+    return True

@@ -130,3 +130,26 @@ def test_teacher_request_and_answer_parsing():
     assert "<description>Helps with data.</description>" in text and "1024" in text
     assert parse_proposal("Sure!\n<description>\n  New  text.\n</description>") == "New text."
     assert parse_proposal("just this") == "just this"
+
+
+def test_the_teacher_model_proposes_through_the_sdk_and_its_answers_are_cached(tmp_path):
+    from upskill_hub.evals.cache import ResponseCache
+    from upskill_hub.evals.tune import Failure, ModelTeacher
+    from upskill_hub.models import create_client, preflight
+    from upskill_hub.testing.llm_server import running_llm_server
+
+    def script(system, messages, params):
+        text = messages[-1]["content"] if isinstance(messages[-1], dict) else str(messages[-1])
+        assert "should have" in text and "held" not in text
+        return f"Here you go:\n<description>{GOOD}</description>"
+
+    with running_llm_server(script) as srv:
+        client = create_client(preflight(f"openai-compatible:scripted-model@{srv.openai_base_url}"))
+        cache = ResponseCache(tmp_path / "cache")
+        teach = ModelTeacher(client, "csv-json", cache=cache)
+        wrong = [Failure("convert this CSV file to JSON", True, 0, 2)]
+        assert teach(VAGUE, wrong, 1) == GOOD
+        assert teach(VAGUE, wrong, 1) == GOOD and srv.calls == 1  # the second ask came from the cache
+        result = tune_description(VAGUE, QUERIES, WordOverlapModel(), teach, run_dir=tmp_path / "run", iterations=3, runs=1)
+        assert result.winner.description == GOOD and result.winner.held_out.recall == 1.0
+        teach.close()

@@ -337,3 +337,58 @@ def parse_proposal(answer: str) -> str:
     m = re.search(r"<description>(.*?)</description>", answer or "", re.DOTALL | re.IGNORECASE)
     text = (m.group(1) if m else answer or "").strip()
     return " ".join(text.split())
+
+
+# --------------------------------------------------------------------------- the teacher model
+TEACHER_SYSTEM = (
+    "You improve the descriptions of agent skills. An agent decides whether to load a skill from its "
+    "description alone, so a description must say what the skill does and when to use it."
+)
+
+
+class ModelTeacher:
+    """A :data:`Teacher` asking a model client (by default the one ``generate`` uses).
+
+    The loop is synchronous while clients are async and bound to one event loop, so the
+    teacher keeps its own loop for all its calls; :meth:`close` releases the client.
+    Answers are kept in the response ``cache`` under a key of the request and the
+    iteration, so a resumed run asks nothing it already asked. A failed call is a one-line
+    :class:`UpskillError`; an answer holding no usable description is returned as it is,
+    and the loop rejects and counts it.
+    """
+
+    def __init__(self, client: Any, name: str, *, body_excerpt: str = "", cache: Any = None, label: str = "teacher") -> None:
+        import asyncio
+
+        from upskill_hub.models.base import GenerationParams
+
+        self.client, self.name, self.body_excerpt, self.cache, self.label = client, name, body_excerpt, cache, label
+        self.params = GenerationParams(temperature=1.0, max_tokens=1024)
+        self._loop = asyncio.new_event_loop()
+
+    def __call__(self, description: str, wrong: list[Failure], iteration: int) -> str:
+        from upskill_hub.evals.cache import cache_key
+        from upskill_hub.models.base import Message, ModelCallError
+
+        messages = [Message("user", tune_request(self.name, description, wrong, self.body_excerpt))]
+        key = cache_key(
+            provider=str(getattr(self.client, "provider", "")), endpoint=str(getattr(self.client, "endpoint", "") or ""),
+            model=str(getattr(self.client, "model", "")), system=TEACHER_SYSTEM, messages=messages,
+            params=self.params, repeat=iteration,
+        )  # fmt: skip
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is None:
+            try:
+                hit = self._loop.run_until_complete(self.client.complete(TEACHER_SYSTEM, messages, self.params))
+            except ModelCallError as exc:
+                raise UpskillError(f"teacher model {self.label} failed while proposing a description: {exc}") from None
+            if self.cache is not None:
+                self.cache.put(key, hit)
+        return parse_proposal(hit.text)
+
+    def close(self) -> None:
+        """Release the client's connections and the teacher's event loop."""
+        try:
+            self._loop.run_until_complete(self.client.aclose())
+        finally:
+            self._loop.close()
