@@ -88,7 +88,7 @@ def test_validate_warns_but_passes(tmp_path, capsys, monkeypatch):
     args = ["skills", "validate", str(tmp_path / "sql-format"), str(tmp_path / "sql-pretty")]
     code, out, err = run_main(args, capsys, monkeypatch)
     assert code == 0, err
-    assert "not when to use it" in err and "nearly the same as skill 'sql-pretty'" in err
+    assert "not when to use it" in err and "nearly the same as the description of 'sql-pretty'" in err
     code, out, err = run_main([*args, "--strict"], capsys, monkeypatch)
     assert code == 0 and "warning" in err  # advice, not an error, under --strict too
     code, out, err = run_main([*args, "--format", "agent"], capsys, monkeypatch)

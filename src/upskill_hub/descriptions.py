@@ -170,7 +170,7 @@ def library_description_problems(skills: dict[str, tuple[str, str]]) -> dict[str
                     Problem(
                         path,
                         "description",
-                        f"nearly the same as skill {other!r}'s ({score:.0%} of the content words shared): "
+                        f"nearly the same as the description of {other!r} ({score:.0%} of the content words shared): "
                         "an agent cannot tell them apart, so one will take the other's queries",
                         "warning",
                     )

@@ -90,6 +90,11 @@ def test_a_trigger_only_run_pushes_its_triggers_and_summary(hub_server, hub_repo
     assert len(_load(hub_repo_id, "triggers", tmp_path)) == 20
     card = HfApi().dataset_info(hub_repo_id).card_data.to_dict()
     assert [c["config_name"] for c in card["configs"]] == ["runs", "triggers"]
+    # It has no eval rows to pair with, so `eval --compare` never takes it as its reference.
+    from upskill_hub.hub.published_runs import load_reference
+
+    with pytest.raises(UpskillError, match="no published run of skill 'tiny-skill'"):
+        load_reference(hub_repo_id, "tiny-skill", ["model-a"])
 
 
 @pytest.mark.parametrize(

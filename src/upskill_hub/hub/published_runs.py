@@ -82,7 +82,7 @@ def _from_hub(repo_id: str, revision: str | None, skill_name: str, models: list[
                 if (
                     row.get("skill_name") == skill_name
                     and set(row.get("models") or []) & set(models)
-                    and row.get("conditions")
+                    and dr.run_results_paths(files, str(row.get("run_id")))
                 ):
                     candidates.append(row)
         if not candidates:
