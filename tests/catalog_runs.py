@@ -26,7 +26,7 @@ from upskill_hub.evals.schema import (
     TriggerStats,
 )
 from upskill_hub.evals.stats import wilson_interval
-from upskill_hub.hub.dataset_repo import TRIGGERS_FILE
+from upskill_hub.evals.trigger_rows import TRIGGERS_FILE
 from upskill_hub.skill import Skill, load_skill
 
 #: The columns ``results`` and ``runs`` shards had before modes and triggers existed.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from upskill_hub.evals.routing import NONE, plot_routing, routing_records, routing_report
 from upskill_hub.evals.schema import TriggerRow
 from upskill_hub.evals.stats import wilson_interval
@@ -77,3 +79,35 @@ def test_errors_count_nowhere_and_other_models_are_apart():
     report = routing_report(data, list(LIBRARY), "m")
     assert report.n == 14 and report.errors == 1
     assert routing_report(data, list(LIBRARY), "other").n == 15
+
+
+def test_a_library_run_resumes_with_the_calls_it_has(tmp_path):
+    from upskill_hub.cases import TriggerQuery
+    from upskill_hub.evals.routing import ROUTING_FILE, ROUTING_PNG, read_routing, run_library_routing
+
+    library = {s: [TriggerQuery(f"{s}-{i}", q, True) for i, q in enumerate(qs)] for s, qs in QUERIES.items()}
+    asked = []
+
+    def ask(model, skill, q, repeat):
+        asked.append((model, q.id, repeat))
+        if len(asked) == 7 and not getattr(ask, "resumed", False):
+            raise KeyboardInterrupt  # killed mid-run
+        loaded = pick(q.query)
+        return TriggerRow("lib", "t", "v", skill, "x", model, "p", "{}", q.id, q.query, True, repeat,
+                          skill in loaded, json.dumps(loaded))  # fmt: skip
+
+    run = tmp_path / "lib"
+    with pytest.raises(KeyboardInterrupt):
+        run_library_routing(library, ["m"], ask, run, run_id="lib", timestamp="t")
+    with (run / "triggers.jsonl").open("a") as fh:
+        fh.write('{"run_id": "lib", "mod')  # the torn line a kill -9 leaves
+    assert not (run / ROUTING_FILE).exists()
+    ask.resumed = True  # type: ignore[attr-defined]
+    before = len(asked)
+    (report,) = run_library_routing(library, ["m"], ask, run, run_id="lib", timestamp="t")
+    assert len(asked) - before == 15 - 6  # only the calls not answered before the kill
+    assert report.n == 15 and read_routing(run)[2][0].matrix == report.matrix
+    assert (run / ROUTING_PNG).is_file()
+    again = len(asked)
+    run_library_routing(library, ["m"], ask, run, run_id="lib", timestamp="t")
+    assert len(asked) == again  # everything answered: nothing asked

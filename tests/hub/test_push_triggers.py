@@ -15,7 +15,7 @@ from catalog_runs import publish_old_run, trigger_stats, write_catalog_run, writ
 from huggingface_hub import HfApi
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.hub.dataset_repo import read_trigger_rows
+from upskill_hub.evals.trigger_rows import read_trigger_rows
 from upskill_hub.hub.push import push
 
 

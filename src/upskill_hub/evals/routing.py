@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from upskill_hub.cases import TriggerQuery
 from upskill_hub.evals.schema import TriggerRow
 from upskill_hub.evals.stats import wilson_interval
 
@@ -286,3 +288,62 @@ def read_routing(run_dir: Path) -> tuple[str, str, list[RoutingReport]] | None:
         return str(data["run_id"]), str(data["timestamp"]), [report_from_dict(r) for r in data["reports"]]
     except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
         raise PathError(path, f"not a routing report ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+
+
+# --------------------------------------------------------------------------- the run
+#: ``ask(model, skill_name, query, repeat)``: send ``query`` to ``model`` with the whole
+#: library in its catalog; one :class:`TriggerRow` whose ``skill_name`` is the query's skill.
+Ask = Callable[[str, str, TriggerQuery, int], TriggerRow]
+
+
+def run_library_routing(
+    library: dict[str, list[TriggerQuery]],
+    models: list[str],
+    ask: Ask,
+    run_dir: Path,
+    *,
+    run_id: str,
+    timestamp: str,
+    runs: int = 1,
+    on_row: Callable[[TriggerRow], None] | None = None,
+) -> list[RoutingReport]:
+    """Every skill's should-trigger queries against the library, resumable; reports per model.
+
+    Each answered call is appended to ``triggers.jsonl`` at once (flushed), so a run killed
+    at any point resumes with the calls it has: rows already there (same model, query and
+    repeat, no error) are not asked again, and a torn last line is dropped. Failed calls are
+    asked again on resume. Writes ``routing.json`` and one heat map per model at the end.
+    """
+    import os
+
+    from upskill_hub.evals.trigger_rows import TRIGGERS_FILE, read_trigger_rows
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / TRIGGERS_FILE
+    kept = [r for r in read_trigger_rows(run_dir) if r.error is None and r.triggered is not None]
+    if path.exists():  # rewrite without errors and the torn tail, then append
+        path.write_text("".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in kept), encoding="utf-8")
+    done = {(r.model, r.skill_name, r.query_id, r.repeat) for r in kept}
+    rows = list(kept)
+    with path.open("a", encoding="utf-8") as fh:
+        for model in models:
+            for skill, queries in library.items():
+                for q in queries:
+                    if not q.should_trigger:
+                        continue
+                    for k in range(runs):
+                        if (model, skill, q.id, k) in done:
+                            continue
+                        row = ask(model, skill, q, k)
+                        fh.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+                        fh.flush()
+                        os.fsync(fh.fileno())
+                        rows.append(row)
+                        if on_row is not None:
+                            on_row(row)
+    names = list(library)
+    reports = [routing_report(rows, names, m) for m in models]
+    write_routing(run_dir, reports, run_id, timestamp)
+    for i, report in enumerate(reports):
+        plot_routing(report, run_dir / (ROUTING_PNG if len(reports) == 1 else f"routing-{i + 1}.png"))
+    return reports

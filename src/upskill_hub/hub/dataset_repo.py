@@ -33,6 +33,7 @@ from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.evals.routing import ROUTING_FILE, RoutingRow, read_routing, routing_records
 from upskill_hub.evals.schema import RunPlan, RunSummary, TriggerRow
+from upskill_hub.evals.trigger_rows import TRIGGERS_FILE, read_trigger_rows
 from upskill_hub.hashing import sha256_hex
 from upskill_hub.redact import redact
 from upskill_hub.skill import Skill
@@ -54,9 +55,7 @@ CONFIG_GLOBS = {
     "routing": f"{ROUTING_TABLE_DIR}/*.parquet",
 }
 
-#: A run folder's trigger rows (one :class:`TriggerRow` per line), written by ``triggers``
-#: and by catalog-mode evals; push turns it into the run's ``triggers`` shard.
-TRIGGERS_FILE = "triggers.jsonl"
+
 
 #: The ``results`` files of runs sharded over Hugging Face Jobs (one folder per run).
 SHARDED_RESULTS_GLOB = f"{RESULTS_TABLE_DIR}/*/*.parquet"
@@ -421,34 +420,6 @@ class RunBundle:
             return self.summary.skill_name
         table = self.load_results()
         return table.column("skill_name")[0].as_py() if table.num_rows else None
-
-
-def read_trigger_rows(run_dir: Path, *, run_id: str | None = None) -> list[TriggerRow]:
-    """The :class:`TriggerRow` lines of ``run_dir/triggers.jsonl`` (none when it is absent)."""
-    path = Path(run_dir) / TRIGGERS_FILE
-    if not path.is_file():
-        return []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PathError(path, f"cannot be read ({exc})") from None
-    # What follows the last newline is empty, or a line a killed writer left unfinished.
-    lines = text.split("\n")[:-1]
-    rows: list[TriggerRow] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-            if not isinstance(data, dict):
-                raise TypeError("not a JSON object")
-            row = TriggerRow.from_dict(data)
-        except (ValueError, TypeError) as exc:
-            raise PathError(path, f"line {number} is not a trigger row ({str(exc).splitlines()[0]})") from None
-        if run_id is not None and row.run_id != run_id:
-            raise PathError(path, f"line {number} belongs to run {row.run_id!r}, not {run_id!r}")
-        rows.append(row)
-    return rows
 
 
 def _distinct(column) -> list[Any]:
