@@ -49,3 +49,47 @@ def test_schema_refs_never_leave_the_schema() -> None:
     for ref in ("https://example.org/s.json", "file:///etc/passwd", "other.json#/x"):
         with pytest.raises(guarded.SchemaRefError, match="not inside the schema"):
             guarded.schema_errors({"$ref": ref}, {})
+
+
+_EVIL = "(x+x+)+y"
+_LONG = "x" * 5000
+
+
+@pytest.mark.parametrize(
+    ("schema", "instance"),
+    [
+        ({"type": "string", "pattern": _EVIL}, _LONG),
+        ({"patternProperties": {_EVIL: {}}}, {_LONG: 1}),
+        ({"patternProperties": {_EVIL: {}}, "additionalProperties": False}, {_LONG: 1}),
+        ({"patternProperties": {_EVIL: {}}, "unevaluatedProperties": False}, {_LONG: 1}),
+        ({"propertyNames": {"pattern": _EVIL}}, {_LONG: 1}),
+        ({"items": {"pattern": _EVIL}}, [_LONG]),
+        (
+            {"$schema": "http://json-schema.org/draft-07/schema#", "dependencies": {"a": {"patternProperties": {_EVIL: {}}}}},
+            {"a": 1, _LONG: 1},
+        ),
+        ({"$schema": "http://json-schema.org/draft-04/schema#", "patternProperties": {_EVIL: {}}}, {_LONG: 1}),
+    ],
+    ids=["pattern", "patternProperties", "additionalProperties", "unevaluatedProperties", "propertyNames",
+         "items-pattern", "draft7-dependencies", "draft4-patternProperties"],  # fmt: skip
+)
+def test_every_schema_regex_runs_under_the_schema_clock(schema, instance) -> None:
+    """Issue 29 class 1: each keyword that matches a pattern stops at the schema's time budget."""
+    started = time.monotonic()
+    with pytest.raises(guarded.BudgetExceeded, match="catastrophic backtracking"):
+        guarded.schema_errors(schema, instance, timeout_s=0.3)
+    assert time.monotonic() - started < 2
+
+
+def test_schema_patterns_keep_their_meaning() -> None:
+    schema = {"type": "object", "patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": False,
+              "properties": {"id": {"type": "string", "pattern": "^[a-z]+$"}}}  # fmt: skip
+    assert guarded.schema_errors(schema, {"id": "abc", "x-n": 1}) == []
+    msgs = [e.message for e in guarded.schema_errors(schema, {"id": "ab1", "x-n": "s", "zz": 1})]
+    assert any("does not match" in m for m in msgs) and any("not of type 'integer'" in m for m in msgs)
+    assert any("'zz' does not match any of the regexes" in m for m in msgs)
+    with pytest.raises(guarded.BudgetExceeded, match="not a usable regex"):
+        guarded.schema_errors({"pattern": "(["}, "x")
+    import re
+
+    assert re.search("a", "a")  # the real module is untouched outside jsonschema

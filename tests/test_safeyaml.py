@@ -35,3 +35,10 @@ def test_alias_bomb_is_refused_from_the_node_graph() -> None:
         safeyaml.load("\n".join(levels))
     # Few levels stay under the limit and load (aliases are legitimate YAML).
     assert len(safeyaml.load("\n".join(levels[:3]))["l2"]) == 9
+
+
+def test_many_plain_keys_are_not_called_an_alias_bomb() -> None:
+    """Issue 29 class 7: 60,000 plain keys were reported as an "alias bomb"."""
+    with pytest.raises(safeyaml.YAMLLimitError) as exc:
+        safeyaml.load("\n".join(f"k{i}: v" for i in range(60_000)))
+    assert "alias" not in str(exc.value) and "more than 100000 nodes" in str(exc.value)

@@ -10,7 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from upskill_hub.cases import Assertion, Case, SkillMeta
-from upskill_hub.skill import Skill, load_skill, name_problem, split_frontmatter
+from upskill_hub.skill import (
+    FrontmatterError,
+    Skill,
+    load_skill,
+    name_problem,
+    parse_frontmatter,
+    split_frontmatter,
+)
 
 GOOD_MD = """---
 name: demo-skill
@@ -232,3 +239,11 @@ def test_yaml_alias_bomb_in_frontmatter_is_one_error_not_gigabytes() -> None:
         split_frontmatter(text)
     with pytest.raises(FrontmatterError, match="deeper than"):
         split_frontmatter("---\nname: x\nd: " + "[" * 2000 + "]" * 2000 + "\n---\n")
+
+
+@pytest.mark.parametrize(("char", "code"), [("\x00", "U+0000"), ("\x07", "U+0007"), ("\ufffe", "U+FFFE")])
+def test_a_forbidden_character_in_frontmatter_is_named(char, code):
+    """Issue 29 class 7: a NUL gave "invalid YAML: invalid YAML"."""
+    with pytest.raises(FrontmatterError) as exc:
+        parse_frontmatter(f"---\nname: a\ndescription: b{char}c\n---\nbody\n")
+    assert exc.value.message == f"invalid YAML at line 3: character {code} is not allowed in YAML"

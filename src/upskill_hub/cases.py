@@ -25,12 +25,14 @@ How an assertion is *evaluated* lives in ``upskill_hub.evals.assertions``.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from upskill_hub import safejson
+from upskill_hub import limits, safejson
+from upskill_hub.fsutil import FileRefused, read_capped
 
 SCHEMA_VERSION = 1
 
@@ -377,9 +379,13 @@ def load_meta_text(text: str | bytes, source: str = "skill_meta.json") -> SkillM
 def load_cases_file(path: str | Path) -> SkillMeta:
     """Load a tests file given with ``--tests``; it must contain at least one case."""
     p = Path(path)
-    if not p.is_file():
+    if not os.path.lexists(p):
         raise CasesError(str(p), "not found")
-    meta = load_meta_text(p.read_bytes(), source=str(p))
+    try:
+        data = read_capped(p, limits.MAX_CONFIG_BYTES)  # a FIFO or a device is refused, never read
+    except FileRefused as exc:
+        raise CasesError(str(p), exc.problem) from None
+    meta = load_meta_text(data, source=str(p))
     if not meta.cases:
         raise CasesError(str(p), "has no test cases")
     return meta

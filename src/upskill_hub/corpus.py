@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import limits
+from upskill_hub.fsutil import FileRefused, read_capped
 from upskill_hub.problems import Problem
 from upskill_hub.skill import IGNORED_NAMES, META_FILE, load_skill, skill_md_name
 
@@ -50,12 +52,13 @@ class Verdict:
 
 def _is_kernel_project(folder: Path) -> bool:
     path = folder / "build.toml"
-    if not path.is_file():
+    if not os.path.lexists(path):
         return False
     try:
-        head = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
+        # Capped and never blocking: a FIFO or a 10 MB build.toml must not hang the search.
+        head = read_capped(path, limits.MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
+    except FileRefused:
+        return True  # a build.toml we will not read: ``kernels check`` reports why, as a row
     return "[general" in head
 
 

@@ -7,6 +7,11 @@ read them back with ``datasets.load_dataset``, pull them byte-identical, build a
 publish it and load it with ``kernels.get_kernel``, and launch the Space against the pushed
 library. Running real commands (not library shortcuts) keeps the demo honest: if it works,
 the documented commands work.
+
+It runs from any folder, in a clone or after ``pip install upskill-hub``: the shipped skills
+and kernel example (:mod:`upskill_hub.shipped`) are copied into the scratch folder first and
+every command runs there, so the printed commands work as shown and nothing is written into
+the installed package or the clone.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pathlib import Path
 from upskill_hub.errors import UpskillError
 from upskill_hub.netutil import free_port
 from upskill_hub.percent import points
+from upskill_hub.shipped import shipped_path
 
 #: A skill the 135M local model can use: it teaches an API (kernels.get_kernel) and the
 #: repository naming the model cannot know, and its cases check the code it writes.
@@ -83,11 +89,10 @@ def lift_sentence(run_dir: Path, skill: str) -> str:
 
 
 class Demo:
-    """Runs the walk-through in ``workdir`` from the repository root ``repo``."""
+    """Runs the walk-through in ``workdir`` (recreated) on copies of the shipped files."""
 
     def __init__(
         self,
-        repo: Path,
         workdir: Path,
         *,
         model: str = "local",
@@ -97,7 +102,6 @@ class Demo:
         space: bool = True,
         echo: Callable[[str], None] = print,
     ) -> None:
-        self.repo = repo
         self.workdir = workdir
         self.model = model
         self.cases = cases
@@ -132,7 +136,7 @@ class Demo:
         self.echo(f"\n$ {self._show(args)}")
         proc = subprocess.run(
             args,
-            cwd=self.repo,
+            cwd=self.workdir,
             env=self.env,
             text=True,
             stdout=subprocess.PIPE if capture else None,
@@ -146,7 +150,7 @@ class Demo:
     def background(self, args: list[str], ready_url: str, timeout: float = 60):
         self.echo(f"\n$ {self._show(args)} &")
         log = (self.workdir / f"{args[3] if len(args) > 3 else 'server'}-{len(self.report.steps)}.log").open("w")
-        proc = subprocess.Popen(args, cwd=self.repo, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(args, cwd=self.workdir, env=self.env, stdout=log, stderr=subprocess.STDOUT)
         try:
             _wait_http(ready_url, timeout, proc)
             yield proc
@@ -170,13 +174,18 @@ class Demo:
 
     # ------------------------------------------------------------------ the walk-through
     def go(self) -> DemoReport:
-        skill_dir = self.repo / "skills" / DEMO_SKILL
-        if not skill_dir.is_dir():
-            raise UpskillError(f"{skill_dir} not found: run the demo from the upskill-hub repository root")
+        shipped_skills = shipped_path("skills")
+        shipped_kernel = shipped_path(f"kernels_examples/{DEMO_KERNEL}")
         if self.workdir.exists():
             shutil.rmtree(self.workdir)
         self.workdir.mkdir(parents=True)
-        skills = sorted(str(p.relative_to(self.repo)) for p in (self.repo / "skills").iterdir() if p.is_dir())
+        # Copies: the kernel build writes build/ beside its sources, and the installed package
+        # (or the clone) stays untouched. Paths in the printed commands are relative to workdir.
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "result")
+        shutil.copytree(shipped_skills, self.workdir / "skills", ignore=ignore)
+        shutil.copytree(shipped_kernel, self.workdir / "kernels_examples" / DEMO_KERNEL, ignore=ignore)
+        skill_dir = self.workdir / "skills" / DEMO_SKILL
+        skills = sorted(f"skills/{p.name}" for p in (self.workdir / "skills").iterdir() if p.is_dir())
 
         if self.model == "local":
             self.step("Check that the offline model runs on this machine", lambda: self.run([*self.cli, "doctor"]))

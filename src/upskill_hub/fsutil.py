@@ -4,24 +4,66 @@ Two rules: a relative path coming from a skill or a Hub repo never escapes its t
 (no absolute paths, no ``..``, no backslashes), and a folder is replaced atomically: we
 fill a temporary sibling and rename it into place, so a failure leaves the old state;
 the same holds for single files (:func:`write_bytes_atomic` and its text/JSON forms).
+
+Reading is guarded too. Folders from strangers (a skill, a run folder, a kernel project)
+may hold a FIFO (``open`` blocks forever), a character device (``/dev/zero`` never ends), a
+symlink loop or a name that is not UTF-8. :func:`scan_tree` walks with ``lstat`` and lists
+each such entry as a :class:`Refusal` naming its path; :func:`read_capped` reads one regular
+file without ever blocking and without reading past a size cap. :func:`name_problem` is the
+one policy for file names that validate, install, push and pull share.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
+import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from upskill_hub import limits
 from upskill_hub.errors import UpskillError
 
 #: Longest file or folder name most file systems accept (bytes of UTF-8).
 MAX_NAME_BYTES = 255
 #: Longest relative path accepted from a skill or a repo.
 MAX_PATH_CHARS = 1024
+
+
+#: Characters that reorder how text is displayed (bidirectional embeddings, overrides and
+#: isolates): ``evil\u202egpj.sh`` shows as ``evilhs.jpg``.
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def name_problem(rel: str) -> str | None:
+    """Why the file name or relative path ``rel`` may not be written or shown, or ``None``.
+
+    The one name policy of validate, install, push, pull and the Space: no C0 or C1 control
+    characters (``\x1b``, ``\n``, ``\x9b`` rewrite a terminal), no bidirectional overrides
+    (they make a name read as something else), and only text that is valid UTF-8 (a name read
+    from a disk with another encoding arrives here with lone surrogates).
+    """
+    for c in rel:
+        o = ord(c)
+        if o < 0x20 or 0x7F <= o <= 0x9F:
+            return "control characters are not allowed in names"
+        if c in BIDI_CONTROLS:
+            return f"bidirectional control character U+{o:04X} is not allowed in names"
+        if 0xD800 <= o <= 0xDFFF:
+            return "names must be valid UTF-8"
+    return None
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as one printable line: undecodable bytes, controls and bidi marks escaped."""
+    text = os.fspath(path)
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(c if name_problem(c) is None else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def check_relpath(rel: str) -> str:
@@ -42,13 +84,60 @@ def check_relpath(rel: str) -> str:
     )
     if bad:
         raise UpskillError(f"unsafe path {rel!r}: paths must be relative and must not contain '..'")
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in rel):
-        raise UpskillError(f"unsafe path {rel!r}: control characters are not allowed in names")
+    problem = name_problem(rel)
+    if problem is not None:
+        raise UpskillError(f"unsafe path {shown_path(rel)!r}: {problem}")
     if len(rel) > MAX_PATH_CHARS or any(len(p.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for p in rel.split("/")):
         raise UpskillError(
             f"unsafe path {rel[:60]!r}…: names are limited to {MAX_NAME_BYTES} bytes and paths to {MAX_PATH_CHARS} characters"
         )
     return rel
+
+
+#: File-system faults a user fixes outside the program: full disk, quota, size limit, read-only.
+STORAGE_ERRNOS = frozenset(
+    e for e in (errno.ENOSPC, getattr(errno, "EDQUOT", None), errno.EFBIG, errno.EROFS) if e is not None
+)
+
+
+class StorageError(UpskillError, OSError):
+    """Writing ``path`` failed for a reason on the user's side of the disk; says what to do.
+
+    ``errno`` is one of :data:`STORAGE_ERRNOS`. Writes are atomic, so nothing half-written
+    is left behind; ``hint`` tells how to go on (``eval --resume``, run again). Still an
+    ``OSError``, so code that handled the raw error keeps handling this one.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> StorageError:
+        return OSError.__new__(cls)  # OSError would read our arguments as (errno, strerror, ...)
+
+    def __init__(self, path: str | os.PathLike[str] | None, err: int, hint: str = "") -> None:
+        self.path = None if path is None else os.fspath(path)
+        self.hint = hint
+        self.errno = err
+        UpskillError.__init__(self, self.describe())
+        self.errno, self.strerror, self.filename = err, os.strerror(err), self.path
+
+    def __str__(self) -> str:
+        return UpskillError.__str__(self)
+
+    def describe(self) -> str:
+        where = f" {shown_path(self.path)}" if self.path else ""
+        if self.errno == errno.EROFS:
+            what, todo = "the file system is read-only", "write somewhere writable"
+        elif self.errno == errno.EFBIG:
+            what, todo = "the file is over the size limit (ulimit -f or the file system's)", "raise the limit"
+        else:
+            what, todo = "the disk is full" + (" (or over quota)" if self.errno != errno.ENOSPC else ""), "free some space"
+        hint = self.hint or "then run the command again"
+        return f"cannot write{where}: {what}; nothing was half-written. {todo.capitalize()}, {hint}"
+
+
+def storage_error(exc: OSError, path: str | os.PathLike[str] | None = None, hint: str = "") -> StorageError | None:
+    """A :class:`StorageError` for ``exc`` when it is a disk-side fault, else ``None``."""
+    if exc.errno not in STORAGE_ERRNOS:
+        return None
+    return StorageError(path if path is not None else exc.filename, exc.errno, hint)
 
 
 def atomic_replace_dir(dest: Path, fill: Callable[[Path], None]) -> None:
@@ -70,10 +159,12 @@ def atomic_replace_dir(dest: Path, fill: Callable[[Path], None]) -> None:
             backup.rmdir()
             os.replace(dest, backup)
         os.replace(tmp, dest)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         if backup is not None and backup.exists() and not dest.exists():
             os.replace(backup, dest)
+        if isinstance(exc, OSError) and (err := storage_error(exc, dest)) is not None:
+            raise err from None
         raise
     if backup is not None:
         if backup.is_dir() and not backup.is_symlink():
@@ -90,8 +181,11 @@ def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None, fsyn
     permissions; ``fsync=False`` is for caches, where losing a write costs only a refetch.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    except OSError as exc:
+        raise storage_error(exc, path) or exc from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -101,8 +195,10 @@ def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None, fsyn
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and (err := storage_error(exc, path)) is not None:
+            raise err from None
         raise
 
 
@@ -115,3 +211,215 @@ def write_json_atomic(path: Path, data: Any, *, indent: int | None = 2, sort_key
     """:func:`write_bytes_atomic` for JSON (UTF-8, non-ASCII kept readable, a final newline)."""
     text = json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=False)
     write_text_atomic(path, text + ("\n" if indent is not None else ""), fsync=fsync)
+
+
+# --------------------------------------------------------------------------- reading
+
+#: What an ``lstat`` mode is, in words, for the entries we refuse to read.
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def kind_of(mode: int) -> str:
+    """What a file of ``mode`` is, in words (``"a FIFO (named pipe)"``, ``"a regular file"``)."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    return next((word for test, word in _KINDS if test(mode)), "not a regular file")
+
+
+class FileRefused(UpskillError):
+    """A file we were asked to read is not a regular file, is too big or cannot be opened."""
+
+    def __init__(self, path: str | os.PathLike[str], problem: str) -> None:
+        self.path = os.fspath(path)
+        self.problem = problem
+        super().__init__(f"{shown_path(self.path)}: {problem}")
+
+
+def too_big(size: int, cap: int) -> str:
+    """The refusal text for a file of ``size`` bytes over ``cap`` (names the variable to lift it)."""
+    return (
+        f"is {size / 1e6:.1f} MB; files over {cap / 1e6:.0f} MB are not read "
+        f"(raise UPSKILL_MAX_FILE_MB to allow more)"
+    )
+
+
+def read_capped(path: str | os.PathLike[str], max_bytes: int | None = None, *, follow_symlinks: bool = True) -> bytes:
+    """The bytes of the regular file ``path``, at most ``max_bytes`` of them, never blocking.
+
+    Opened with ``O_NONBLOCK`` (a FIFO's open returns at once instead of waiting for a
+    writer), then checked with ``fstat`` on the open descriptor (no race with a swap), so a
+    FIFO, a device or a socket is refused with :class:`FileRefused` naming it. A file over
+    the cap (``UPSKILL_MAX_FILE_MB`` by default; a sparse 1 GiB file counts as 1 GiB) is
+    refused before any byte is read, and one that grows while read is refused too.
+    """
+    cap = limits.MAX_FILE_BYTES if max_bytes is None else max_bytes
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileRefused(path, "is a symlink (or a symlink loop); not followed") from None
+        raise FileRefused(path, f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FileRefused(path, f"is {kind_of(st.st_mode)}; only regular files are read")
+        if st.st_size > cap:
+            raise FileRefused(path, too_big(st.st_size, cap))
+        os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        got = 0
+        while got <= cap:
+            chunk = os.read(fd, min(1 << 20, cap + 1 - got))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        if got > cap:
+            raise FileRefused(path, too_big(got, cap))
+        return b"".join(chunks)
+    except OSError as exc:
+        raise FileRefused(path, f"cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+
+
+def read_text_capped(path: str | os.PathLike[str], max_bytes: int | None = None) -> str:
+    """:func:`read_capped` decoded as UTF-8 (a BOM kept); bad bytes are a :class:`FileRefused`."""
+    data = read_capped(path, max_bytes)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileRefused(path, f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A regular file found by :func:`scan_tree`.
+
+    ``path`` is what to read: the file itself, or for a symlink that stays inside the root,
+    the resolved target. ``size`` is its size, ``mode`` its permission bits.
+    """
+
+    rel: str
+    path: Path
+    size: int
+    mode: int
+    symlink: bool = False
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An entry :func:`scan_tree` will not read, and why (one line, for the user)."""
+
+    rel: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{shown_path(self.rel)}: {self.reason}"
+
+
+def scan_tree(
+    root: str | os.PathLike[str],
+    *,
+    ignore: Collection[str] = (),
+    follow_inner_symlinks: bool = True,
+    max_file_bytes: int | None = None,
+    max_depth: int = 64,
+) -> tuple[list[Entry], list[Refusal]]:
+    """Regular files under ``root`` (sorted by relative path) and the entries refused.
+
+    Walks with ``lstat``, never following a symlinked folder, so the walk always ends. Each
+    entry that is not a folder or a regular file becomes a :class:`Refusal` naming its path:
+    FIFOs, devices and sockets; names that break :func:`name_problem` (not UTF-8, controls,
+    bidi overrides); files over ``max_file_bytes`` (``UPSKILL_MAX_FILE_MB``); symlinks that
+    loop, dangle, leave ``root`` or point at a folder. A symlink to a regular file inside
+    ``root`` is read through (``follow_inner_symlinks``), as skills ship them. Names in
+    ``ignore`` are skipped silently (``.git``, editor litter).
+    """
+    cap = limits.MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
+    base = Path(root)
+    real_root = base.resolve()
+    files: list[Entry] = []
+    refused: list[Refusal] = []
+
+    def visit(folder: Path, prefix: str, depth: int) -> None:
+        try:
+            with os.scandir(folder) as it:
+                names = sorted(e.name for e in it)
+        except OSError as exc:
+            refused.append(Refusal(prefix.rstrip("/") or ".", f"cannot be listed ({exc.strerror or exc})"))
+            return
+        for name in names:
+            if name in ignore:
+                continue
+            rel = prefix + name
+            problem = name_problem(name)
+            if problem is not None:
+                refused.append(Refusal(rel, problem))
+                continue
+            path = folder / name
+            try:
+                st = os.lstat(path)
+            except OSError as exc:
+                refused.append(Refusal(rel, f"cannot be read ({exc.strerror or exc})"))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if depth >= max_depth:
+                    refused.append(Refusal(rel, f"folders nest deeper than {max_depth} levels"))
+                else:
+                    visit(path, rel + "/", depth + 1)
+                continue
+            link = stat.S_ISLNK(st.st_mode)
+            target = path
+            if link:
+                if not follow_inner_symlinks:
+                    refused.append(Refusal(rel, "is a symlink; symlinks are not read here"))
+                    continue
+                try:
+                    target = path.resolve(strict=True)
+                    st = os.stat(target)
+                except RuntimeError:
+                    refused.append(Refusal(rel, "symlink loop"))
+                    continue
+                except OSError as exc:
+                    why = "symlink loop" if exc.errno == errno.ELOOP else "symlink points to nothing"
+                    refused.append(Refusal(rel, why))
+                    continue
+                if not target.is_relative_to(real_root):
+                    refused.append(Refusal(rel, "symlink points outside the folder"))
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    refused.append(Refusal(rel, "symlinked folders are not supported"))
+                    continue
+            if not stat.S_ISREG(st.st_mode):
+                refused.append(Refusal(rel, f"is {kind_of(st.st_mode)}; only regular files and folders are read"))
+                continue
+            if st.st_size > cap:
+                refused.append(Refusal(rel, too_big(st.st_size, cap)))
+                continue
+            files.append(Entry(rel, target, st.st_size, st.st_mode & 0o777, link))
+
+    visit(base, "", 0)
+    files.sort(key=lambda e: e.rel)
+    return files, refused
+
+
+def require_clean_tree(root: str | os.PathLike[str], **kwargs: Any) -> list[Entry]:
+    """:func:`scan_tree` for callers that cannot go on past a refusal: the first one is raised."""
+    files, refused = scan_tree(root, **kwargs)
+    if refused:
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        raise FileRefused(Path(root) / refused[0].rel, refused[0].reason + more)
+    return files

@@ -9,7 +9,12 @@ network fetch) and recurses forever on ``{"$ref": "#"}``. Here:
   while it matches (other visitors' requests keep being served);
 * schemas resolve ``$ref`` only inside the schema itself (a registry that refuses every
   retrieval: no network, no files), and every keyword evaluation counts against a step,
-  depth and time budget.
+  depth and time budget;
+* every regex a schema runs (``pattern``, ``patternProperties``, ``additionalProperties``
+  and ``unevaluatedProperties`` beside them, any keyword that matches a pattern) goes
+  through the same bounded matcher as the ``regex`` assertion, on the schema's own clock:
+  ``jsonschema`` calls ``re.search`` from its keyword modules, and while a budgeted
+  validation runs on a thread those calls are answered by :func:`search`.
 
 Exceeding a budget raises :class:`BudgetExceeded`; the assertion layer turns it into that
 row's failure with evidence.
@@ -17,8 +22,11 @@ row's failure with evidence.
 
 from __future__ import annotations
 
+import re
+import threading
 import time
 from collections.abc import Callable, Iterator
+from types import ModuleType
 from typing import Any
 
 import regex
@@ -62,6 +70,63 @@ def _refuse_retrieval(uri: str):
     raise NoSuchResource(ref=uri)
 
 
+#: The schema budget of the validation running on this thread (``None`` outside one).
+_ACTIVE = threading.local()
+
+
+class _BoundedRe(ModuleType):
+    """Stands in for ``re`` inside ``jsonschema``'s keyword modules.
+
+    Inside a budgeted validation (this thread has a deadline) ``search`` runs on the
+    ``regex`` engine with the time left (at most the regex budget), releasing the GIL;
+    a pattern that times out or cannot compile ends the validation with
+    :class:`BudgetExceeded`. Anywhere else it is plain ``re.search``, as before.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("re")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(re, name)
+
+    @staticmethod
+    def search(pattern: Any, string: Any, flags: int = 0) -> Any:
+        budget = getattr(_ACTIVE, "budget", None)
+        if budget is None or not isinstance(pattern, str) or not isinstance(string, str):
+            return re.search(pattern, string, flags)
+        left = min(limits.REGEX_TIMEOUT_S, budget.deadline - time.monotonic())
+        if left <= 0:
+            raise BudgetExceeded(f"schema validation took longer than {budget.timeout_s:g}s")
+        try:
+            compiled = regex.compile(pattern, flags | regex.VERSION0) if len(pattern) <= limits.REGEX_MAX_PATTERN else None
+        except (regex.error, RecursionError, OverflowError, MemoryError) as exc:
+            raise BudgetExceeded(f"schema pattern /{pattern[:80]}/ is not a usable regex ({exc})") from None
+        if compiled is None:
+            raise BudgetExceeded(f"schema pattern longer than {limits.REGEX_MAX_PATTERN} characters")
+        try:
+            return compiled.search(string, timeout=left, concurrent=True)
+        except TimeoutError:
+            raise BudgetExceeded(
+                f"schema pattern /{pattern[:80]}/ gave up after {left:.2g}s (catastrophic backtracking?)"
+            ) from None
+
+
+_PATCH_LOCK = threading.Lock()
+
+
+def _route_schema_regexes() -> None:
+    """Point ``re`` in ``jsonschema``'s keyword modules at :class:`_BoundedRe` (once)."""
+    import jsonschema._format
+    import jsonschema._keywords
+    import jsonschema._legacy_keywords
+    import jsonschema._utils
+
+    with _PATCH_LOCK:
+        for mod in (jsonschema._keywords, jsonschema._legacy_keywords, jsonschema._utils, jsonschema._format):
+            if not isinstance(getattr(mod, "re", None), _BoundedRe):
+                mod.re = _BoundedRe()  # type: ignore[attr-defined]
+
+
 class _Budget:
     """Counts keyword evaluations and nesting; raises once any limit is passed."""
 
@@ -93,14 +158,19 @@ class _Budget:
         return checked
 
 
-def budgeted_validator(
+def budgeted_validator(schema: dict[str, Any], **budget: Any):
+    """A validator for ``schema`` whose ``$ref``s stay local and whose work is bounded."""
+    return _budgeted(schema, **budget)[0]
+
+
+def _budgeted(
     schema: dict[str, Any],
     *,
     timeout_s: float | None = None,
     max_steps: int | None = None,
     max_depth: int | None = None,
 ):
-    """A validator for ``schema`` whose ``$ref``s stay local and whose work is bounded."""
+    """The validator and the budget it counts against (the budget also clocks its regexes)."""
     import jsonschema
     from referencing import Registry
 
@@ -111,7 +181,7 @@ def budgeted_validator(
     )
     base = jsonschema.validators.validator_for(schema)
     guarded = jsonschema.validators.extend(base, {k: budget.wrap(f) for k, f in base.VALIDATORS.items()})
-    return guarded(schema, registry=Registry(retrieve=_refuse_retrieval))
+    return guarded(schema, registry=Registry(retrieve=_refuse_retrieval)), budget
 
 
 def schema_errors(schema: dict[str, Any], instance: Any, **budget: Any) -> list[Any]:
@@ -122,13 +192,17 @@ def schema_errors(schema: dict[str, Any], instance: Any, **budget: Any) -> list[
     from jsonschema.exceptions import _RefResolutionError
     from referencing.exceptions import Unresolvable
 
-    validator = budgeted_validator(schema, **budget)
+    validator, clock = _budgeted(schema, **budget)
+    _route_schema_regexes()
+    _ACTIVE.budget = clock
     try:
         errors = list(validator.iter_errors(instance))
     except (Unresolvable, _RefResolutionError) as exc:
         raise SchemaRefError(f"$ref {getattr(exc, 'ref', '') or str(exc)!r} is not inside the schema") from None
     except RecursionError:
         raise BudgetExceeded("schema validation recursed too deep") from None
+    finally:
+        _ACTIVE.budget = None
     return sorted(errors, key=lambda e: [str(p) for p in e.absolute_path])
 
 

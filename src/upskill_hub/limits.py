@@ -44,3 +44,19 @@ JSON_MAX_DEPTH = env_int("UPSKILL_JSON_MAX_DEPTH", 64)
 
 #: ``regex`` / ``json-schema`` checks running at once in one process (half the cores, at least 1).
 CHECK_THREADS = env_int("UPSKILL_CHECK_THREADS", max(1, (os.cpu_count() or 2) // 2))
+
+#: Largest single file read from a skill, a run folder or a kernel project, and installed,
+#: pushed or pulled (MB). A sparse 1 GiB file is refused before a byte of it is read.
+MAX_FILE_BYTES = int(env_number("UPSKILL_MAX_FILE_MB", 50) * 1_000_000)
+#: Largest config file (``build.toml``, ``metadata.json``, ``run.json``, install markers) parsed (MB).
+MAX_CONFIG_BYTES = int(env_number("UPSKILL_MAX_CONFIG_MB", 4) * 1_000_000)
+#: Largest ``results.jsonl`` read back from a run folder (MB): rows are small, this is a guard.
+MAX_RESULTS_BYTES = int(env_number("UPSKILL_MAX_RESULTS_MB", 1024) * 1_000_000)
+#: Most tokens one model call may report (input, output or cached); more is an error row.
+MAX_TOKENS_PER_CALL = env_int("UPSKILL_MAX_TOKENS_PER_CALL", 100_000_000)
+#: Largest TOML file parsed (``build.toml``; KB). tomlkit's parser is slower than linear:
+#: 1 MB of one string takes ~20 s, so the cap sits far above real files (a few KB) and
+#: far below that.
+MAX_TOML_BYTES = int(env_number("UPSKILL_MAX_TOML_KB", 64) * 1000)
+#: Longest SKILL.md frontmatter parsed (KB of text): a few keys in practice; PyYAML is slow.
+MAX_FRONTMATTER_CHARS = int(env_number("UPSKILL_MAX_FRONTMATTER_KB", 64) * 1000)

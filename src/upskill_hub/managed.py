@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from upskill_hub.boundedread import FileRefused, read_json_file
 from upskill_hub.errors import UpskillError
 
 MARKER = ".upskill-hub-install.json"
@@ -50,8 +51,9 @@ def read_marker(folder: Path) -> dict[str, Any] | None:
     if path.is_symlink() or not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        # Bounded like every file a stranger may have written: size, type, nesting.
+        data = read_json_file(path)
+    except FileRefused:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("repo"), str) or not isinstance(data.get("skill"), str):
         return None

@@ -50,10 +50,13 @@ def expanded_size(node: yaml.Node, limit: int) -> int:
     """Nodes in ``node`` with aliases expanded; raises past ``limit`` (or on a cycle)."""
     memo: dict[int, int] = {}
     active: set[int] = set()
+    aliased = False  # an alias (a node used twice) was met: only then is "alias bomb" the truth
 
     def size(n: yaml.Node) -> int:
+        nonlocal aliased
         key = id(n)
         if key in memo:
+            aliased = True
             return memo[key]
         if key in active:
             raise YAMLLimitError("YAML refers to itself (recursive alias)")
@@ -71,7 +74,9 @@ def expanded_size(node: yaml.Node, limit: int) -> int:
                     break
         active.discard(key)
         if total > limit:
-            raise YAMLLimitError(f"YAML expands to more than {limit} nodes (alias bomb?)")
+            if aliased:
+                raise YAMLLimitError(f"YAML expands to more than {limit} nodes through its aliases (alias bomb?)")
+            raise YAMLLimitError(f"YAML has more than {limit} nodes (keys, values and items); it is too large to read")
         memo[key] = total
         return total
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from upskill_hub import safeyaml
+from upskill_hub import fsutil, limits, safeyaml
 from upskill_hub.cases import CasesError, SkillMeta, load_meta_text
 from upskill_hub.problems import Problem
 
@@ -146,8 +146,13 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 def _load_yaml(raw: str) -> tuple[Any, yaml.Node | None]:
     """Parse frontmatter YAML; return the data and the node tree (for the written text)."""
     # Bounded like safeyaml.load: an alias bomb or deep nesting is an error, not gigabytes.
-    if len(raw) > safeyaml.MAX_CHARS:
-        raise safeyaml.YAMLLimitError(f"YAML longer than {safeyaml.MAX_CHARS} characters")
+    # Frontmatter is a few keys; PyYAML reads ~60 KB/s on a busy core, so a pasted 600 KB
+    # frontmatter held a Space worker for 10 s. It gets its own, smaller cap.
+    if len(raw) > limits.MAX_FRONTMATTER_CHARS:
+        raise safeyaml.YAMLLimitError(
+            f"frontmatter is {len(raw):,} characters; at most {limits.MAX_FRONTMATTER_CHARS:,} are read "
+            "(UPSKILL_MAX_FRONTMATTER_KB); move long text into the body or references/"
+        )
     loader = _UniqueKeyLoader(raw)
     try:
         node = loader.get_single_node()
@@ -210,10 +215,16 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str, dict[str, Any]]:
     except yaml.constructor.ConstructorError as exc:
         tag = getattr(exc, "problem", "") or "unsupported tag"
         raise FrontmatterError("frontmatter", f"YAML tag not allowed ({tag.strip()})") from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, other controls)
+        ch = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        line = raw.count("\n", 0, exc.position) + 2  # +1 for 1-based, +1 for the opening '---'
+        raise FrontmatterError(
+            "frontmatter", f"invalid YAML at line {line}: character U+{ord(ch):04X} is not allowed in YAML"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
+        problem = getattr(exc, "problem", None) or type(exc).__name__
         raise FrontmatterError("frontmatter", f"invalid YAML{where}: {problem}") from None
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
@@ -233,21 +244,15 @@ def render_skill_md(frontmatter: dict[str, Any], body: str) -> str:
     return f"---\n{dumped}---{body}"
 
 
-def _iter_files(root: Path) -> list[Path]:
-    """Every regular file of a skill folder (no symlinks followed), sorted."""
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_NAMES)
-        for fn in sorted(filenames):
-            if fn in IGNORED_NAMES or fn.endswith(".pyc"):
-                continue
-            out.append(Path(dirpath) / fn)
-        # Symlinked directories show up in dirnames but os.walk does not descend into them.
-        for d in list(dirnames):
-            if (Path(dirpath) / d).is_symlink():
-                out.append(Path(dirpath) / d)
-                dirnames.remove(d)
-    return sorted(out)
+def scan_skill(root: Path) -> tuple[list[fsutil.Entry], list[fsutil.Refusal]]:
+    """The files of a skill folder and the entries refused (see :func:`fsutil.scan_tree`).
+
+    Only regular files and folders are read: a FIFO, a device, a socket, a symlink loop or
+    leaving the skill, a name that is not UTF-8 or carries controls or bidi overrides, and a
+    file over ``UPSKILL_MAX_FILE_MB`` are each refused with one line naming the path.
+    """
+    files, refused = fsutil.scan_tree(root, ignore=IGNORED_NAMES)
+    return [e for e in files if not e.rel.endswith(".pyc")], refused
 
 
 def content_hash(files: dict[str, bytes]) -> str:
@@ -577,24 +582,17 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
         )
     files: dict[str, bytes] = {}
     modes: dict[str, int] = {"": root.stat().st_mode & 0o777}
-    real_root = root.resolve()
-    for f in _iter_files(root):
-        rel = f.relative_to(root).as_posix()
+    entries, refused = scan_skill(root)
+    problems += [Problem(shown, fsutil.shown_path(r.rel), r.reason) for r in refused]
+    for entry in entries:
+        rel = entry.rel
         for rel_dir in _parent_dirs(rel):
             modes.setdefault(f"{rel_dir}/", (root / rel_dir).stat().st_mode & 0o777)
-        if f.is_symlink():
-            target = f.resolve()
-            if not target.is_relative_to(real_root):
-                problems.append(Problem(shown, rel, "symlink points outside the skill folder"))
-                continue
-            if target.is_dir():
-                problems.append(Problem(shown, rel, "symlinked directories are not supported"))
-                continue
         try:
-            files[rel] = f.read_bytes()
-            modes[rel] = f.stat().st_mode & 0o777
-        except OSError as exc:
-            problems.append(Problem(shown, rel, f"cannot be read ({exc.strerror})"))
+            files[rel] = fsutil.read_capped(entry.path)
+            modes[rel] = entry.mode
+        except fsutil.FileRefused as exc:
+            problems.append(Problem(shown, rel, exc.problem))
 
     raw = files.get(md_name, b"")
     try:

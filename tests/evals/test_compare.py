@@ -115,3 +115,30 @@ def test_compare_mistakes_are_one_line_before_any_call(tmp_path, capsys, monkeyp
             assert code == 1 and out == "" and err.startswith("Error:") and expected in err, (extra, err)
             assert len(err.strip().splitlines()) == 1
         assert srv.calls == 0
+
+
+def test_a_garbage_parquet_in_data_runs_is_skipped_or_one_line(hub_server, hub_repo_id, tmp_path, capsys, monkeypatch):
+    """Issue 29 class 5: garbage bytes named data/runs/*.parquet crashed --compare with ArrowInvalid."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    skill = make_skill(tmp_path / "skills", cases=CASES[:2])
+    base = ["eval", str(skill), "--no-cache", "--no-plots", "-o", str(tmp_path / "runs")]
+    api = HfApi()
+    api.create_repo(hub_repo_id, repo_type="dataset")
+    garbage = [CommitOperationAdd("data/runs/zz-garbage.parquet", b"PAR1 this is not parquet PAR1")]
+    api.create_commit(hub_repo_id, garbage, commit_message="garbage", repo_type="dataset")
+    with running_llm_server(helpful) as srv:
+        model = ["-m", f"openai-compatible:m@{srv.openai_base_url}"]
+        code, out, err = run_main([*base, *model, "--compare", hub_repo_id, "--format", "quiet"], capsys, monkeypatch)
+        lines = [ln for ln in err.strip().splitlines() if ln.startswith("Error:")]
+        assert code == 1 and len(lines) == 1 and "Traceback" not in err, err
+        assert "no published run of skill 'greeting'" in lines[0]
+        assert "data/runs/zz-garbage.parquet is not a readable parquet table" in lines[0]
+        # A good run published beside the garbage is still found.
+        code, out, err = run_main([*base, *model, "--format", "quiet"], capsys, monkeypatch)
+        published = tmp_path / "runs" / out.strip()
+        code, out, err = run_main(["push", str(skill), "--repo", hub_repo_id, "--results", str(published), "--format", "quiet"], capsys, monkeypatch)
+        assert code == 0, err
+        code, out, err = run_main([*base, *model, "--compare", hub_repo_id, "--json"], capsys, monkeypatch)
+        assert code == 0, err
+        assert json.loads(out)["comparison"]["reference_run"] == published.name

@@ -73,7 +73,7 @@ def test_plan_round_trips_and_bad_plans_are_one_error(tmp_path: Path):
     with pytest.raises(UpskillError, match="expected a JSON object"):
         rundir.read_plan(tmp_path)
     (tmp_path / rundir.RUN_FILE).write_text("{not json")
-    with pytest.raises(UpskillError, match="cannot be read as JSON"):
+    with pytest.raises(UpskillError, match="is not valid JSON"):
         rundir.read_plan(tmp_path)
 
 

@@ -318,7 +318,9 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.Popen:
 def test_kill_mid_run_then_resume_gives_one_row_per_call(sig: int, skill8: Path, tmp_path: Path):
     out = tmp_path / "runs"
     env = {**os.environ, "UPSKILL_HUB_CACHE": str(tmp_path / "cache")}
-    with running_llm_server(script, latency_s=0.15) as srv:
+    # The server answers 10 calls, then holds the rest until the signal has been sent:
+    # the run cannot finish before the kill, whatever the machine's speed.
+    with running_llm_server(script, hold_after=10) as srv:
         args = [
             "eval",
             str(skill8),
@@ -349,8 +351,9 @@ def test_kill_mid_run_then_resume_gives_one_row_per_call(sig: int, skill8: Path,
         if sig == signal.SIGINT:  # Ctrl-C: the calls in flight are cancelled, the folder stays resumable
             assert "Traceback" not in err, err
         partial = read_results(results.parent)
-        assert 10 <= len(partial) < 48
+        assert len(partial) == 10  # exactly the calls answered before the hold
         calls_at_kill = srv.calls
+        srv.release()
         proc = _cli(*args, "--resume", env=env)
         stdout, stderr = proc.communicate(timeout=120)
         assert proc.returncode == 0, stderr

@@ -80,3 +80,59 @@ def test_a_bundle_nested_without_bound_is_a_one_line_error(tmp_path):
     (tmp_path / "plan.json").write_text('{"run": ' + "[" * 100_000 + "]" * 100_000 + "}")
     with pytest.raises(UpskillError, match="no readable plan.json"):
         read_bundle(tmp_path)
+
+
+def test_the_bundle_carries_the_launchers_wheel_and_names_it_in_the_plan(tmp_path):
+    from upskill_hub.hub.job_bundle import BundledWheel
+
+    skill = require_skill(make_skill(tmp_path / "skills"))
+    cases = parse_meta({"schema_version": 1, "cases": CASES}).cases
+    specs = [parse_model_spec("openai-compatible:m@http://127.0.0.1:9/v1")]
+    wheel = BundledWheel("upskill_hub-0.1.0-py3-none-any.whl", "ab" * 32, "0.1.0")
+    data = _zip({"upskill_hub/__init__.py": "x = 1\n"})
+    files = bundle_files(RUN, 2, specs, skill, cases, EvalOptions(), wheel=(wheel, data))
+    assert files[f"jobs/{RUN.run_id}/{wheel.filename}"] == data
+    assert read_bundle(_write(files, tmp_path / "repo")).wheel == wheel
+    # Launched with --image: no wheel, and the plan says so.
+    plain = bundle_files(RUN, 2, specs, skill, cases, EvalOptions())
+    assert not any(p.endswith(".whl") for p in plain)
+    assert read_bundle(_write(plain, tmp_path / "plain")).wheel is None
+
+
+def test_a_plan_naming_a_wheel_outside_the_bundle_is_a_one_line_error(tmp_path):
+    import json
+
+    skill = require_skill(make_skill(tmp_path / "skills"))
+    cases = parse_meta({"schema_version": 1, "cases": CASES}).cases
+    specs = [parse_model_spec("openai-compatible:m@http://127.0.0.1:9/v1")]
+    folder = _write(bundle_files(RUN, 2, specs, skill, cases, EvalOptions()), tmp_path / "repo")
+    plan = json.loads((folder / "plan.json").read_text())
+    plan["wheel"] = {"filename": "../../evil.whl", "sha256": "0" * 64, "version": "0.1.0"}
+    (folder / "plan.json").write_text(json.dumps(plan))
+    with pytest.raises(UpskillError, match="damaged plan.json"):
+        read_bundle(folder)
+
+
+def _zip(members: dict[str, str]) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, text in members.items():
+            z.writestr(name, text)
+    return buf.getvalue()
+
+
+def test_a_wheel_holding_something_secret_shaped_is_refused(tmp_path):
+    from upskill_hub.hub.job_bundle import BundledWheel
+
+    skill = require_skill(make_skill(tmp_path / "skills"))
+    cases = parse_meta({"schema_version": 1, "cases": CASES}).cases
+    specs = [parse_model_spec("openai-compatible:m@http://127.0.0.1:9/v1")]
+    wheel = BundledWheel("upskill_hub-0.1.0-py3-none-any.whl", "ab" * 32, "0.1.0")
+    leaky = _zip({"upskill_hub/settings.py": 'TOKEN = "hf_' + 'abcdefghijklmnopqrstuvwxyz0123"\n'})
+    with pytest.raises(UpskillError, match=r"own wheel holds something .* \(upskill_hub/settings.py\)"):
+        bundle_files(RUN, 2, specs, skill, cases, EvalOptions(), wheel=(wheel, leaky))
+    with pytest.raises(UpskillError, match="not a readable zip archive"):
+        bundle_files(RUN, 2, specs, skill, cases, EvalOptions(), wheel=(wheel, b"not a zip"))

@@ -287,3 +287,117 @@ def test_the_local_model_runs_inside_the_jobs(hub_server, hub_repo_id, tmp_path)
     # A GPU flavor: the Job lets the local model pick CUDA when torch sees it (CPU here).
     info = HfApi().inspect_job(job_id=run.shards[0].job_id)
     assert info.flavor == "a10g-small" and info.environment["UPSKILL_LOCAL_DEVICE"] == "auto"
+
+
+def _code_lines(api, job_ids: list[str]) -> list[str]:
+    """The line each Job printed about the code it ran (see ``job_shard.code_line``)."""
+    from upskill_hub.hub.job_launch import CODE_LINE_RE
+
+    found = []
+    for job_id in job_ids:
+        lines = [m.group(0) for line in api.fetch_job_logs(job_id=job_id) if (m := CODE_LINE_RE.search(line))]
+        assert len(lines) == 1, f"Job {job_id} printed {lines}"
+        found += lines
+    return found
+
+
+def _landed(repo: str, run_id: str, shards: int) -> list[tuple]:
+    import pyarrow.parquet as pq
+
+    return [
+        (r["model"], r["condition"], r["case_id"], r["repeat"])
+        for i in range(shards)
+        for r in pq.read_table(_download(repo, f"data/results/{run_id}/shard-{i}.parquet")).to_pylist()
+    ]
+
+
+def _run_without_image(hub_repo_id, skill, tmp_path, monkeypatch, shards: int):
+    """``eval --jobs`` with no --image: the shards install the launcher's wheel from the bundle."""
+    from huggingface_hub import HfApi
+
+    from upskill_hub.hub.job_launch import JobsOptions
+    from upskill_hub.hub.job_runs import run_on_jobs
+
+    monkeypatch.setenv("UPSKILL_WHEEL_CACHE", str(tmp_path / "wheels"))
+    said: list[str] = []
+    with running_llm_server(banana_script) as srv:
+        jobs = JobsOptions(repo_id=hub_repo_id, shards=shards, poll_s=0.5)
+        run = run_on_jobs(skill, [_model(srv)], _options(tmp_path, "jobs"), jobs, say=said.append)
+    run_id = run.result.summary.run_id
+    (bundled,) = [f for f in _repo_files(hub_repo_id) if f.startswith(f"jobs/{run_id}/") and f.endswith(".whl")]
+    plan = json.loads(Path(_download(hub_repo_id, f"jobs/{run_id}/plan.json")).read_text())
+    wheel = plan["wheel"]
+    assert bundled == f"jobs/{run_id}/{wheel['filename']}"
+    # The uploaded wheel is the launcher's: same bytes as its cached build, same version.
+    from upskill_hub import __version__
+    from upskill_hub.selfwheel import file_sha256
+
+    assert wheel["version"] == __version__
+    assert file_sha256(Path(_download(hub_repo_id, bundled))) == wheel["sha256"]
+    assert any(wheel["sha256"][:12] in line for line in said)
+    # Every shard's Job printed the version and the sha256 of the wheel it was installed from.
+    api = HfApi()
+    expected = f"upskill-hub {__version__} installed from {wheel['filename']} sha256={wheel['sha256']}"
+    assert _code_lines(api, [s.jobs[-1] for s in run.shards]) == [expected] * shards
+    assert [s.ran for s in run.shards] == [(__version__, wheel["sha256"])] * shards
+    # Exactly one row per call in the dataset.
+    landed = _landed(hub_repo_id, run_id, shards)
+    assert len(run.result.rows) == 12 and len(landed) == 12 and len(set(landed)) == 12
+    return run, api
+
+
+def test_without_image_every_shard_installs_the_bundled_wheel_through_uvx(
+    hub_server, hub_repo_id, skill, tmp_path, monkeypatch
+):
+    import shutil
+
+    from upskill_hub.hub.job_launch import NO_UV_LINE
+
+    assert shutil.which("uvx", path=str(Path(sys.executable).parent)), "uv is in the test extra (pip install uv)"
+    run, api = _run_without_image(hub_repo_id, skill, tmp_path, monkeypatch, shards=2)
+    for s in run.shards:
+        log = list(api.fetch_job_logs(job_id=s.jobs[-1]))
+        assert not any(NO_UV_LINE in line for line in log)
+
+
+def test_without_uv_a_shard_says_so_and_installs_the_bundled_wheel_with_pip(
+    hub_server, hub_repo_id, skill, tmp_path, monkeypatch
+):
+    from upskill_hub.hub import job_launch
+    from upskill_hub.hub.job_launch import NO_UV_LINE
+
+    plain = job_launch.job_env
+
+    def env_without_uv(plan, jobs):  # an image without uv: only the system's tools on PATH
+        return {**plain(plan, jobs), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+
+    monkeypatch.setattr(job_launch, "job_env", env_without_uv)
+    run, api = _run_without_image(hub_repo_id, skill, tmp_path, monkeypatch, shards=1)
+    log = list(api.fetch_job_logs(job_id=run.shards[0].jobs[-1]))
+    assert sum(NO_UV_LINE in line for line in log) == 1
+
+
+def test_without_a_wheel_to_send_nothing_is_written_or_committed(hub_server, hub_repo_id, skill, tmp_path, monkeypatch):
+    from importlib import metadata
+    from types import SimpleNamespace
+
+    from huggingface_hub import HfApi
+
+    from upskill_hub import selfwheel
+    from upskill_hub.errors import UpskillError
+    from upskill_hub.hub.job_launch import JobsOptions
+    from upskill_hub.hub.job_runs import run_on_jobs
+
+    def not_installed(name):
+        raise metadata.PackageNotFoundError(name)
+
+    # upskill-hub imported from a path, not installed (only selfwheel's view: the SDKs read metadata too)
+    shim = SimpleNamespace(distribution=not_installed, PackageNotFoundError=metadata.PackageNotFoundError)
+    monkeypatch.setattr(selfwheel, "metadata", shim)
+    HfApi().create_repo(hub_repo_id, repo_type="dataset")
+    before, jobs_before = _repo_files(hub_repo_id), len(list(HfApi().list_jobs()))
+    with running_llm_server(banana_script) as srv, pytest.raises(UpskillError, match="pass --image") as err:
+        run_on_jobs(skill, [_model(srv)], _options(tmp_path, "jobs"), JobsOptions(repo_id=hub_repo_id, shards=2))
+    assert "\n" not in str(err.value)
+    assert not (tmp_path / "jobs").exists() or not any((tmp_path / "jobs").iterdir())
+    assert _repo_files(hub_repo_id) == before and len(list(HfApi().list_jobs())) == jobs_before

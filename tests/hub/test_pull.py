@@ -245,6 +245,9 @@ def _hostile_table(tmp_path, repo_id, paths: list[str], files: dict[str, bytes] 
         ("300-character file name", ["references/" + "n" * 300 + ".md"], "limited to 255 bytes"),
         ("control characters in a name", ["references/a\x1b[2Jb.md"], "control characters"),
         ("newline in a name", ["references/a\nb.md"], "control characters"),
+        ("bidi override in a name", ["references/evil\u202egpj.sh"], "U\\+202E"),
+        ("bidi isolate in a name", ["references/a\u2066b.md"], "U\\+2066"),
+        ("C1 control (CSI) in a name", ["references/a\x9b2Jb.md"], "control characters"),
         ("rich markup in a path", ["references/[/]boom[bold red].md"], "missing from the repo"),
     ],
 )

@@ -85,6 +85,23 @@ def test_job_runs_to_completed_with_its_output_in_the_logs(api: HfApi) -> None:
     assert list(api.fetch_job_logs(job_id=job.id, namespace=NS, tail=1)) == ["second line"]
 
 
+def test_a_job_installs_packages_through_this_machines_caches_and_trust(api: HfApi) -> None:
+    """uv/pip in a Job reuse the server user's caches (not the Job's fresh HOME) and its trust store."""
+    code = (
+        "import os\n"
+        "print(os.environ['UV_CACHE_DIR'] == os.environ['EXPECT_UV'], os.environ['PIP_CACHE_DIR'] == os.environ['EXPECT_PIP'])\n"
+        "print(os.environ['UV_SYSTEM_CERTS'], os.environ['HOME'] not in os.environ['UV_CACHE_DIR'])\n"
+    )
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    expect = {
+        "EXPECT_UV": os.environ.get("UV_CACHE_DIR") or str(cache / "uv"),
+        "EXPECT_PIP": os.environ.get("PIP_CACHE_DIR") or str(cache / "pip"),
+    }
+    job = _run(api, code, env=expect)
+    assert _wait(api, job.id).status.stage == "COMPLETED"
+    assert list(api.fetch_job_logs(job_id=job.id, namespace=NS)) == ["True True", "1 True"]
+
+
 def test_env_and_secrets_reach_the_job_and_the_secret_is_masked_everywhere(
     api: HfApi, jobs_hub: ServerHandle
 ) -> None:

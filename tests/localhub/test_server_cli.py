@@ -98,6 +98,23 @@ def test_serve_bad_root_is_one_line_error(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+def test_serve_on_a_busy_port_is_one_line_and_never_says_serving(tmp_path):
+    """Issue 29 class 7: it printed "serving..." and then uvicorn's Errno 98."""
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        cmd = [sys.executable, "-m", "upskill_hub.cli.app", "hub", "serve", "--root", str(tmp_path / "root"),
+               "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+    assert lines == [f"Error: cannot listen on 127.0.0.1:{port}: another program is using that port: stop it or pick another --port"], proc.stderr
+    assert "serving" not in proc.stderr and proc.stdout == ""
+
+
 def test_serve_runs_jobs_and_stops_them_when_it_stops(tmp_path):
     """A real `hub serve` process: a Job runs under it; SIGINT ends the server and the Job."""
     import json

@@ -114,6 +114,20 @@ def test_empty_results():
     assert leaderboard(agg) == (["skill", "best lift"], [])
 
 
+@pytest.mark.parametrize("query", ["a", "ALPHA", "zzz", " "])
+def test_leaderboard_query_on_a_library_without_results_is_empty_not_a_crash(query):
+    """Issue 29 class 5: any query on a library without results raised AttributeError (.str on no strings)."""
+    from upskill_hub.evals.rundir import result_arrow_schema
+    from upskill_hub.space import data
+    from upskill_hub.space.views import leaderboard_heatmap
+
+    # Read the way the Space reads a library without results shards: no files, typed columns.
+    no_results = data._read_parquets([], data.RESULT_COLUMNS, result_arrow_schema(), budget=data.ReadBudget("t"), table="results")
+    agg = compute_aggregates(_skills(), no_results)
+    assert leaderboard(agg, query=query) == (["skill", "best lift"], [])
+    assert "No lifts to compare yet" in leaderboard_heatmap(agg, query=query)
+
+
 def _result_rows(pattern):
     """ResultRows for one model: ``pattern`` maps case id to (baseline, with-skill) passes per repeat."""
     rows = []

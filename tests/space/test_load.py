@@ -9,6 +9,7 @@ searches must keep answering in well under a second.
 from __future__ import annotations
 
 import statistics
+import threading
 import time
 
 from gradio_client import Client
@@ -63,3 +64,85 @@ def test_searches_answer_under_1s_while_a_catastrophic_regex_eval_runs(running_a
           f"{len(latencies)} searches, median {statistics.median(latencies) * 1000:.0f} ms, "
           f"max {max(latencies) * 1000:.0f} ms")  # fmt: skip
     assert max(latencies) < 1.0
+
+
+SCHEMA_MD = "---\nname: hostile-schema\ndescription: Backtracks in a schema. Use never.\n---\n# Hostile\n\nAnswer in JSON.\n"
+SCHEMA_META = (
+    '{"cases": [{"id": "c0", "input": "go", "assert": [{"type": "json-schema", "value": '
+    '{"type": "object", "properties": {"a": {"type": "string", "pattern": "(x+x+)+y"}}}}]}]}'
+)
+
+
+def _json_x_script(system, messages, params) -> str:
+    return '{"a": "' + "x" * 5000 + '"}'
+
+
+def test_page_load_and_search_answer_under_1s_while_a_schema_redos_runs(running_app, space_repo, monkeypatch):
+    """Issue 29 class 1: a JSON-Schema ``pattern`` that backtracks used to freeze every visitor.
+
+    Race-free: the schema's regex signals when it starts and when it ends; the other
+    visitor's page load and search are measured between the two, and the test checks that
+    the hostile match was still running when the last of them had answered.
+    """
+    import httpx
+
+    from upskill_hub import guarded, limits
+
+    started, ended = threading.Event(), threading.Event()
+    real_search = guarded._BoundedRe.search
+
+    def watched(pattern, string, flags=0):
+        hostile = pattern == "(x+x+)+y"
+        if hostile:
+            started.set()
+        try:
+            return real_search(pattern, string, flags)
+        finally:
+            if hostile:
+                ended.set()
+
+    monkeypatch.setattr(guarded._BoundedRe, "search", staticmethod(watched))
+    # The first hostile check gets 8 s: far longer than the few requests measured inside it.
+    monkeypatch.setattr(limits, "SCHEMA_TIMEOUT_S", 8.0)
+    monkeypatch.setattr(limits, "REGEX_TIMEOUT_S", 8.0)
+    attacker = Client(running_app, verbose=False)
+    visitor = Client(running_app, verbose=False)
+    # Alone first: the first /load reads the library from the Hub (seconds, attack or not); the
+    # measured ones below are the steady state every later visitor gets.
+    quiet = {}
+    for name, call in (("load", lambda: visitor.predict(space_repo, api_name="/load")),
+                       ("search", lambda: visitor.predict(space_repo, "gree", 0, False, "best lift", api_name="/search"))):  # fmt: skip
+        t = time.monotonic()
+        call()
+        quiet[name] = time.monotonic() - t
+    with running_llm_server(_json_x_script, models=("xs",)) as srv:
+        job = attacker.submit(
+            space_repo, "paste", "", SCHEMA_MD, SCHEMA_META, "xs", f"{srv.url}/v1", "", "", "", "", 1,
+            api_name="/run_eval",
+        )  # fmt: skip
+        assert started.wait(60), job.status()
+        latencies = {}
+        t = time.monotonic()
+        page = httpx.get(running_app, timeout=10)
+        latencies["page"] = time.monotonic() - t
+        assert page.status_code == 200
+        t = time.monotonic()
+        config = httpx.get(running_app.rstrip("/") + "/config", timeout=10)  # what the page then fetches
+        latencies["config"] = time.monotonic() - t
+        assert config.status_code == 200
+        t = time.monotonic()
+        visitor.predict(space_repo, api_name="/load")  # the page's load event: the library's table
+        latencies["load"] = time.monotonic() - t
+        t = time.monotonic()
+        table, note = visitor.predict(space_repo, "gree", 0, False, "best lift", api_name="/search")
+        latencies["search"] = time.monotonic() - t
+        assert "1 of 3 skills match" in note
+        assert not ended.is_set(), "the hostile schema check ended before the measurements: they did not overlap"
+        # The rest of the run need not take long.
+        monkeypatch.setattr(limits, "SCHEMA_TIMEOUT_S", 0.5)
+        monkeypatch.setattr(limits, "REGEX_TIMEOUT_S", 0.5)
+        status = job.result()[0]
+    assert status.startswith("Finished **hostile-schema**: 2 calls"), status
+    print("alone:", {k: f"{v * 1000:.0f} ms" for k, v in quiet.items()},
+          "during the hostile schema check:", {k: f"{v * 1000:.0f} ms" for k, v in latencies.items()})
+    assert max(latencies.values()) < 1.0, latencies

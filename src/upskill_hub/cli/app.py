@@ -88,6 +88,14 @@ def main() -> None:
     except UpskillError as exc:
         err.print(f"[bold red]Error:[/] {printable(redact(str(exc)))}", markup=True, soft_wrap=True)
         sys.exit(exc.exit_code)
+    except OSError as exc:  # a full disk, a file-size limit, a read-only folder: one line, not a traceback
+        from upskill_hub.fsutil import storage_error
+
+        storage = storage_error(exc)
+        if storage is None:
+            raise
+        err.print(f"[bold red]Error:[/] {printable(redact(str(storage)))}", markup=True, soft_wrap=True)
+        sys.exit(1)
     except KeyboardInterrupt:
         err.print("[yellow]Interrupted.[/]")
         sys.exit(130)

@@ -26,11 +26,12 @@ def register(app: typer.Typer) -> None:
         """Run the whole loop offline: validate, evaluate on the local model, push to a local Hub,
         load back with `datasets`, pull, build + publish + load a kernel, launch the Space.
 
-        Run it from the repository root; every step prints the command it runs.
+        Runs from any folder (the shipped skills and kernel example are copied into --workdir);
+        every step prints the command it runs, from --workdir.
         """
         from upskill_hub.demo import Demo
 
-        d = Demo(Path.cwd(), workdir.resolve(), model=model, cases=cases, max_tokens=max_tokens, kernels=kernels, space=space, echo=console.print)
+        d = Demo(workdir.resolve(), model=model, cases=cases, max_tokens=max_tokens, kernels=kernels, space=space, echo=console.print)
         try:
             report = d.go()
         finally:

@@ -122,7 +122,7 @@ def eval_command(
         rich_help_panel="Hugging Face Jobs",
     ),  # fmt: skip
     image: str | None = typer.Option(
-        None, "--image", help="Docker image with upskill-hub installed (default: uv's image + uvx).",
+        None, "--image", help="Docker image with upskill-hub installed (default: uv's image, which installs this upskill-hub's wheel from the run's bundle).",
         rich_help_panel="Hugging Face Jobs",
     ),  # fmt: skip
     namespace: str | None = typer.Option(
@@ -262,12 +262,14 @@ def runs_command(
     from rich.table import Table
 
     from upskill_hub.cli.eval_rows import RUNS_HEADERS
-    from upskill_hub.evals.history import comparison_rows, list_runs, to_csv
+    from upskill_hub.evals.history import comparison_rows, scan_runs, to_csv
     from upskill_hub.evals.upskill_runs import batch_rows, find_batches
 
     if not directory.is_dir():
         raise UpskillError(f"{directory} is not a folder of eval runs")
-    infos = list_runs(directory)
+    infos, damaged = scan_runs(directory)
+    for line in damaged:
+        err_console.print(f"Warning: skipped a damaged run: {line}", markup=False, highlight=False, soft_wrap=True)
     batches = find_batches(directory)
     upskill_rows = [row for b in batches for row in batch_rows(b)]
     rows = comparison_rows(infos) + upskill_rows
@@ -286,6 +288,8 @@ def runs_command(
         )
         _print_upskill_batches(upskill_rows)
     if not infos:
+        if damaged and not upskill_rows:
+            raise UpskillError(f"no readable runs in {directory}: {len(damaged)} damaged (see above)")
         if not upskill_rows:
             err_console.print(f"No runs in {directory}.", highlight=False)
         return

@@ -118,6 +118,9 @@ def serve(
         jobs_enabled=jobs,
         job_limits=JobLimits(max_running=max_jobs),
     )
+    # Try the address before saying "serving": a busy port is one line, not "serving…" then
+    # uvicorn's Errno 98. (uvicorn binds it again just after; it is free unless taken in between.)
+    _listen(host, port).close()
     url = f"http://{host}:{port}"
     err.print(f"[bold]Local Hub[/] serving [cyan]{root}[/] at [cyan]{url}[/]")
     err.print(f"Point clients at it: [green]export HF_ENDPOINT={url} HF_HUB_DISABLE_XET=1[/]")
@@ -143,3 +146,30 @@ def serve(
         date_header=False,
         timeout_graceful_shutdown=3,
     )
+
+
+def _listen(host: str, port: int):
+    """A listening socket on ``host:port``, or one ``UpskillError`` line saying why not."""
+    import errno
+    import socket
+
+    from upskill_hub.errors import UpskillError
+
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise UpskillError(f"cannot listen on {host}:{port}: unknown host ({exc.strerror})") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+        sock.listen(1)
+    except OSError as exc:
+        sock.close()
+        hint = (
+            "another program is using that port: stop it or pick another --port"
+            if exc.errno == errno.EADDRINUSE
+            else (exc.strerror or str(exc))
+        )
+        raise UpskillError(f"cannot listen on {host}:{port}: {hint}") from None
+    return sock

@@ -98,6 +98,9 @@ def list_skills(
     rows = []
     for folder in find_skills(directory):
         res = load_skill(folder)
+        if res.errors and out.human:  # say why it is invalid: a FIFO or an odd name inside is named here
+            more = f" (and {len(res.errors) - 1} more)" if len(res.errors) > 1 else ""
+            err_console.print(f"Warning: {res.errors[0]}{more}", markup=False, highlight=False)
         if res.skill is None:
             rows.append({"name": folder.name, "description": "(unreadable: run skills validate)", "valid": False})
             continue

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import errno
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from upskill_hub.evals.runner import EvalPlan, ExecStats, Runner, conditions_for
 from upskill_hub.evals.schema import ResultRow, RunSummary
 from upskill_hub.evals.sharding import ShardTarget
 from upskill_hub.evals.stats import summarize_rows
+from upskill_hub.fsutil import StorageError, storage_error
 from upskill_hub.models.base import GenerationParams, ModelClient
 from upskill_hub.models.spec import ModelSpec
 from upskill_hub.skill import Skill, require_skill
@@ -329,6 +331,8 @@ async def run_eval_async(
             try:
                 run_dir.mkdir(parents=True, exist_ok=False)
             except OSError as exc:
+                if storage_error(exc) is not None:
+                    raise storage_error(exc, run_dir) from None
                 raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
             lock.enter_context(rundir.run_lock(run_dir))
             rundir.write_plan(run_dir, plan.record())
@@ -358,10 +362,22 @@ async def run_eval_async(
             from upskill_hub.evals.plots import write_plots
 
             written = write_plots(run_dir, summary)
+    except OSError as exc:  # the disk filled up, a file-size limit, a read-only folder (StorageError too)
+        err = storage_error(exc)
+        if err is None:
+            raise
+        raise _resumable(err) from None
     finally:
         lock.close()
         await prepared.aclose()
     return RunResult(run_dir=run_dir, summary=summary, rows=rows, stats=runner.stats, plots=written)
+
+
+def _resumable(exc: StorageError) -> StorageError:
+    """``exc`` telling how to go on: every answer already written is kept for ``--resume``."""
+    if exc.errno == errno.EROFS:
+        return exc
+    return StorageError(exc.path, exc.errno, "then run the same eval with --resume: the answers already written are kept")
 
 
 def _shard_folder(plan: EvalPlan, shard: ShardTarget, output: Path) -> tuple[Path, set]:

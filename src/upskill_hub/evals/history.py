@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,11 +35,12 @@ class RunInfo:
 
 
 def load_run(run_dir: Path) -> RunInfo | None:
-    """Read one run folder; ``None`` if it is not a run folder."""
-    try:
-        plan = rundir.read_plan(run_dir)
-    except UpskillError:
-        return None
+    """Read one run folder; ``None`` if it is not a run folder.
+
+    Raises :class:`UpskillError` when the folder has a ``run.json`` that cannot be read (a
+    damaged run must be reported, not taken for "no runs").
+    """
+    plan = rundir.read_plan(run_dir)
     try:
         summary = rundir.read_summary(run_dir)
     except UpskillError:  # a damaged summary: the rows still tell what the run found
@@ -77,12 +79,26 @@ def load_run(run_dir: Path) -> RunInfo | None:
 
 
 def list_runs(root: str | Path) -> list[RunInfo]:
-    """Run folders directly under ``root`` (or ``root`` itself), oldest first."""
+    """Run folders directly under ``root`` (or ``root`` itself), oldest first (damaged ones left out)."""
+    return scan_runs(root)[0]
+
+
+def scan_runs(root: str | Path) -> tuple[list[RunInfo], list[str]]:
+    """Like :func:`list_runs`, plus one line per run folder that could not be read, saying why."""
     root = Path(root)
-    is_run = any((root / f).is_file() for f in (rundir.RUN_FILE, rundir.SUMMARY_FILE))
-    candidates = [root] if is_run else sorted(p for p in root.iterdir() if p.is_dir())
-    infos = [i for i in (load_run(p) for p in candidates) if i is not None]
-    return sorted(infos, key=lambda i: str(i.plan.created))
+    single = any(os.path.lexists(root / f) for f in (rundir.RUN_FILE, rundir.SUMMARY_FILE))
+    candidates = [root] if single else sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
+    infos: list[RunInfo] = []
+    damaged: list[str] = []
+    for p in candidates:
+        try:
+            info = load_run(p)
+        except UpskillError as exc:
+            damaged.append(str(exc))
+            continue
+        if info is not None:
+            infos.append(info)
+    return sorted(infos, key=lambda i: str(i.plan.created)), damaged
 
 
 CSV_COLUMNS = [

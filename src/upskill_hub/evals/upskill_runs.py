@@ -10,10 +10,10 @@ per-case pairing, so no lift interval is claimed for its batches.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from upskill_hub.boundedread import FileRefused, read_json_file
 from upskill_hub.evals.stats import wilson_interval
 
 BATCH_FILE = "batch_summary.json"
@@ -23,8 +23,8 @@ STATUS = "upskill batch"
 def _batch_results(batch_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
     """(batch header, run results) of one folder; ``None`` if it is not an upskill batch."""
     try:
-        data = json.loads((batch_dir / BATCH_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json_file(batch_dir / BATCH_FILE)  # bounded: type, size, nesting
+    except FileRefused:
         data = None
     if isinstance(data, dict) and isinstance(data.get("results"), list):
         return data, [r for r in data["results"] if isinstance(r, dict)]
@@ -32,8 +32,8 @@ def _batch_results(batch_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]
     results = []
     for run_file in sorted(batch_dir.glob("run_*/run_result.json")):
         try:
-            result = json.loads(run_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            result = read_json_file(run_file)
+        except FileRefused:
             continue
         if isinstance(result, dict):
             results.append(result)

@@ -54,8 +54,21 @@ def http_status(exc: BaseException) -> int | None:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    """The error's first line, with the server's reason when the line only announces one.
+
+    ``huggingface_hub`` words a 400 as "Bad request for commit endpoint:" and puts what the
+    server said on the lines below; a first line alone would drop the only useful part.
+    """
+    text = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    first = text[0] if text else type(exc).__name__
+    reason = getattr(exc, "server_message", None)
+    if isinstance(reason, str) and reason.strip():
+        reason = " ".join(reason.split())
+        if reason not in first:
+            first = f"{first.rstrip(':').rstrip()}: {reason}"
+    elif first.endswith(":") and len(text) > 1:
+        first = f"{first[:-1]}: {text[1]}"
+    return first
 
 
 @contextmanager

@@ -202,11 +202,20 @@ def parquet_bytes(rows: list[dict[str, Any]], schema) -> bytes:
     return rundir.table_parquet_bytes(pa.Table.from_pylist(rows, schema=schema))
 
 
-def read_parquet_rows(data: bytes) -> list[dict[str, Any]]:
-    """Rows of a parquet file held in memory."""
+def read_parquet_rows(data: bytes, where: str = "a parquet file") -> list[dict[str, Any]]:
+    """Rows of a parquet file held in memory; a file that is not parquet is one ``UpskillError`` line.
+
+    Tables come from other people's repos: garbage bytes named ``*.parquet`` raise
+    ``ArrowInvalid`` deep inside pyarrow, which must not reach the user as a traceback.
+    """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return pq.read_table(io.BytesIO(data)).to_pylist()
+    try:
+        return pq.read_table(io.BytesIO(data)).to_pylist()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise UpskillError(f"{where} is not a readable parquet table ({reason})") from None
 
 
 # --------------------------------------------------------------------------- secrets

@@ -6,9 +6,11 @@ The launcher uploads it once, in one commit, under ``jobs/<run_id>/`` of the res
     jobs/<run_id>/plan.json        the run plan, shard count and rule, model specs, options
     jobs/<run_id>/cases.json       the cases, in the skill_meta.json shape
     jobs/<run_id>/skill/<name>/... the skill's files, verbatim
+    jobs/<run_id>/<wheel>.whl      the launcher's own upskill-hub, which every shard installs
     jobs/<run_id>/shards.json      written when the run is recorded: each shard's Jobs
 
-A Job then needs nothing from the launcher's machine but the repo: it downloads the
+A Job then needs nothing from the launcher's machine but the repo: it installs the bundled
+wheel (so launcher and shards run the same code, published or not), downloads the
 bundle, rebuilds the plan with :func:`rebuild` and runs its calls. The plan's fingerprint
 travels with it, so a Job whose rebuilt plan differs (another upskill-hub version, a
 changed base prompt) refuses to run rather than answer a different experiment. A bundle
@@ -17,10 +19,12 @@ never holds a secret: keys travel as Job secrets; anything token-shaped is refus
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from upskill_hub import safejson
 from upskill_hub.cases import Case
@@ -40,6 +44,17 @@ SKILL_DIR = "skill"
 SHARDS_FILE = "shards.json"
 
 
+class BundledWheel(NamedTuple):
+    """The upskill-hub wheel in a run's bundle: what every shard installs and must report back."""
+
+    filename: str
+    sha256: str
+    version: str
+
+    def repo_path(self, run_id: str) -> str:
+        return f"{dr.jobs_dir(run_id)}/{self.filename}"
+
+
 @dataclass
 class JobBundle:
     """The parsed ``plan.json`` of a sharded run."""
@@ -50,6 +65,7 @@ class JobBundle:
     judge: str | None
     options: dict[str, Any]
     skill_name: str
+    wheel: BundledWheel | None = None  # None: launched with --image, or before bundles had one
 
     def shard(self, index: int) -> ShardTarget:
         """Shard ``index``'s part of this run."""
@@ -67,8 +83,12 @@ def bundle_files(
     skill: Skill,
     cases: list[Case],
     options: EvalOptions,
+    wheel: tuple[BundledWheel, bytes] | None = None,
 ) -> dict[str, bytes]:
-    """Repo path -> bytes of the bundle (refused when anything in it looks like a secret)."""
+    """Repo path -> bytes of the bundle (refused when anything in it looks like a secret).
+
+    ``wheel``: the launcher's upskill-hub wheel and its bytes, for Jobs without ``--image``.
+    """
     if options.judge is not None and not isinstance(options.judge, str):
         raise UpskillError("--jobs needs the judge as a model spec, not a client object")
     params = options.params.to_dict() if isinstance(options.params, GenerationParams) else options.params
@@ -89,6 +109,8 @@ def bundle_files(
             "max_retries": options.max_retries,
         },
     }
+    if wheel is not None:
+        plan["wheel"] = wheel[0]._asdict()
     plan_text = json.dumps(plan, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     cases_text = json.dumps(
         {"schema_version": 1, "cases": [c.to_dict() for c in cases]}, indent=2, ensure_ascii=False
@@ -107,7 +129,24 @@ def bundle_files(
     files = {f"{root}/{PLAN_FILE}": plan_text.encode(), f"{root}/{CASES_FILE}": (cases_text + "\n").encode()}
     for rel, data in sorted(skill.files.items()):
         files[f"{root}/{SKILL_DIR}/{skill.name}/{rel}"] = data
+    if wheel is not None:
+        _check_wheel_secrets(wheel[1])
+        files[wheel[0].repo_path(run.run_id)] = wheel[1]
     return files
+
+
+def _check_wheel_secrets(data: bytes) -> None:
+    """The wheel is the launcher's own code, but it lands in the repo too: same rule as the rest."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            for name in archive.namelist():
+                if dr.find_secret(archive.read(name).decode("utf-8", "replace")):
+                    raise UpskillError(
+                        f"upskill-hub's own wheel holds something that looks like an access token or API key "
+                        f"({name}); Jobs read it from the results repo, so remove it from the package"
+                    )
+    except zipfile.BadZipFile:
+        raise UpskillError("upskill-hub's own wheel is not a readable zip archive; delete the wheel cache") from None
 
 
 def read_bundle(folder: Path) -> JobBundle:
@@ -138,11 +177,21 @@ def read_bundle(folder: Path) -> JobBundle:
             judge=data.get("judge"),
             options=dict(data["options"]),
             skill_name=str(data["skill"]),
+            wheel=_read_wheel(data.get("wheel")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise UpskillError(
             f"the run's Job bundle has a damaged {PLAN_FILE} ({type(exc).__name__}: {exc})"
         ) from None
+
+
+def _read_wheel(record: Any) -> BundledWheel | None:
+    if record is None:
+        return None
+    wheel = BundledWheel(str(record["filename"]), str(record["sha256"]), str(record["version"]))
+    if "/" in wheel.filename or not wheel.filename.endswith(".whl"):
+        raise ValueError(f"wheel file name {wheel.filename!r}")
+    return wheel
 
 
 def rebuild(folder: Path, bundle: JobBundle, **overrides: Any) -> tuple[Skill, list[ModelSpec], EvalOptions]:
@@ -172,8 +221,10 @@ def download_bundle(api: Any, repo_id: str, run_id: str, dest: Path, revision: s
     root = dr.jobs_dir(run_id)
     if api.file_exists(repo_id, f"{root}/{PLAN_FILE}", repo_type="dataset", revision=revision):
         api.snapshot_download(
-            repo_id, repo_type="dataset", revision=revision, allow_patterns=[f"{root}/*"], local_dir=str(dest)
-        )
+            repo_id, repo_type="dataset", revision=revision, allow_patterns=[f"{root}/*"],
+            ignore_patterns=["*.whl"],  # the Job installed it already; resume does not need it
+            local_dir=str(dest),
+        )  # fmt: skip
     folder = dest / root
     if not (folder / PLAN_FILE).is_file():
         raise UpskillError(

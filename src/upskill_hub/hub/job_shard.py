@@ -18,6 +18,8 @@ runner (its own run folder and response cache in the Job's working folder), and 
 * **Conflicts.** Shards commit concurrently; each commit names the head it saw
   (``parent_commit``) and is re-planned and retried on 409/412 (and 429/5xx) through
   :mod:`upskill_hub.retry`.
+* **Code.** The first line names the upskill-hub version and the sha256 of the wheel it was
+  installed from (:func:`code_line`); the launcher checks it against the bundled wheel.
 * **Logs.** Progress lines go to stdout, which is the Job's log: counts only, never a
   secret (keys are Job secrets; error text passes through :func:`redact`).
 """
@@ -32,11 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import limits
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.evals.api import run_eval_async
 from upskill_hub.evals.schema import ResultRow
 from upskill_hub.evals.sharding import plan_keys
+from upskill_hub.fsutil import read_capped
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_errors, make_api
 from upskill_hub.hub.job_bundle import download_bundle, read_bundle, rebuild
@@ -62,6 +66,16 @@ def _default_say(line: str) -> None:
     print(redact(line), flush=True)
 
 
+def code_line() -> str:
+    """``upskill-hub <version> installed from <wheel> sha256=<hex>``: what this process runs."""
+    from upskill_hub.selfwheel import installed_from
+
+    version, name, sha = installed_from()
+    if name is None:
+        return f"upskill-hub {version} (not installed from a wheel file)"
+    return f"upskill-hub {version} installed from {name} sha256={sha}"
+
+
 def run_shard(
     repo_id: str,
     run_id: str,
@@ -84,6 +98,7 @@ def run_shard(
     work = Path(workdir).resolve()
     path = dr.results_shard_path(run_id, index)
     tag = f"shard {index} (of {count}) of {run_id}"
+    say(f"{tag}: {code_line()}")
 
     with hub_errors(repo_id, action="read the run's Job bundle from"):
         folder = download_bundle(api, repo_id, run_id, work / "bundle")
@@ -125,7 +140,7 @@ def run_shard(
     if {r.key for r in rows} != owned or len(rows) != len(owned):
         raise UpskillError(f"{tag}: ran {len(rows)} calls but owns {len(owned)}; nothing uploaded")
     # The runner wrote the rows as the ``results`` shard (masked) when it ended: the bytes push uploads.
-    data = (result.run_dir / rundir.RESULTS_PARQUET).read_bytes()
+    data = read_capped(result.run_dir / rundir.RESULTS_PARQUET, limits.MAX_RESULTS_BYTES)
     say(f"{tag}: committing {len(rows)} rows to {path}")
     outcome = _commit(api, repo_id, path, data, len(rows), target, say, tag)
     say(f"{tag}: done ({'uploaded' if outcome.uploaded else 'already in the repo'})")

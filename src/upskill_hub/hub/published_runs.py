@@ -75,20 +75,29 @@ def _from_hub(repo_id: str, revision: str | None, skill_name: str, models: list[
         files = api.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=head)
         shards = sorted(f for f in files if f.startswith(dr.RUNS_TABLE_DIR + "/") and f.endswith(".parquet"))
         candidates = []
+        unreadable: list[str] = []
         for shard in shards:
             local = api.hf_hub_download(repo_id, shard, repo_type=REPO_TYPE, revision=head)
-            for row in dr.read_parquet_rows(Path(local).read_bytes()):
+            try:
+                table = dr.read_parquet_rows(Path(local).read_bytes(), shard)
+            except UpskillError as exc:  # one corrupt summary shard must not hide the others
+                unreadable.append(str(exc))
+                continue
+            for row in table:
+                models_of = row.get("models") if isinstance(row.get("models"), list) else []
                 # A trigger-only run has no eval rows to pair with: not a reference.
                 if (
                     row.get("skill_name") == skill_name
-                    and set(row.get("models") or []) & set(models)
+                    and set(models_of) & set(models)
+                    and row.get("run_id")
                     and dr.run_results_paths(files, str(row.get("run_id")))
                 ):
                     candidates.append(row)
         if not candidates:
+            skipped = f" ({len(unreadable)} unreadable run table(s) skipped: {unreadable[0]})" if unreadable else ""
             raise UpskillError(
                 f"--compare {repo_id}: no published run of skill {skill_name!r} with model(s) "
-                f"{', '.join(models)}; push one with `upskill-hub push ... --results RUN_DIR`"
+                f"{', '.join(models)}{skipped}; push one with `upskill-hub push ... --results RUN_DIR`"
             )
         latest = max(candidates, key=lambda r: (str(r.get("timestamp") or ""), r["run_id"]))
         run_id = dr.check_run_id(latest["run_id"])
@@ -96,7 +105,10 @@ def _from_hub(repo_id: str, revision: str | None, skill_name: str, models: list[
         # One file, or one per Job for a run sharded over Hugging Face Jobs.
         for path in dr.run_results_paths(files, run_id) or [dr.results_path(run_id)]:
             local = api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=head)
-            rows += [ResultRow.from_dict(r) for r in dr.read_parquet_rows(Path(local).read_bytes())]
+            try:
+                rows += [ResultRow.from_dict(r) for r in dr.read_parquet_rows(Path(local).read_bytes(), f"{repo_id}: {path}")]
+            except TypeError as exc:  # a table with other columns than result rows have
+                raise UpskillError(f"--compare {repo_id}: {path} does not hold result rows ({exc})") from None
     at = f"@{head[:12]}" if head else ""
     from upskill_hub.evals.rundir import summary_from_record
 

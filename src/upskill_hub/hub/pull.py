@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import limits
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals import rundir
-from upskill_hub.fsutil import atomic_replace_dir, check_relpath
+from upskill_hub.fsutil import atomic_replace_dir, check_relpath, storage_error, too_big
 from upskill_hub.hashing import sha256_hex
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, hub_errors, make_api
@@ -109,6 +110,8 @@ def _check_entries(
     for rel, f in recorded.items():
         if present[rel].size != f.get("size"):
             raise _refuse(repo_id, f"{prefix + rel!r} does not have its recorded size")
+        if isinstance(f.get("size"), int) and f["size"] > limits.MAX_FILE_BYTES:
+            raise _refuse(repo_id, f"{prefix + rel!r} {too_big(f['size'], limits.MAX_FILE_BYTES)}")
     return recorded
 
 
@@ -207,6 +210,8 @@ def _validated_skill(repo_id: str, name: str, files: dict[str, bytes], row: dict
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
         except OSError as exc:  # a name this file system cannot hold: refuse, do not crash
+            if (full := storage_error(exc, Path(tmp))) is not None:
+                raise full from None
             raise _refuse(repo_id, f"skill {name!r} cannot be written here ({exc.strerror})") from None
         res = load_skill(folder)
         if not res.ok or res.skill is None:

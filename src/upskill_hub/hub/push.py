@@ -221,8 +221,8 @@ class RemoteTables:
             found = decoded.get(path)
             if found is None:
                 try:
-                    found = dr.read_parquet_rows(files[path])
-                except ValueError:  # a corrupt shard (ArrowInvalid) must not block publishing the rest
+                    found = dr.read_parquet_rows(files[path], path)
+                except (ValueError, UpskillError):  # a corrupt shard (ArrowInvalid) must not block publishing the rest
                     continue
                 if keys[path]:
                     table_cache.put_rows(keys[path], found)

@@ -14,6 +14,7 @@ and written with ``tomlkit`` so that ``init`` produces the same formatting a hum
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -21,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import tomlkit
-from tomlkit.exceptions import TOMLKitError
 
+from upskill_hub import boundedread
 from upskill_hub.errors import UpskillError
 from upskill_hub.kernels.legacy import V4, legacy_format, legacy_message
 from upskill_hub.problems import Problem
@@ -207,22 +208,26 @@ def supported_capabilities(caps: list[str]) -> list[str]:
 
 
 def read_toml_text(path: Path) -> str:
-    """A project's build.toml text; a missing or unreadable file is an ``UpskillError``."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UpskillError(f"{path}: not found (a kernel project needs a build.toml)") from None
-    except OSError as exc:
-        raise UpskillError(f"{path}: cannot read: {exc.strerror}") from None
+    """A project's build.toml text; a missing or unreadable file is an ``UpskillError``.
+
+    Read with :func:`boundedread.read_toml_text`: a FIFO, a device, a binary file or one over
+    ``UPSKILL_MAX_TOML_KB`` is refused in one line instead of hanging or raising.
+    """
+    if not os.path.lexists(path):
+        raise UpskillError(f"{path}: not found (a kernel project needs a build.toml)")
+    return boundedread.read_toml_text(path)
 
 
 def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file into plain Python values; a syntax error is an ``UpskillError``."""
     text = read_toml_text(path)
     try:
-        return tomlkit.parse(text).unwrap()
-    except TOMLKitError as exc:
-        raise UpskillError(f"{path}: invalid TOML: {exc}") from None
+        return boundedread.parse_toml_text(text, path).unwrap()
+    except boundedread.FileRefused as exc:
+        problem = exc.problem
+        if problem.startswith("is not valid TOML ("):
+            problem = "invalid TOML: " + problem.removeprefix("is not valid TOML (").removesuffix(")")
+        raise UpskillError(f"{path}: {problem}") from None
 
 
 class _Checker:

@@ -10,10 +10,13 @@ the files ``kernels`` imports, and the ABI of every shared object with the PyPI
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
+from upskill_hub.boundedread import read_json_file
+from upskill_hub.fsutil import FileRefused, read_capped
 from upskill_hub.kernels import layout
 from upskill_hub.kernels.buildtoml import NAME_RE, BuildConfig, config_from_table, validate_build_toml
 from upskill_hub.kernels.variants import explain_bad_variant, parse_variant_name
@@ -34,6 +37,14 @@ _ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MAX_ABI_LINES = 5
 
 
+def _text_or_empty(path: Path) -> str:
+    """A source file's text for a pattern check: capped, never blocking; unreadable is empty."""
+    try:
+        return read_capped(path).decode("utf-8", errors="replace")
+    except FileRefused:
+        return ""
+
+
 def check_layout(root: Path, cfg: BuildConfig | None) -> list[Problem]:
     """Files a kernel-builder project needs beside build.toml."""
     problems = []
@@ -47,9 +58,7 @@ def check_layout(root: Path, cfg: BuildConfig | None) -> list[Problem]:
         )
     if cfg is not None and cfg.framework == "torch":
         binding = root / "torch-ext" / "torch_binding.cpp"
-        if binding.is_file() and "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME" not in binding.read_text(
-            errors="replace"
-        ):
+        if binding.is_file() and "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME" not in _text_or_empty(binding):
             problems.append(
                 Problem(
                     "torch-ext/torch_binding.cpp",
@@ -170,16 +179,16 @@ def check_variant(vdir: Path, cfg: BuildConfig | None, manylinux: str | None) ->
     if info is None:
         return [Problem(rel, "variant", explain_bad_variant(variant))]
     meta_path = vdir / layout.METADATA
-    if not meta_path.is_file():
+    if not os.path.lexists(meta_path):
         return [
             Problem(
                 rel, "metadata.json", "missing: every variant needs metadata.json (kernels cannot load it)"
             )
         ]
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return [Problem(f"{rel}/metadata.json", "metadata", f"invalid JSON: {exc}")]
+        meta = read_json_file(meta_path)  # a FIFO, a huge or deeply nested file: one problem, not a hang
+    except FileRefused as exc:
+        return [Problem(f"{rel}/metadata.json", "metadata", exc.problem)]
     problems = check_metadata(f"{rel}/metadata.json", meta, variant, cfg)
     pkg = meta.get("name", "").replace("-", "_") if isinstance(meta.get("name"), str) else ""
     if not (vdir / "__init__.py").is_file() and not (vdir / pkg / "__init__.py").is_file():
@@ -208,7 +217,7 @@ def check_variant(vdir: Path, cfg: BuildConfig | None, manylinux: str | None) ->
     if cfg is not None and isinstance(meta.get("id"), str) and build_info.get("builder") == "local":
         try:
             current = layout.source_hash(cfg)
-        except OSError:
+        except (OSError, FileRefused):
             current = None
         if current and not meta["id"].endswith(current):
             problems.append(

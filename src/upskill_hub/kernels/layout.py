@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub import __version__
+from upskill_hub.fsutil import read_capped
 from upskill_hub.kernels.buildtoml import BuildConfig
 
 METADATA = "metadata.json"
@@ -56,7 +57,7 @@ def source_hash(cfg: BuildConfig) -> str:
     for path in source_files(cfg):
         h.update(path.relative_to(cfg.root).as_posix().encode())
         h.update(b"\0")
-        h.update(path.read_bytes())
+        h.update(read_capped(path))  # capped, never blocking on a FIFO
         h.update(b"\0")
     return h.hexdigest()[:10]
 

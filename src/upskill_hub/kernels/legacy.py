@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import tomlkit
-from tomlkit.exceptions import TOMLKitError
 
+from upskill_hub import boundedread
 from upskill_hub.errors import UpskillError
 from upskill_hub.fsutil import write_text_atomic
 
@@ -104,9 +104,9 @@ def update_project(root: Path) -> list[str]:
 
     text = read_toml_text(path)
     try:
-        doc = tomlkit.parse(text)
-    except TOMLKitError as exc:
-        raise UpskillError(f"{path}: invalid TOML: {exc}") from None
+        doc = boundedread.parse_toml_text(text, path)  # bounded: size, nesting, recursion
+    except boundedread.FileRefused as exc:
+        raise UpskillError(str(exc)) from None
     general = doc.get("general")
     if isinstance(general, dict) and "edition" in general:
         if general["edition"] != EDITION:

@@ -11,11 +11,13 @@ changes, including deleting stale files of the variants being replaced, go into 
 from __future__ import annotations
 
 import contextlib
-import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from upskill_hub.boundedread import read_json_file
 from upskill_hub.errors import HubError, UpskillError
+from upskill_hub.fsutil import require_clean_tree
 from upskill_hub.hub.client import check_repo_id, http_status
 from upskill_hub.kernels import layout
 from upskill_hub.kernels.buildtoml import BuildConfig, load_build
@@ -60,13 +62,11 @@ class PushResult:
 
 
 def _walk(base: Path) -> list[Path]:
-    return sorted(
-        p
-        for p in base.rglob("*")
-        if p.is_file()
-        and not (_SKIP_PARTS & set(p.relative_to(base).parts))
-        and p.suffix not in (".pyc", ".pyo")
-    )
+    """The files of one built variant: an lstat walk, so a FIFO, a device, a symlink loop or
+    leaving the folder, or an odd name is a one-line refusal (compiled objects may be large:
+    no size cap here, the build made them)."""
+    entries = require_clean_tree(base, ignore=_SKIP_PARTS, max_file_bytes=sys.maxsize)
+    return [base / e.rel for e in entries if not e.rel.endswith((".pyc", ".pyo"))]
 
 
 def plan_push(root: Path, repo_id: str | None, version: int | None = None) -> PushPlan:
@@ -105,7 +105,7 @@ def plan_push(root: Path, repo_id: str | None, version: int | None = None) -> Pu
             more = f" (+{len(errors) - 1} more; run `upskill-hub kernels check`)" if len(errors) > 1 else ""
             raise UpskillError(f"{errors[0]}{more}; nothing was uploaded")
         variants[vdir.name] = vdir
-        metadata[vdir.name] = json.loads((vdir / layout.METADATA).read_text(encoding="utf-8"))
+        metadata[vdir.name] = read_json_file(vdir / layout.METADATA)
     versions = {m.get("version") for m in metadata.values()}
     target = cfg.version if version is None else version
     if versions != {target}:

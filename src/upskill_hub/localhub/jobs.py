@@ -11,9 +11,12 @@ How a Job runs:
   ``<root>/jobs/<namespace>/<id>/work`` (removed when the Job ends, as a container's disk)
   and a minimal environment (``PATH`` starting with the server's Python bin dir, so
   ``python`` / ``upskill-hub`` are this install; ``HOME`` = the work folder; ``LANG``;
-  ``PYTHONUNBUFFERED``; the server's ``PYTHONPATH`` if it has one), then the Job's
-  ``environment``, then its ``secrets``. Nothing else of the server's
-  environment (its tokens included) leaks in.
+  ``PYTHONUNBUFFERED``; the server's ``PYTHONPATH`` if it has one; ``UV_CACHE_DIR`` and
+  ``PIP_CACHE_DIR`` pointing at this machine's package caches, as an image's layers
+  would, so a Job that installs upskill-hub with ``uvx`` or ``pip`` does not download every
+  package again; ``UV_SYSTEM_CERTS=1`` and the server's ``SSL_CERT_FILE``/``SSL_CERT_DIR``,
+  so uv trusts what this machine trusts), then the Job's ``environment``, then its ``secrets``. Nothing else of the
+  server's environment (its tokens included) leaks in.
 * The process leads its own process group (``start_new_session``): cancel, timeout and server
   stop signal the whole group, and leftovers are killed when the leader exits, as when a
   container stops.
@@ -258,6 +261,18 @@ def _remove_work(job: Job) -> None:
     shutil.rmtree(job.folder / "work", ignore_errors=True)
 
 
+def _machine_settings() -> dict[str, str]:
+    """This machine's package caches and TLS trust, for installers a Job runs (no credential)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    env = {
+        "UV_CACHE_DIR": os.environ.get("UV_CACHE_DIR") or str(cache / "uv"),
+        "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR") or str(cache / "pip"),
+        "UV_SYSTEM_CERTS": "1",  # the platform's trust store, as pip and curl use here
+    }
+    env.update({k: os.environ[k] for k in ("SSL_CERT_FILE", "SSL_CERT_DIR") if os.environ.get(k)})
+    return env
+
+
 def _signal_group(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
@@ -400,6 +415,7 @@ class JobManager:
         }
         if os.environ.get("PYTHONPATH"):
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        env.update(_machine_settings())
         env.update(job.environment)
         env.update(job.secrets)
         return env

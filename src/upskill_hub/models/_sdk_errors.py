@@ -13,6 +13,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from upskill_hub.models.base import ImplausibleUsage
 from upskill_hub.models.retry import RETRYABLE_STATUSES, AttemptError, parse_retry_after
 
 
@@ -59,6 +60,8 @@ def classify(exc: BaseException, sdk: ModuleType) -> AttemptError:
     """Map an exception raised by ``sdk`` (``openai`` or ``anthropic``) to an AttemptError."""
     if isinstance(exc, AttemptError):
         return exc
+    if isinstance(exc, ImplausibleUsage):  # the same reply would come back: not retried
+        return AttemptError(str(exc), retryable=False)
     if isinstance(exc, sdk.APITimeoutError):
         dropped = _dropped_connection(exc)
         if dropped is not None:

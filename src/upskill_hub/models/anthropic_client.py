@@ -88,11 +88,11 @@ def read_message(data: object, latency: float) -> Completion:
     u = data.get("usage")
     input_tokens = output_tokens = cache_read = None
     if isinstance(u, dict):
-        uncached = token_count(u.get("input_tokens"))
-        cache_read = token_count(u.get("cache_read_input_tokens")) or 0
-        cache_write = token_count(u.get("cache_creation_input_tokens")) or 0
+        uncached = token_count(u.get("input_tokens"), "input_tokens")
+        cache_read = token_count(u.get("cache_read_input_tokens"), "cache_read_input_tokens") or 0
+        cache_write = token_count(u.get("cache_creation_input_tokens"), "cache_creation_input_tokens") or 0
         input_tokens = None if uncached is None else uncached + cache_read + cache_write
-        output_tokens = token_count(u.get("output_tokens"))
+        output_tokens = token_count(u.get("output_tokens"), "output_tokens")
     stop, model = data.get("stop_reason"), data.get("model")
     return Completion(
         text=text,

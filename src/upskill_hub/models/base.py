@@ -14,6 +14,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from upskill_hub import limits
+
 
 @dataclass(frozen=True)
 class Message:
@@ -53,9 +55,29 @@ class Usage:
         return (self.input_tokens or 0) + (self.output_tokens or 0)
 
 
-def token_count(value: object) -> int | None:
-    """A token count as a provider reports it (a non-negative int); anything else is unknown."""
-    return value if type(value) is int and value >= 0 else None
+class ImplausibleUsage(ValueError):
+    """A server reported a token count no single call can have (``10**30``).
+
+    Kept, it would overflow the int64 parquet columns and every sum built on them, and the
+    run could never finish (``--resume`` would meet it again). The call becomes an error row
+    whose message keeps the raw value as text.
+    """
+
+
+def token_count(value: object, field: str = "tokens") -> int | None:
+    """A token count as a provider reports it (a non-negative int); anything else is unknown.
+
+    A count above ``UPSKILL_MAX_TOKENS_PER_CALL`` raises :class:`ImplausibleUsage`.
+    """
+    if type(value) is not int or value < 0:
+        return None
+    if value > limits.MAX_TOKENS_PER_CALL:
+        shown = str(value) if value < 10**60 else f"{str(value)[:40]}… ({len(str(value))} digits)"
+        raise ImplausibleUsage(
+            f"implausible token count in the reply: usage.{field} = {shown} "
+            f"(more than {limits.MAX_TOKENS_PER_CALL:,}; UPSKILL_MAX_TOKENS_PER_CALL)"
+        )
+    return value
 
 
 @dataclass(frozen=True)

@@ -116,9 +116,9 @@ def read_chat_completion(data: object, latency: float) -> Completion:
     return Completion(
         text=content or "",
         usage=Usage(
-            input_tokens=token_count(usage.get("prompt_tokens")),
-            output_tokens=token_count(usage.get("completion_tokens")),
-            cached_tokens=token_count(details.get("cached_tokens")) if isinstance(details, dict) else None,
+            input_tokens=token_count(usage.get("prompt_tokens"), "prompt_tokens"),
+            output_tokens=token_count(usage.get("completion_tokens"), "completion_tokens"),
+            cached_tokens=token_count(details.get("cached_tokens"), "prompt_tokens_details.cached_tokens") if isinstance(details, dict) else None,
         ),
         latency_s=latency,
         finish_reason=_text_or_none(choice.get("finish_reason")),

@@ -143,7 +143,8 @@ def write_space_files(dest: str | Path, *, skills_repo: str | None = None, vendo
         shutil.copytree(
             _package_root(),
             dest / "upskill_hub",
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*"),
+            # _shipped/ (skills, kernel example; present in a wheel install) is the CLI's, not the app's
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*", "_shipped"),
             dirs_exist_ok=True,
         )
     return dest

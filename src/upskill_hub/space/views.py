@@ -172,8 +172,8 @@ def pass_chart_for(cond: pd.DataFrame) -> str:
 def _sorted_lifts(agg: Aggregates, sort_by: str, query: str, limit: int):
     """Filtered lifts, the models, and the skill order (numeric on lift; unmeasured last)."""
     lifts = agg.lifts
-    if query:
-        lifts = lifts[lifts["skill_name"].str.contains(query.strip().lower(), regex=False)]
+    if query and len(lifts):  # an empty frame (a library without results) has no string column to search
+        lifts = lifts[lifts["skill_name"].astype(str).str.contains(query.strip().lower(), regex=False)]
     models = sorted(set(lifts["model"])) if len(lifts) else []
     if sort_by not in ("best", "name") and sort_by not in models:
         raise UpskillError(f"no results for model {sort_by!r}; pick one of: best, name, {', '.join(models)}")

@@ -49,6 +49,8 @@ class Reply:
     text: str
     finish_reason: str | None = None  # None: "stop"/"end_turn", or "length" when truncated
     cached_tokens: int = 0
+    #: Usage fields sent as given, over the computed ones (a server reporting nonsense).
+    usage: dict[str, Any] | None = None
 
 
 Script = Callable[[str, list[dict[str, str]], dict[str, Any]], "str | Reply"]
@@ -215,8 +217,15 @@ class ScriptedLLMServer:
         api_key: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        hold_after: int | None = None,
     ) -> None:
         self.script: Script = script or echo_script
+        # Answer this many completion calls, then hold every later one until release():
+        # a test that must act "mid-run" (send a signal, cancel) then has a run that
+        # cannot finish first, however fast or slow the machine is.
+        self.hold_after = hold_after
+        self._admitted = 0
+        self._released: asyncio.Event | None = None
         self.latency_s = latency_s
         self.models = models
         self.api_key = api_key  # when set, requests without it get 401
@@ -278,6 +287,12 @@ class ScriptedLLMServer:
             self._faults.clear()
             self.max_in_flight = 0
 
+    def release(self) -> None:
+        """Answer the calls held since ``hold_after`` was reached, and every later one."""
+        loop, released = self._loop, self._released
+        if loop is not None and released is not None:
+            loop.call_soon_threadsafe(released.set)
+
     @property
     def pending_faults(self) -> int:
         with self._lock:
@@ -307,6 +322,7 @@ class ScriptedLLMServer:
         loop = asyncio.new_event_loop()
         self._loop = loop
         asyncio.set_event_loop(loop)
+        self._released = asyncio.Event()
         try:
             self._server = loop.run_until_complete(
                 asyncio.start_server(self._on_connect, self.host, self.port, backlog=512)
@@ -449,7 +465,12 @@ class ScriptedLLMServer:
                 record.fault = fault.kind
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            held = self.hold_after is not None and self._admitted >= self.hold_after
+            self._admitted += 1
         try:
+            if held:
+                assert self._released is not None
+                await self._released.wait()
             if self.latency_s > 0:
                 await asyncio.sleep(self.latency_s)
             if fault is not None:
@@ -517,6 +538,7 @@ def _answer(
                 "output_tokens": n_out,
                 "cache_read_input_tokens": cached,
                 "cache_creation_input_tokens": 0,
+                **(reply.usage or {}),
             },
         }
     reason = reply.finish_reason or ("length" if truncated else "stop")
@@ -538,6 +560,7 @@ def _answer(
             "completion_tokens": n_out,
             "total_tokens": n_in + n_out,
             "prompt_tokens_details": {"cached_tokens": cached},
+            **(reply.usage or {}),
         },
     }
 
@@ -551,10 +574,17 @@ def running_llm_server(
     models: tuple[str, ...] = ("scripted-model",),
     api_key: str | None = None,
     port: int = 0,
+    hold_after: int | None = None,
 ) -> Iterator[ScriptedLLMServer]:
     """Start a :class:`ScriptedLLMServer` on 127.0.0.1 (a free port) and stop it afterwards."""
     server = ScriptedLLMServer(
-        script, latency_s=latency_s, faults=faults, models=models, api_key=api_key, port=port
+        script,
+        latency_s=latency_s,
+        faults=faults,
+        models=models,
+        api_key=api_key,
+        port=port,
+        hold_after=hold_after,
     ).start()
     try:
         yield server

@@ -13,6 +13,7 @@ import typing
 from dataclasses import fields, is_dataclass
 from typing import Any
 
+from upskill_hub import safejson
 from upskill_hub.evals.schema import ResultRow, RunSummary
 
 
@@ -113,11 +114,11 @@ def summary_from_record(row: dict[str, Any]) -> RunSummary:
     """A ``runs`` table row read back from parquet, as the :class:`RunSummary` it was."""
     d = dict(row)
     if isinstance(d.get("holdout"), str):
-        d["holdout"] = json.loads(d["holdout"])
+        d["holdout"] = safejson.loads(d["holdout"])  # a pulled table: bounded nesting
     d["conditions"] = [
         dict(
             c,
-            pass_at_k=json.loads(c["pass_at_k"])
+            pass_at_k=safejson.loads(c["pass_at_k"])
             if isinstance(c.get("pass_at_k"), str)
             else c.get("pass_at_k") or {},
         )

@@ -16,9 +16,11 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import limits, safejson
+from upskill_hub.boundedread import read_json_file
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals.schema import CallKey, ResultRow, RunPlan, RunSummary
-from upskill_hub.fsutil import write_bytes_atomic, write_json_atomic
+from upskill_hub.fsutil import read_capped, storage_error, write_bytes_atomic, write_json_atomic
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.jsonl"
@@ -35,12 +37,10 @@ LOCK_FILE = ".lock"
 def read_plan(run_dir: Path) -> RunPlan | None:
     """The run's ``run.json``; ``None`` when it has none, ``UpskillError`` when it is unreadable."""
     path = Path(run_dir) / RUN_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise PathError(path, f"cannot be read as JSON ({exc})") from None
+    # A FIFO, a device, a huge or deeply nested run.json is a one-line refusal, not a hang.
+    data = read_json_file(path)
     if not isinstance(data, dict):
         raise PathError(path, "expected a JSON object")
     try:
@@ -72,11 +72,12 @@ def find_resumable(output_dir: Path, fingerprint: str) -> Path | None:
 def read_summary(run_dir: Path) -> RunSummary | None:
     """The run's ``summary.json``; ``None`` before the run ended, ``UpskillError`` when invalid."""
     path = Path(run_dir) / SUMMARY_FILE
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
+    data = read_json_file(path)
     try:
-        return RunSummary.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (json.JSONDecodeError, TypeError, KeyError, UnicodeDecodeError, AttributeError, OSError) as exc:
+        return RunSummary.from_dict(data)
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
         raise PathError(path, f"not a valid run summary ({exc})") from None
 
 
@@ -101,17 +102,18 @@ def read_results(run_dir: Path) -> list[ResultRow]:
     """Rows of a run folder; a torn last line (from a killed run) is ignored."""
     path = Path(run_dir) / RESULTS_FILE
     rows: list[ResultRow] = []
-    if not path.exists():
+    if not os.path.lexists(path):
         return rows
-    with path.open("r", encoding="utf-8") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                rows.append(ResultRow.from_dict(json.loads(line)))
-            except (json.JSONDecodeError, TypeError):
-                continue
+    # Only a regular file, and never more than the cap (a FIFO here used to hang ``runs``).
+    data = read_capped(path, limits.MAX_RESULTS_BYTES)
+    for raw in data.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            rows.append(ResultRow.from_dict(safejson.loads(line.decode("utf-8"))))
+        except (ValueError, TypeError, AttributeError):  # torn, not UTF-8, too deep, not a row
+            continue
     return rows
 
 
@@ -152,7 +154,10 @@ class ResultsWriter:
 
     def __init__(self, run_dir: Path) -> None:
         self.path = Path(run_dir) / RESULTS_FILE
-        self._fh = self.path.open("a", encoding="utf-8")
+        try:
+            self._fh = self.path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise storage_error(exc, self.path) or exc from None
         self._q: queue.Queue[Any] = queue.Queue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="results-writer", daemon=True)
@@ -180,14 +185,15 @@ class ResultsWriter:
                     item()
                 else:
                     lines.append(item)
-            if lines:
+            if lines and self._error is None:  # after a failed write, nothing more: one torn line at most
                 try:
                     self._fh.write("".join(lines))
                     self._fh.flush()
                     os.fsync(self._fh.fileno())
                 except OSError as exc:  # disk full etc.: surface it to the run
-                    self._error = exc
-        self._fh.close()
+                    self._error = storage_error(exc, self.path) or exc
+        with contextlib.suppress(OSError):  # the buffer it could not flush is lost, as reported
+            self._fh.close()
 
     def submit(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` on the writer thread (used for cache writes, off the event loop)."""
@@ -212,7 +218,11 @@ def run_lock(run_dir: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    fh = (Path(run_dir) / LOCK_FILE).open("w")
+    path = Path(run_dir) / LOCK_FILE
+    try:
+        fh = path.open("w")
+    except OSError as exc:
+        raise storage_error(exc, path, "then run again (a run folder must be writable to resume it)") or exc from None
     try:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)

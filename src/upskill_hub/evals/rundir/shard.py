@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import limits
 from upskill_hub.errors import PathError
 from upskill_hub.evals.rundir.columns import result_arrow_schema
 from upskill_hub.evals.rundir.files import RESULTS_FILE, RESULTS_PARQUET, has_results, read_results
 from upskill_hub.evals.rundir.shardcheck import ShardRecord, jsonl_stamp, read_record, write_record
 from upskill_hub.evals.schema import ResultRow
-from upskill_hub.fsutil import write_bytes_atomic
+from upskill_hub.fsutil import FileRefused, read_capped, write_bytes_atomic
 from upskill_hub.redact import redact, secret_values
 
 #: Rows per parquet row group: small enough for the dataset viewer to page through.
@@ -139,7 +140,7 @@ def read_results_shard(run_dir: Path) -> RunnerShard | None:
     if record is None:
         return None
     try:
-        data = (Path(run_dir) / RESULTS_PARQUET).read_bytes()
+        data = read_capped(Path(run_dir) / RESULTS_PARQUET, limits.MAX_RESULTS_BYTES)  # never a FIFO
         if not record.describes(jsonl_stamp(run_dir), data):
             return None
         if not pq.read_schema(io.BytesIO(data)).equals(result_arrow_schema()):
@@ -148,7 +149,7 @@ def read_results_shard(run_dir: Path) -> RunnerShard | None:
         if record.covers(values):
             return RunnerShard(data)
         table = pq.read_table(io.BytesIO(data))
-    except (OSError, ValueError):  # unreadable, not parquet (ArrowInvalid)
+    except (OSError, ValueError, FileRefused):  # unreadable, not parquet (ArrowInvalid), not a regular file
         return None
     masked = redact_table(table)
     if masked is not table:

@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import limits, safejson
 from upskill_hub.evals.rundir.files import RESULTS_CHECK, RESULTS_FILE
-from upskill_hub.fsutil import write_json_atomic
+from upskill_hub.fsutil import FileRefused, read_capped, write_json_atomic
 from upskill_hub.hashing import sha256_hex
 from upskill_hub.redact import rules_fingerprint
 
@@ -122,8 +122,8 @@ class ShardRecord:
 def read_record(run_dir: Path) -> ShardRecord | None:
     """The run folder's record; ``None`` when missing, unreadable or malformed."""
     try:
-        data = json.loads((Path(run_dir) / RESULTS_CHECK).read_bytes())
-    except (OSError, ValueError):  # ValueError: not JSON, not UTF-8
+        data = safejson.loads(read_capped(Path(run_dir) / RESULTS_CHECK, limits.MAX_CONFIG_BYTES))
+    except (OSError, ValueError, FileRefused):  # ValueError: not JSON, not UTF-8, too deep
         return None
     return ShardRecord.from_json(data)
 
