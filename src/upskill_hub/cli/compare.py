@@ -8,7 +8,7 @@ down by more than noise (the paired test of :mod:`upskill_hub.evals.compare`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +17,12 @@ from rich.table import Table
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals.compare import LiftChange, compare_runs
-from upskill_hub.evals.schema import ResultRow
+from upskill_hub.evals.schema import ResultRow, TriggerStats
 
 #: Columns of ``eval --compare --format agent``.
 COMPARE_HEADERS = [
     "skill", "model", "lift_then", "lift_now", "change", "change_ci_low", "change_ci_high", "p_value",
-    "n_cases", "regression", "run_id", "reference",
+    "n_cases", "regression", "run_id", "reference", "mode",
 ]
 
 
@@ -35,6 +35,9 @@ class Comparison:
     reference_source: str
     level: float
     changes: list[LiftChange]
+    #: Trigger figures per model in the reference run and in the new one (catalog mode).
+    triggers_then: list[TriggerStats] = field(default_factory=list)
+    triggers_now: list[TriggerStats] = field(default_factory=list)
 
     def rows(self) -> list[dict[str, Any]]:
         return [
@@ -48,6 +51,8 @@ class Comparison:
             "reference_source": self.reference_source,
             "level": self.level,
             "models": [c.to_dict() for c in self.changes],
+            "triggers_then": [asdict(t) for t in self.triggers_then],
+            "triggers_now": [asdict(t) for t in self.triggers_now],
         }
 
 
@@ -63,14 +68,17 @@ def check_options(compare: str | None, fail_on_regression: bool, level: float) -
             raise UpskillError(f"--compare {compare!r}: no such run folder, and not a Hub repo OWNER/NAME[@REV]")
 
 
-def compare_with(source: str, run_id: str, rows: list[ResultRow], level: float) -> Comparison:
-    """Load the reference run named by ``source`` and compare ``rows`` with it."""
+def compare_with(
+    source: str, run_id: str, rows: list[ResultRow], level: float, triggers: list[TriggerStats] | None = None
+) -> Comparison:
+    """Load the reference run named by ``source`` and compare ``rows`` (and ``triggers``) with it."""
     from upskill_hub.hub.published_runs import load_reference
 
     skill = next((r.skill_name for r in rows), "")
     models = list(dict.fromkeys(r.model for r in rows))
     ref = load_reference(source, skill, models)
-    return Comparison(run_id, ref.run_id, ref.source, level, compare_runs(ref.rows, rows, level=level))
+    changes = compare_runs(ref.rows, rows, level=level)
+    return Comparison(run_id, ref.run_id, ref.source, level, changes, ref.triggers, list(triggers or []))
 
 
 def _pct(x: float | None) -> str:
@@ -92,12 +100,13 @@ def render(comp: Comparison, console: Console) -> None:
         title=f"Lift compared with {comp.reference_id} ({comp.reference_source})",
         caption=f"lift in points [{pct} CI]; change: paired over shared cases; regression: change CI below 0",
     )
-    for col in ("model", "then", "now", "change", "p", "cases", "verdict"):
-        t.add_column(col, justify="left" if col in ("model", "verdict") else "right")
+    for col in ("model", "mode", "then", "now", "change", "p", "cases", "verdict"):
+        t.add_column(col, justify="left" if col in ("model", "mode", "verdict") else "right")
     for c in comp.changes:
         verdict = "[red]regression[/]" if c.regression else "ok"
         t.add_row(
             c.model,
+            c.mode,
             _with_ci(c.lift_then, c.then_ci_low, c.then_ci_high),
             _with_ci(c.lift_now, c.now_ci_low, c.now_ci_high),
             _with_ci(c.change, c.change_ci_low, c.change_ci_high),
@@ -106,6 +115,34 @@ def render(comp: Comparison, console: Console) -> None:
             verdict,
         )
     console.print(t)
+    if comp.triggers_then or comp.triggers_now:
+        console.print(_triggers_table(comp))
+
+
+def _rate(x: float | None, lo: float | None, hi: float | None) -> str:
+    return "–" if x is None else f"{x * 100:.0f}% [{(lo or 0) * 100:.0f}–{(hi or 0) * 100:.0f}]"
+
+
+def _triggers_table(comp: Comparison) -> Table:
+    """Trigger recall and false-trigger rate then and now, per model (Wilson intervals)."""
+    then = {t.model: t for t in comp.triggers_then}
+    now = {t.model: t for t in comp.triggers_now}
+    t = Table(
+        title=f"Triggering compared with {comp.reference_id}",
+        caption="recall: loaded when it should; false: loaded when it should not; [95% Wilson CI]",
+    )
+    for col in ("model", "recall then", "recall now", "false then", "false now"):
+        t.add_column(col, justify="left" if col == "model" else "right")
+    for m in dict.fromkeys([*now, *then]):
+        a, b = then.get(m), now.get(m)
+        t.add_row(
+            m,
+            _rate(a.recall, a.recall_ci_low, a.recall_ci_high) if a else "–",
+            _rate(b.recall, b.recall_ci_low, b.recall_ci_high) if b else "–",
+            _rate(a.false_trigger_rate, a.fpr_ci_low, a.fpr_ci_high) if a else "–",
+            _rate(b.false_trigger_rate, b.fpr_ci_low, b.fpr_ci_high) if b else "–",
+        )
+    return t
 
 
 def check_regressions(comp: Comparison) -> None:
@@ -120,8 +157,9 @@ def check_regressions(comp: Comparison) -> None:
         return
     c = bad[0]
     more = f" (and {len(bad) - 1} more model(s))" if len(bad) > 1 else ""
+    where = "" if c.mode == "inject" else f" ({c.mode} mode)"
     raise UpskillError(
-        f"regression: skill {c.skill} on {c.model}: lift {_frac(c.lift_then)} -> {_frac(c.lift_now)} "
+        f"regression: skill {c.skill} on {c.model}{where}: lift {_frac(c.lift_then)} -> {_frac(c.lift_now)} "
         f"(change {_frac(c.change)} [{_frac(c.change_ci_low)}, {_frac(c.change_ci_high)}] at {comp.level * 100:g}%, "
         f"p={c.p_value:.2g}) vs {comp.reference_id} ({comp.reference_source}){more}"
     )

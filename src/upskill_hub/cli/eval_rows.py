@@ -21,6 +21,7 @@ EVAL_HEADERS = [
 RUNS_HEADERS = [
     "run_id", "status", "skill_name", "model", "condition", "n", "passed", "errors", "pass_rate",
     "lift", "lift_ci_low", "lift_ci_high", "p_value", "assertions_passed", "assertions_total", "reason",
+    "mode", "trigger_recall", "false_trigger_rate",
 ]
 
 

@@ -8,12 +8,16 @@ run summary JSON and nothing else.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli.output import make_console
 from upskill_hub.errors import UpskillError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.table import Table
 
 err_console = make_console(stderr=True, highlight=True)
 
@@ -228,7 +232,11 @@ def eval_command(
     finally:
         if task is not None:
             progress.stop()
-    comparison = cmp.compare_with(compare, result.summary.run_id, result.rows, level) if compare else None
+    comparison = (
+        cmp.compare_with(compare, result.summary.run_id, result.rows, level, result.summary.triggers)
+        if compare
+        else None
+    )
     if out.human:
         print_report(result.summary, make_console(), str(result.run_dir))
         if comparison is not None:
@@ -359,6 +367,7 @@ def runs_command(
     t = Table(title=f"Eval runs in {directory}", caption="pass rates; lift in points [95% CI]; status: done or calls done/planned (--resume)")
     t.add_column("run (time-skill-id)", overflow="fold", min_width=17)
     t.add_column("model", overflow="fold")
+    t.add_column("mode")
     t.add_column("base", justify="right", no_wrap=True)
     t.add_column("skill", justify="right", no_wrap=True)
     t.add_column("lift", justify="right", no_wrap=True)
@@ -366,10 +375,14 @@ def runs_command(
     t.add_column("status")
     for info in infos:
         s = info.summary
-        by = {(c.model, c.condition): c for c in s.conditions}
-        lifts = {x.model: x for x in s.lifts}
-        for i, m in enumerate(s.models):
-            b, w, x = by.get((m, "baseline")), by.get((m, "with_skill")), lifts.get(m)
+        by = {(c.model, c.mode, c.condition): c for c in s.conditions}
+        lifts = {(x.model, x.mode): x for x in s.lifts}
+        modes = list(dict.fromkeys(c.mode for c in s.conditions)) or ["inject"]
+        lines = [(m, mode) for m in s.models for mode in modes if (m, mode, "baseline") in by or (m, mode, "with_skill") in by]
+        if not lines and not s.triggers:
+            lines = [(m, modes[0]) for m in s.models]
+        for i, (m, mode) in enumerate(lines):
+            b, w, x = by.get((m, mode, "baseline")), by.get((m, mode, "with_skill")), lifts.get((m, mode))
             lift = (
                 "–"
                 if x is None or x.lift is None
@@ -378,6 +391,7 @@ def runs_command(
             t.add_row(
                 s.run_id if i == 0 else "",
                 m,
+                mode,
                 pct(b.pass_rate) if b else "–",
                 pct(w.pass_rate) if w else "–",
                 lift,
@@ -386,6 +400,41 @@ def runs_command(
             )
         t.add_section()
     make_console().print(t)
+    triggered = [(info.summary, tr) for info in infos for tr in info.summary.triggers]
+    if triggered:
+        make_console().print(_triggers_table(triggered))
+
+
+def _triggers_table(items: list) -> Table:
+    """Trigger figures per run and model: recall and false-trigger rate with Wilson intervals."""
+    from rich.table import Table
+
+    from upskill_hub.percent import pct
+
+    t = Table(
+        title="Triggering (catalog mode)",
+        caption="recall: loaded on should-trigger queries; false: loaded on should-not queries; [95% Wilson CI]",
+    )
+    for col in ("run", "model", "recall", "false triggers", "F1", "errors"):
+        t.add_column(col, justify="left" if col in ("run", "model") else "right", overflow="fold")
+    last = None
+    for s, tr in items:
+        recall = "–" if tr.recall is None else f"{pct(tr.recall)} [{pct(tr.recall_ci_low)}–{pct(tr.recall_ci_high)}] {tr.triggered_should}/{tr.n_should}"
+        false = (
+            "–"
+            if tr.false_trigger_rate is None
+            else f"{pct(tr.false_trigger_rate)} [{pct(tr.fpr_ci_low)}–{pct(tr.fpr_ci_high)}] {tr.triggered_should_not}/{tr.n_should_not}"
+        )
+        t.add_row(
+            s.run_id if s.run_id != last else "",
+            tr.model,
+            recall,
+            false,
+            "–" if tr.f1 is None else f"{tr.f1:.2f}",
+            str(tr.errors),
+        )
+        last = s.run_id
+    return t
 
 
 def _print_upskill_batches(rows: list[dict]) -> None:

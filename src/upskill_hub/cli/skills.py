@@ -29,15 +29,24 @@ def validate(
 ) -> None:
     """Check skills against the Agent Skills spec. Exit 0 when all are valid, 1 otherwise.
 
+    Descriptions get advice as warnings: one that never says when to use the skill, and
+    skills given together whose descriptions are nearly the same.
+
     agent: one tab-separated line per skill with its problems; quiet: the valid skills' paths.
     """
+    from upskill_hub.descriptions import library_description_problems
     from upskill_hub.skill import EVALS_FILE, META_FILE, load_skill
 
     out = printer(fmt, as_json)
     report = []
     failed = False
-    for p in paths:
-        res = load_skill(p, strict=strict)
+    loaded = [(p, load_skill(p, strict=strict)) for p in paths]
+    # Descriptions are checked together: the skills validated at once are one library.
+    advice = library_description_problems(
+        {str(p): (r.skill.name, r.skill.description) for p, r in loaded if r.skill is not None and r.ok}
+    )
+    for p, res in loaded:
+        res.problems.extend(advice.get(str(p), []))
         failed |= not res.ok
         report.append(
             {

@@ -49,6 +49,7 @@ class LiftChange:
     p_value: float | None
     n_cases: int  # cases with both conditions in both runs
     regression: bool
+    mode: str = "inject"  # how the skill reached the model (inject / catalog / harness)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -86,11 +87,27 @@ def _models(rows: list[ResultRow]) -> list[str]:
 def compare_runs(
     then_rows: list[ResultRow], now_rows: list[ResultRow], *, level: float = 0.95
 ) -> list[LiftChange]:
-    """One :class:`LiftChange` per model the two runs share (in the new run's order)."""
+    """One :class:`LiftChange` per model and mode the two runs share (in the new run's order).
+
+    A catalog lift is only ever compared with a catalog lift: the modes measure different
+    things (inject is an upper bound; catalog includes whether the model loads the skill).
+    """
     if not 0.5 <= level < 1:
         from upskill_hub.errors import UpskillError
 
         raise UpskillError(f"--level must be between 0.5 and 1 (e.g. 0.95), not {level}")
+    then_modes = {r.mode for r in then_rows}
+    out = []
+    for mode in dict.fromkeys(r.mode for r in now_rows):
+        if mode in then_modes:
+            out += _compare_mode(
+                [r for r in then_rows if r.mode == mode], [r for r in now_rows if r.mode == mode], level, mode
+            )
+    return out
+
+
+def _compare_mode(then_rows: list[ResultRow], now_rows: list[ResultRow], level: float, mode: str) -> list[LiftChange]:
+    """:func:`compare_runs` for rows of one mode."""
     z = z_for_level(level)
     shared = [m for m in _models(now_rows) if m in set(_models(then_rows))]
     _, then_lifts = summarize_rows(then_rows, shared)
@@ -125,6 +142,7 @@ def compare_runs(
                 p_value=p,
                 n_cases=len(common),
                 regression=hi is not None and hi < 0,
+                mode=mode,
             )
         )
     return out

@@ -41,12 +41,18 @@ def load_run(run_dir: Path) -> RunInfo | None:
     damaged run must be reported, not taken for "no runs").
     """
     plan = rundir.read_plan(run_dir)
-    if plan is None:
-        return None
     try:
         summary = rundir.read_summary(run_dir)
     except UpskillError:  # a damaged summary: the rows still tell what the run found
         summary = None
+    if plan is None:
+        if summary is None or not summary.triggers:
+            return None
+        # A trigger-only run (``upskill-hub triggers``) may keep no eval plan: its summary is the record.
+        plan = RunPlan(
+            run_id=summary.run_id, created=summary.timestamp, tool_version=summary.tool_version,
+            skill_name=summary.skill_name, skill_version=summary.skill_version, modes=["catalog"],
+        )  # fmt: skip
     rows = rundir.read_results(run_dir)
     planned = int(plan.planned_calls)
     done = len({r.key for r in rows})
@@ -80,7 +86,7 @@ def list_runs(root: str | Path) -> list[RunInfo]:
 def scan_runs(root: str | Path) -> tuple[list[RunInfo], list[str]]:
     """Like :func:`list_runs`, plus one line per run folder that could not be read, saying why."""
     root = Path(root)
-    single = os.path.lexists(root / rundir.RUN_FILE)
+    single = any(os.path.lexists(root / f) for f in (rundir.RUN_FILE, rundir.SUMMARY_FILE))
     candidates = [root] if single else sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
     infos: list[RunInfo] = []
     damaged: list[str] = []
@@ -99,24 +105,33 @@ CSV_COLUMNS = [
     "run_id", "created", "status", "skill_name", "skill_version", "model", "condition", "n", "passed",
     "errors", "cached", "pass_rate", "ci_low", "ci_high", "mean_total_tokens", "lift", "lift_ci_low",
     "lift_ci_high", "p_value", "conclusive", "assertions_passed", "assertions_total", "reason",
+    "mode", "trigger_recall", "recall_ci_low", "recall_ci_high", "false_trigger_rate", "fpr_ci_low", "fpr_ci_high",
 ]
 
 
 def comparison_rows(infos: list[RunInfo]) -> list[dict[str, Any]]:
-    """One flat row per run x model x condition (lift columns repeated per model)."""
+    """One flat row per run x model x mode x condition (lift columns repeated per model and mode).
+
+    A run's trigger figures add one row per model with condition ``triggers``: ``n`` and
+    ``passed`` count the trigger calls answered and those that went right (loaded when they
+    should, stayed away when they should not), beside recall and false-trigger rate.
+    """
     out = []
     for info in infos:
         s = info.summary
-        lifts = {x.model: x for x in s.lifts}
+        lifts = {(x.model, x.mode): x for x in s.lifts}
+        base = {
+            "run_id": s.run_id,
+            "created": info.plan.created,
+            "status": info.status,
+            "skill_name": s.skill_name,
+            "skill_version": s.skill_version,
+        }
         for c in s.conditions:
-            x = lifts.get(c.model)
+            x = lifts.get((c.model, c.mode))
             out.append(
                 {
-                    "run_id": s.run_id,
-                    "created": info.plan.created,
-                    "status": info.status,
-                    "skill_name": s.skill_name,
-                    "skill_version": s.skill_version,
+                    **base,
                     "model": c.model,
                     "condition": c.condition,
                     "n": c.n,
@@ -132,6 +147,28 @@ def comparison_rows(infos: list[RunInfo]) -> list[dict[str, Any]]:
                     "lift_ci_high": x.ci_high if x else None,
                     "p_value": x.p_value if x else None,
                     "conclusive": x.conclusive if x else None,
+                    "mode": c.mode,
+                }
+            )
+        for t in s.triggers:
+            right = t.triggered_should + (t.n_should_not - t.triggered_should_not)
+            n = t.n_should + t.n_should_not
+            out.append(
+                {
+                    **base,
+                    "model": t.model,
+                    "condition": "triggers",
+                    "n": n,
+                    "passed": right,
+                    "errors": t.errors,
+                    "pass_rate": right / n if n else None,
+                    "mode": "catalog",
+                    "trigger_recall": t.recall,
+                    "recall_ci_low": t.recall_ci_low,
+                    "recall_ci_high": t.recall_ci_high,
+                    "false_trigger_rate": t.false_trigger_rate,
+                    "fpr_ci_low": t.fpr_ci_low,
+                    "fpr_ci_high": t.fpr_ci_high,
                 }
             )
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from upskill_hub.hub.dataset_repo import CONFIG_GLOBS
+from upskill_hub.hub.dataset_repo import CONFIG_GLOBS, config_schemas
 from upskill_hub.percent import pct, points
 
 TAGS = ["agent-skills", "upskill-hub"]
@@ -71,21 +71,65 @@ def latest_runs(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return best
 
 
-def results_table(run: dict[str, Any]) -> list[str]:
-    """Markdown lines of one run's per-model table."""
+def latest_trigger_runs(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The newest run with trigger figures, per skill name (often not the newest eval)."""
+    return latest_runs([r for r in runs if r.get("triggers")])
+
+
+def _rate_cell(rate: Any, lo: Any, hi: Any, k: Any, n: Any) -> str:
+    if rate is None or not n:
+        return "–"
+    return f"{pct(rate)} [{pct(lo)}–{pct(hi)}] ({k}/{n})"
+
+
+def triggers_table(run: dict[str, Any]) -> list[str]:
+    """Markdown lines of one run's trigger figures per model (recall, false triggers, F1)."""
     lines = [
-        "| Model | Baseline | With skill | Lift (95% CI) | Mean tokens (baseline → with skill) |",
-        "|---|---|---|---|---|",
+        "| Model | Trigger recall (95% CI) | False triggers (95% CI) | F1 |",
+        "|---|---|---|---|",
     ]
-    conds = {(c.get("model"), c.get("condition")): c for c in run.get("conditions", [])}
-    lifts = {x.get("model"): x for x in run.get("lifts", [])}
-    models = list(run.get("models") or []) or sorted({m for m, _ in conds})
-    for m in models:
-        base, with_skill = conds.get((m, "baseline")), conds.get((m, "with_skill"))
+    for t in run.get("triggers") or []:
+        f1 = t.get("f1")
         lines.append(
-            f"| {_md(m)} | {_cond_cell(base)} | {_cond_cell(with_skill)} | {_lift_cell(lifts.get(m))} | "
-            f"{_tokens_cell(base, with_skill)} |"
+            f"| {_md(t.get('model') or '?')} | "
+            f"{_rate_cell(t.get('recall'), t.get('recall_ci_low'), t.get('recall_ci_high'), t.get('triggered_should'), t.get('n_should'))} | "
+            f"{_rate_cell(t.get('false_trigger_rate'), t.get('fpr_ci_low'), t.get('fpr_ci_high'), t.get('triggered_should_not'), t.get('n_should_not'))} | "
+            f"{'–' if f1 is None else f'{f1:.2f}'} |"
         )
+    return lines
+
+
+def _features(names: Sequence[str]):  # -> DatasetInfosDict
+    """The declared columns of each config in ``names`` (see :func:`config_schemas`)."""
+    from datasets import DatasetInfo, Features
+    from datasets.info import DatasetInfosDict
+
+    schemas = config_schemas()
+    return DatasetInfosDict(
+        {n: DatasetInfo(features=Features.from_arrow_schema(schemas[n]), config_name=n) for n in names}
+    )
+
+
+def results_table(run: dict[str, Any]) -> list[str]:
+    """Markdown lines of one run's per-model table (one line per mode when it has several)."""
+    modes = list(dict.fromkeys(c.get("mode") or "inject" for c in run.get("conditions", [])))
+    multi = len(modes) > 1 or modes not in ([], ["inject"])
+    lines = [
+        f"| Model |{' Mode |' if multi else ''} Baseline | With skill | Lift (95% CI) | Mean tokens (baseline → with skill) |",
+        "|---|---|---|---|---|" + ("---|" if multi else ""),
+    ]
+    conds = {(c.get("model"), c.get("mode") or "inject", c.get("condition")): c for c in run.get("conditions", [])}
+    lifts = {(x.get("model"), x.get("mode") or "inject"): x for x in run.get("lifts", [])}
+    models = list(run.get("models") or []) or sorted({m for m, _, _ in conds})
+    for m in models:
+        for mode in modes or ["inject"]:
+            base, with_skill = conds.get((m, mode, "baseline")), conds.get((m, mode, "with_skill"))
+            if multi and base is None and with_skill is None:
+                continue
+            lines.append(
+                f"| {_md(m)} |{f' {_md(mode)} |' if multi else ''} {_cond_cell(base)} | {_cond_cell(with_skill)} | "
+                f"{_lift_cell(lifts.get((m, mode)))} | {_tokens_cell(base, with_skill)} |"
+            )
     return lines
 
 
@@ -96,16 +140,20 @@ def render_card(
     *,
     has_results: bool,
     results_globs: Sequence[str] | None = None,
+    has_triggers: bool = False,
+    has_routing: bool = False,
 ) -> str:
     """``README.md`` text for the repo's skills rows and run summaries (deterministic).
 
     ``has_results`` says whether any ``data/results`` shard exists (a run can have results
     before it has a summary); ``results_globs`` are the ``results`` config's patterns when
-    the repo holds runs sharded over Jobs (see :func:`~upskill_hub.hub.dataset_repo.results_globs`).
+    the repo holds runs sharded over Jobs (see :func:`~upskill_hub.hub.dataset_repo.results_globs`);
+    ``has_triggers`` / ``has_routing`` whether any ``data/triggers`` / ``data/routing`` shard exists. Each declared config also
+    declares its columns, so shards written by older versions (fewer columns) still load.
     """
     from huggingface_hub import DatasetCard, DatasetCardData
 
-    have = {"skills": bool(skills), "results": has_results, "runs": bool(runs)}
+    have = {"skills": bool(skills), "results": has_results, "runs": bool(runs), "triggers": has_triggers, "routing": has_routing}
     # A config whose glob matches no file would break ``load_dataset`` and the viewer, so
     # only tables that exist are declared. ``skills`` comes first: it is the default.
     paths: dict[str, str | list[str]] = dict(CONFIG_GLOBS)
@@ -123,7 +171,10 @@ def render_card(
         tags=list(TAGS),
         configs=configs,
     )
+    if configs:
+        _features([c["config_name"] for c in configs]).to_dataset_card_data(data)
     latest = latest_runs(runs)
+    latest_triggers = latest_trigger_runs(runs)
     body = [
         f"# {name}",
         "",
@@ -145,6 +196,14 @@ def render_card(
         )
     if have["runs"]:
         body.append(f'runs = load_dataset("{repo_id}", "runs", split="train")  # one row per eval run')
+    if have["triggers"]:
+        body.append(
+            f'triggers = load_dataset("{repo_id}", "triggers", split="train")  # one row per trigger query'
+        )
+    if have["routing"]:
+        body.append(
+            f'routing = load_dataset("{repo_id}", "routing", split="train")  # skill x skill loaded, per model'
+        )
     body += [
         "```",
         "",
@@ -160,7 +219,7 @@ def render_card(
     ]
     by_name = {s.get("name") or "?": s for s in skills}
     # Runs can be pushed without their skill (e.g. from the Space): list those skills too.
-    for sname in sorted(set(by_name) | set(latest)):
+    for sname in sorted(set(by_name) | set(latest) | set(latest_triggers)):
         s = by_name.get(sname)
         body += [f"### {sname}", ""]
         if s is not None:
@@ -172,9 +231,15 @@ def render_card(
         else:
             body.append("The skill's files are not in this repo; its eval results are.")
         body.append("")
+        trig = latest_triggers.get(sname)
+        if trig is not None:
+            body += [f"Triggering (does the description make the model load the skill?): run `{trig.get('run_id')}`.", ""]
+            body += triggers_table(trig)
+            body.append("")
         run = latest.get(sname)
-        if run is None:
-            body += ["No eval results yet.", ""]
+        if run is None or (not run.get("conditions") and run is trig):
+            if trig is None:
+                body += ["No eval results yet.", ""]
             continue
         note = ""
         if s is not None and run.get("skill_version") and run.get("skill_version") != s.get("version"):

@@ -8,6 +8,8 @@ The repo (see ARCHITECTURE.md, "Hub dataset repo for skills and results")::
     data/results/<run_id>.parquet  append-only: one shard per eval run
     data/results/<run_id>/shard-<i>.parquet   or, for a run on Hugging Face Jobs, one per Job
     data/runs/<run_id>.parquet     the run's summary
+    data/triggers/<run_id>.parquet the run's trigger queries (catalog mode), when it has any
+    data/routing/<run_id>.parquet  a library routing run's confusion matrices (triggers --library)
     jobs/<run_id>/...              what a run's Jobs need (plan, cases, skill); not a table
 
 Everything we upload is built here, deterministically: the same skill or run always gives
@@ -23,13 +25,15 @@ import io
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals import rundir
-from upskill_hub.evals.schema import RunPlan, RunSummary
+from upskill_hub.evals.routing import ROUTING_FILE, RoutingRow, read_routing, routing_records
+from upskill_hub.evals.schema import RunPlan, RunSummary, TriggerRow
+from upskill_hub.evals.trigger_rows import TRIGGERS_FILE, read_trigger_rows
 from upskill_hub.hashing import sha256_hex
 from upskill_hub.redact import redact
 from upskill_hub.skill import Skill
@@ -38,6 +42,8 @@ SKILLS_DIR = "skills"
 SKILLS_TABLE_DIR = "data/skills"
 RESULTS_TABLE_DIR = "data/results"
 RUNS_TABLE_DIR = "data/runs"
+TRIGGERS_TABLE_DIR = "data/triggers"
+ROUTING_TABLE_DIR = "data/routing"
 CARD_PATH = "README.md"
 
 #: Config name -> data_files glob (the card's YAML ``configs``).
@@ -45,7 +51,11 @@ CONFIG_GLOBS = {
     "skills": f"{SKILLS_TABLE_DIR}/*.parquet",
     "results": f"{RESULTS_TABLE_DIR}/*.parquet",
     "runs": f"{RUNS_TABLE_DIR}/*.parquet",
+    "triggers": f"{TRIGGERS_TABLE_DIR}/*.parquet",
+    "routing": f"{ROUTING_TABLE_DIR}/*.parquet",
 }
+
+
 
 #: The ``results`` files of runs sharded over Hugging Face Jobs (one folder per run).
 SHARDED_RESULTS_GLOB = f"{RESULTS_TABLE_DIR}/*/*.parquet"
@@ -70,6 +80,14 @@ def results_path(run_id: str) -> str:
 
 def runs_path(run_id: str) -> str:
     return f"{RUNS_TABLE_DIR}/{run_id}.parquet"
+
+
+def triggers_path(run_id: str) -> str:
+    return f"{TRIGGERS_TABLE_DIR}/{run_id}.parquet"
+
+
+def routing_path(run_id: str) -> str:
+    return f"{ROUTING_TABLE_DIR}/{run_id}.parquet"
 
 
 def results_shard_dir(run_id: str) -> str:
@@ -153,6 +171,28 @@ def skills_arrow_schema():  # -> pyarrow.Schema
             ("files", pa.list_(file_struct)),
         ]
     )
+
+
+def triggers_arrow_schema():  # -> pyarrow.Schema
+    """Schema of the ``triggers`` table (one column per :class:`TriggerRow` field)."""
+    return rundir.arrow_schema(TriggerRow)
+
+
+def config_schemas() -> dict[str, Any]:
+    """Each config's full parquet schema, as the card declares it (``dataset_info.features``).
+
+    ``datasets`` otherwise takes a config's columns from its first file and refuses files
+    with others, so a repo holding shards written before a column was added (no ``mode``,
+    no ``triggers``) could not load once a newer shard joins them. Declared features make
+    it read every shard, filling the columns an older one lacks with nulls.
+    """
+    return {
+        "skills": skills_arrow_schema(),
+        "results": rundir.result_arrow_schema(),
+        "runs": rundir.runs_arrow_schema(),
+        "triggers": triggers_arrow_schema(),
+        "routing": rundir.arrow_schema(RoutingRow),
+    }
 
 
 def parquet_bytes(rows: list[dict[str, Any]], schema) -> bytes:
@@ -286,6 +326,7 @@ class RunBundle:
     _results: Any = None  # pyarrow.Table once loaded
     _shard: bytes | None = None  # the runner's parquet of exactly these rows, when usable
     _n_rows: int | None = None  # set once the rows are checked
+    _triggers: list[dict[str, Any]] | None = None  # ``triggers.jsonl`` rows, checked and masked
 
     def prepare(self) -> None:
         """Check the rows once (one run id, secrets masked), reading as little as possible.
@@ -349,6 +390,33 @@ class RunBundle:
             needs_redaction = may_hold.result()
         return rundir.redact_table(table) if needs_redaction else table
 
+    def trigger_records(self) -> list[dict[str, Any]]:
+        """The run's trigger rows (``triggers.jsonl``) as ``triggers`` table rows, masked.
+
+        A torn last line (a killed writer) is skipped, as for ``results.jsonl``; any other
+        unreadable line, or a row of another run, is an error naming the file.
+        """
+        if self._triggers is None:
+            self._triggers = [
+                {k: redact(v) if isinstance(v, str) else v for k, v in row.to_dict().items()}
+                for row in read_trigger_rows(self.path, run_id=self.run_id)
+            ]
+        return self._triggers
+
+    def routing_records(self) -> list[dict[str, Any]]:
+        """The run's ``routing`` rows (from ``routing.json``), masked; none without the file."""
+        found = read_routing(self.path)
+        if found is None:
+            return []
+        run_id, timestamp, reports = found
+        if run_id != self.run_id:
+            raise PathError(self.path / ROUTING_FILE, f"belongs to run {run_id!r}, not {self.run_id!r}")
+        return [
+            {k: redact(v) if isinstance(v, str) else v for k, v in asdict(row).items()}
+            for report in reports
+            for row in routing_records(report, run_id, timestamp)
+        ]
+
     @property
     def n_results(self) -> int:
         self.prepare()
@@ -377,8 +445,13 @@ def _run_id_of(root: Path, plan: RunPlan | None, summary: RunSummary | None) -> 
         ids.add(plan.run_id)
     if summary is not None:
         ids.add(summary.run_id)
-    if not ids:
+    if not ids and rundir.has_results(root):
         ids = set(_distinct(rundir.read_results_table(root).column("run_id")))
+    if not ids:
+        ids = {row.run_id for row in read_trigger_rows(root)}
+    if not ids:
+        found = read_routing(root)
+        ids = {found[0]} if found else set()
     if len(ids) != 1:
         shown = ", ".join(sorted(map(str, ids))) or "none"
         raise PathError(root, f"cannot tell which run this is (run ids: {shown})")
@@ -392,7 +465,7 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     that belong to another run. With ``rows=False`` the result rows are read later, when
     first needed. The folder itself is only read, never changed.
     """
-    files = (rundir.RUN_FILE, rundir.RESULTS_FILE, rundir.SUMMARY_FILE)
+    files = (rundir.RUN_FILE, rundir.RESULTS_FILE, rundir.SUMMARY_FILE, TRIGGERS_FILE, ROUTING_FILE)
     root = Path(path)
     if not root.is_dir():
         raise PathError(root, "does not exist", kind="run folder")
@@ -400,7 +473,8 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
         raise PathError(root, f"not an eval run folder (no {', '.join(files[:2])} or {files[2]})")
     plan = rundir.read_plan(root)
     summary = rundir.read_summary(root)
-    if not rundir.has_results(root) and summary is None:
+    has_triggers = (root / TRIGGERS_FILE).is_file() and (root / TRIGGERS_FILE).stat().st_size > 0
+    if not rundir.has_results(root) and summary is None and not has_triggers and not (root / ROUTING_FILE).is_file():
         raise PathError(
             root, f"the run has no results yet ({rundir.RESULTS_FILE} is empty and no {rundir.SUMMARY_FILE})"
         )
@@ -408,6 +482,8 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     bundle = RunBundle(run_id=run_id, path=root, summary=redact_summary(summary) if summary else None)
     if rows:
         bundle.prepare()
+        bundle.trigger_records()
+        bundle.routing_records()
     return bundle
 
 
@@ -426,3 +502,15 @@ def runs_table_bytes(bundle: RunBundle) -> bytes | None:
         return None
     bundle.prepare()  # sets n_results
     return parquet_bytes([rundir.summary_record(bundle.summary)], rundir.runs_arrow_schema())
+
+
+def routing_table_bytes(bundle: RunBundle) -> bytes | None:
+    """Parquet bytes of the run's ``routing`` shard (``None`` when it has no routing report)."""
+    records = bundle.routing_records()
+    return parquet_bytes(records, rundir.arrow_schema(RoutingRow)) if records else None
+
+
+def triggers_table_bytes(bundle: RunBundle) -> bytes | None:
+    """Parquet bytes of the run's ``triggers`` shard (``None`` when it has no trigger rows)."""
+    records = bundle.trigger_records()
+    return parquet_bytes(records, triggers_arrow_schema()) if records else None

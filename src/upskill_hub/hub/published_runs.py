@@ -9,11 +9,11 @@ with the new run. Everything goes through ``huggingface_hub`` at one pinned comm
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.schema import ResultRow
+from upskill_hub.evals.schema import ResultRow, TriggerStats
 
 
 @dataclass
@@ -23,6 +23,7 @@ class ReferenceRun:
     run_id: str
     source: str  # "OWNER/NAME@commit" or the run folder
     rows: list[ResultRow]
+    triggers: list[TriggerStats] = field(default_factory=list)  # its trigger figures (catalog mode)
 
 
 def parse_source(source: str) -> tuple[str, str | None]:
@@ -54,7 +55,13 @@ def _from_folder(path: Path, skill_name: str) -> ReferenceRun:
     other = rows[0].skill_name
     if other != skill_name:
         raise UpskillError(f"--compare {path}: that run is of skill {other!r}, not {skill_name!r}")
-    return ReferenceRun(rows[0].run_id, str(path), rows)
+    from upskill_hub.evals.rundir import read_summary
+
+    try:
+        summary = read_summary(path)
+    except UpskillError:  # the rows are the reference; the summary only adds trigger figures
+        summary = None
+    return ReferenceRun(rows[0].run_id, str(path), rows, summary.triggers if summary else [])
 
 
 def _from_hub(repo_id: str, revision: str | None, skill_name: str, models: list[str]) -> ReferenceRun:
@@ -78,7 +85,13 @@ def _from_hub(repo_id: str, revision: str | None, skill_name: str, models: list[
                 continue
             for row in table:
                 models_of = row.get("models") if isinstance(row.get("models"), list) else []
-                if row.get("skill_name") == skill_name and set(models_of) & set(models) and row.get("run_id"):
+                # A trigger-only run has no eval rows to pair with: not a reference.
+                if (
+                    row.get("skill_name") == skill_name
+                    and set(models_of) & set(models)
+                    and row.get("run_id")
+                    and dr.run_results_paths(files, str(row.get("run_id")))
+                ):
                     candidates.append(row)
         if not candidates:
             skipped = f" ({len(unreadable)} unreadable run table(s) skipped: {unreadable[0]})" if unreadable else ""
@@ -97,4 +110,10 @@ def _from_hub(repo_id: str, revision: str | None, skill_name: str, models: list[
             except TypeError as exc:  # a table with other columns than result rows have
                 raise UpskillError(f"--compare {repo_id}: {path} does not hold result rows ({exc})") from None
     at = f"@{head[:12]}" if head else ""
-    return ReferenceRun(run_id, f"{repo_id}{at}", rows)
+    from upskill_hub.evals.rundir import summary_from_record
+
+    try:
+        triggers = summary_from_record(latest).triggers
+    except (TypeError, ValueError, AttributeError):  # a runs row another tool wrote badly
+        triggers = []
+    return ReferenceRun(run_id, f"{repo_id}{at}", rows, triggers)

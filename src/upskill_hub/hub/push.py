@@ -283,6 +283,8 @@ def build_plan(
 
     local_run_rows = []
     result_paths = [p for p in remote.files if p.startswith(dr.RESULTS_TABLE_DIR + "/")]
+    trigger_paths = [p for p in remote.files if p.startswith(dr.TRIGGERS_TABLE_DIR + "/")]
+    routing_paths = [p for p in remote.files if p.startswith(dr.ROUTING_TABLE_DIR + "/")]
     for run in runs:
         # Both shards of a run are append-only: one already in the repo is kept as it is,
         # without even reading the local rows (that makes a re-push cheap). A run made on
@@ -297,6 +299,22 @@ def build_plan(
             if results is not None:
                 want(path, results)
                 result_paths.append(path)
+        path = dr.triggers_path(run.run_id)
+        if path in remote.files:  # append-only too
+            plan.changes.append(Change(path, "kept", remote.files[path].size))
+        else:
+            triggers = dr.triggers_table_bytes(run)
+            if triggers is not None:
+                want(path, triggers)
+                trigger_paths.append(path)
+        path = dr.routing_path(run.run_id)
+        if path in remote.files:
+            plan.changes.append(Change(path, "kept", remote.files[path].size))
+        else:
+            routing = dr.routing_table_bytes(run)
+            if routing is not None:
+                want(path, routing)
+                routing_paths.append(path)
         path = dr.runs_path(run.run_id)
         if path in remote.files:
             plan.changes.append(Change(path, "kept", remote.files[path].size))
@@ -310,7 +328,15 @@ def build_plan(
     skill_rows = fetch_rows(dr.SKILLS_TABLE_DIR, pushed_tables) + local_skill_rows
     run_rows = fetch_rows(dr.RUNS_TABLE_DIR, set()) + local_run_rows
     globs = dr.results_globs(result_paths)
-    card = render_card(repo_id, skill_rows, _card_runs(run_rows), has_results=bool(globs), results_globs=globs)
+    card = render_card(
+        repo_id,
+        skill_rows,
+        _card_runs(run_rows),
+        has_results=bool(globs),
+        results_globs=globs,
+        has_triggers=any(p.endswith(".parquet") for p in trigger_paths),
+        has_routing=any(p.endswith(".parquet") for p in routing_paths),
+    )
     want(dr.CARD_PATH, card.encode("utf-8"))
     want(MARKETPLACE_PATH, marketplace_bytes(repo_id, skill_rows))  # so `hf skills` & co. can install
     return plan
@@ -381,6 +407,10 @@ def push(
         if not dr.run_results_paths(existing, run.run_id) or needs_summary_shard:
             status(f"Reading run {run.run_id}")
             run.prepare()
+        if dr.triggers_path(run.run_id) not in existing:
+            run.trigger_records()
+        if dr.routing_path(run.run_id) not in existing:
+            run.routing_records()
 
     url = repo_url(api.endpoint, repo_id)
     if known is None:  # a new repo, or a new branch of an existing one

@@ -10,7 +10,15 @@ loaded (and cached with it):
   (each case's pass rate averaged over its repeats and runs), with the 95% interval,
   p-value and ``conclusive`` flag of :func:`upskill_hub.evals.paired.paired_lift`, the
   same code the CLI and ``summary.json`` use, called once for all skill x model pairs;
-* per skill: the best lift and the model it was measured on.
+* per skill: the best lift and the model it was measured on;
+* per skill x model: the trigger figures (recall and false-trigger rate with their Wilson
+  intervals) of the skill's newest run that measured triggering, read from the ``runs``
+  table where ``eval --mode catalog`` and ``triggers`` record them.
+
+A catalog-mode (or harness) answer is a different measurement from an injected one, so
+its rows are never pooled with them: such a model is shown as ``model (catalog)`` beside
+``model`` (:attr:`Aggregates.labels` maps each label back to model and mode). Rows written
+before modes existed have no mode and are injected ones.
 
 Rows are pooled across runs like :func:`upskill_hub.evals.stats.independent_rows`
 (cached answers dropped, as they repeat the run that paid for them), and only rows of the
@@ -54,6 +62,55 @@ class Aggregates:
     skills: pd.DataFrame  # the browse table, one row per skill (see ``browse_columns``)
     skill_index: dict[str, int] = field(default_factory=dict)
     models: list[str] = field(default_factory=list)
+    #: skill_name, model, recall, recall_ci_low, recall_ci_high, false_trigger_rate, fpr_ci_low,
+    #: fpr_ci_high, triggered_should, n_should, triggered_should_not, n_should_not, f1, run_id
+    triggers: pd.DataFrame | None = None
+    #: model label shown -> (model, mode): ``"m (catalog)"`` -> ``("m", "catalog")``.
+    labels: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def model_label(model: str, mode: str | None) -> str:
+    """How the views name ``model`` measured in ``mode`` (inject, the default, needs no suffix)."""
+    return model if not mode or mode == "inject" else f"{model} ({mode})"
+
+
+def _labelled(results: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, tuple[str, str]]]:
+    """``results`` with each model renamed to its label, and the labels' meaning."""
+    if "mode" not in results.columns or not len(results):
+        models = results["model"].astype(str).unique() if len(results) else []
+        return results, {m: (m, "inject") for m in models}
+    mode = results["mode"].where(results["mode"].notna(), "inject").astype(str)
+    model = results["model"].astype(str)
+    label = model.where(mode == "inject", model + " (" + mode + ")")
+    pairs = {lb: (m, md) for lb, m, md in zip(label, model, mode, strict=True)}
+    return results.assign(model=label), pairs
+
+
+#: Largest ``triggers`` list read from one run row (a hostile row can hold any number).
+MAX_TRIGGER_MODELS = 200
+
+
+def trigger_table(runs: pd.DataFrame | None) -> pd.DataFrame:
+    """Per skill x model: the trigger figures of the newest run of the skill that has some."""
+    import pandas as pd
+
+    cols = [
+        "skill_name", "model", "recall", "recall_ci_low", "recall_ci_high", "false_trigger_rate", "fpr_ci_low",
+        "fpr_ci_high", "triggered_should", "n_should", "triggered_should_not", "n_should_not", "f1", "run_id",
+    ]  # fmt: skip
+    if runs is None or not len(runs) or "triggers" not in runs.columns:
+        return pd.DataFrame(columns=cols)
+    have = runs[runs["triggers"].map(lambda t: t is not None and len(t) > 0)]
+    if not len(have):
+        return pd.DataFrame(columns=cols)
+    have = have.assign(_ts=have["timestamp"].fillna("").astype(str), _id=have["run_id"].fillna("").astype(str))
+    newest = have.sort_values(["_ts", "_id"], kind="stable").groupby("skill_name", sort=True).tail(1)
+    out = []
+    for run in newest.itertuples(index=False):
+        for t in list(run.triggers)[:MAX_TRIGGER_MODELS]:
+            if isinstance(t, dict) and t.get("model") is not None:
+                out.append({**{c: t.get(c) for c in cols}, "skill_name": run.skill_name, "run_id": run.run_id})
+    return pd.DataFrame(out, columns=cols)
 
 
 def _current_rows(skills: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
@@ -83,11 +140,12 @@ def pd_series(values, index):
     return pd.Series(values, index=index)
 
 
-def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame) -> Aggregates:
-    """All the numbers the Space shows, from the skills table and the slim results rows."""
+def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame, runs: pd.DataFrame | None = None) -> Aggregates:
+    """All the numbers the Space shows, from the skills table, the slim results rows and the runs."""
     import numpy as np
     import pandas as pd
 
+    results, labels = _labelled(results)
     r = _current_rows(skills, results)
     answered_mask = r["passed"].notna() & r["error"].isna()
     r = r.assign(
@@ -191,7 +249,39 @@ def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame) -> Aggregate
         for a, b, c in zip(browse["best_lift"], browse["best_lift_low"], browse["best_lift_high"], strict=True)
     ]
     browse["best_model_text"] = browse["best_model"].fillna("").astype(str)
+    trig = trigger_table(runs)
+    best_trig = dict(zip(*_best_triggers(trig).to_dict("list").values(), strict=True)) if len(trig) else {}
+    browse["triggers_text"] = [best_trig.get(n, "–") for n in browse["name"]]
     browse = browse.reset_index(drop=True)
     index = {n: i for i, n in enumerate(skills["name"])}
     models = sorted(set(cond["model"])) if len(cond) else []
-    return Aggregates(conditions=cond, lifts=lifts, skills=browse, skill_index=index, models=models)
+    return Aggregates(
+        conditions=cond, lifts=lifts, skills=browse, skill_index=index, models=models, triggers=trig, labels=labels
+    )
+
+
+def fmt_triggers(recall, false_rate) -> str:
+    """``70% / 20%``: recall on should-trigger queries / false-trigger rate on the rest."""
+    def one(x) -> str:
+        return "–" if _isnan(x) else f"{float(x) * 100:.0f}%"
+
+    return f"{one(recall)} / {one(false_rate)}"
+
+
+def _best_triggers(trig: pd.DataFrame) -> pd.DataFrame:
+    """Per skill, the browse cell: the model with the highest recall (then fewest false triggers)."""
+    import pandas as pd
+
+    if not len(trig):
+        return pd.DataFrame({"name": pd.Series(dtype=str), "triggers_text": pd.Series(dtype=str)})
+    t = trig.assign(
+        _r=pd.to_numeric(trig["recall"], errors="coerce").fillna(-1),
+        _f=pd.to_numeric(trig["false_trigger_rate"], errors="coerce").fillna(2),
+    )
+    best = t.sort_values(["skill_name", "_r", "_f"], ascending=[True, False, True], kind="stable").groupby("skill_name").head(1)
+    return pd.DataFrame(
+        {
+            "name": best["skill_name"].to_numpy(),
+            "triggers_text": [fmt_triggers(a, b) for a, b in zip(best["recall"], best["false_trigger_rate"], strict=True)],
+        }
+    )

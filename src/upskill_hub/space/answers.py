@@ -5,6 +5,8 @@ this reads them on demand for one skill: only the result shards of runs that mea
 it, only the rows of that skill and model, under a byte budget of its own (a visitor's
 dataset can hold anything). Each answer is cut to ``ANSWER_CHARS`` and each case shows
 one answer per condition: the latest run's first repeat, the one a reader would check.
+An answer given in catalog mode also says which skills the model loaded and which of
+their files it read, in order: that is what decided whether the skill could help.
 """
 
 from __future__ import annotations
@@ -30,18 +32,25 @@ MAX_ASSERTIONS = 12
 MAX_READ_BYTES = 64 * MB
 COLUMNS = (
     "run_id", "timestamp", "skill_name", "skill_version", "model", "condition", "case_id", "repeat",
-    "passed", "error", "cached", "output", "assertion_details",
+    "passed", "error", "cached", "output", "assertion_details", "mode", "triggered", "loaded", "files_read",
 )  # fmt: skip
+#: Skills / files listed per answer, and the longest ``loaded`` / ``files_read`` text parsed.
+MAX_LOADED = 20
+MAX_LOADED_CHARS = 20_000
 
 
 def answer_rows(lib: Library, name: str, model: str):
-    """The rows of ``name`` x ``model`` with outputs, current skill version first (DataFrame)."""
+    """The rows of ``name`` x ``model`` with outputs, current skill version first (DataFrame).
+
+    ``model`` is a label of the views: ``"m (catalog)"`` reads model ``m``'s catalog answers.
+    """
     import pyarrow.compute as pc
     import pyarrow.dataset as pads
 
     from upskill_hub.evals.rundir import result_arrow_schema
     from upskill_hub.space.data import RESULTS_GLOB
 
+    model, mode = lib.aggregates.labels.get(model, (model, "inject"))
     res = lib.results
     mine = res[(res["skill_name"] == name) & (res["model"] == model)]
     if not len(mine):
@@ -67,6 +76,8 @@ def answer_rows(lib: Library, name: str, model: str):
     df = pa.Table.from_batches(batches, schema=pa.schema([schema.field(c) for c in cols])).to_pandas()
     if "cached" in df.columns:
         df = df[~df["cached"].fillna(False).astype(bool)]
+    if "mode" in df.columns:
+        df = df[df["mode"].where(df["mode"].notna(), "inject") == mode]
     version = lib.skill_row(name).get("version")
     current = df[df["skill_version"] == version]
     return current if len(current) else df
@@ -110,6 +121,36 @@ def _text(x: Any) -> str:
     return x if isinstance(x, str) else ""
 
 
+def _names(text: Any) -> list[str] | None:
+    """A ``loaded`` / ``files_read`` cell (JSON list of names) as a list; ``None`` if it is not one."""
+    if not isinstance(text, str) or len(text) > MAX_LOADED_CHARS:
+        return None
+    try:
+        items = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return [str(x) for x in items] if isinstance(items, list) else None
+
+
+def _loaded(row: dict[str, Any]) -> str:
+    """What a catalog-mode answer loaded: ``loaded: a, b · read: a/references/x.md`` (empty for inject)."""
+    mode = row.get("mode")
+    if not isinstance(mode, str) or mode == "inject":
+        return ""
+    skills, files = _names(row.get("loaded")), _names(row.get("files_read"))
+    if skills is None:
+        return ""
+
+    def shown(items: list[str]) -> str:
+        more = f", … {len(items) - MAX_LOADED} more" if len(items) > MAX_LOADED else ""
+        return html.escape(", ".join(i[:200] for i in items[:MAX_LOADED]) + more)
+
+    text = f"loaded: {shown(skills)}" if skills else "loaded no skill"
+    if files:
+        text += f" · read: {shown(files)}"
+    return f'<div class="uh-loaded">{text}</div>'
+
+
 def _cell(row: dict[str, Any] | None) -> str:
     if row is None:
         return '<td class="uh-na">not run</td>'
@@ -120,7 +161,8 @@ def _cell(row: dict[str, Any] | None) -> str:
     cut = f"\n… ({len(text) - ANSWER_CHARS} more characters)" if len(text) > ANSWER_CHARS else ""
     return (
         f'<td class="{"uh-pass" if ok else "uh-fail"}"><span class="uh-badge">{"PASS" if ok else "FAIL"}</span>'
-        f"<pre>{html.escape(text[:ANSWER_CHARS] + cut)}</pre>{_evidence(_text(row.get('assertion_details')))}</td>"
+        f"{_loaded(row)}<pre>{html.escape(text[:ANSWER_CHARS] + cut)}</pre>"
+        f"{_evidence(_text(row.get('assertion_details')))}</td>"
     )
 
 

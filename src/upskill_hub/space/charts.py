@@ -242,12 +242,13 @@ CSS = """
 .uh-fail { background: #fdecea; }
 .uh-badge { font-weight: 600; }
 .uh-evidence { margin: 2px 0 0 0; padding-left: 16px; font-size: 12px; }
-/* Browse table on a phone: the key columns only (results and description are on the skill
-   page), in a smaller font, so nothing scrolls sideways. Gradio draws the header as <th
+/* Browse table on a phone: the key columns only (results, triggers and description are on the
+   skill page), in a smaller font, so nothing scrolls sideways. Gradio draws the header as <th
    data-heading=i> and the rows as <div data-col=i> (a virtual list: rows keep one line). */
 @media (max-width: 640px) {
-  #skills-table th[data-heading="5"], #skills-table th[data-heading="6"],
-  #skills-table .body-cell[data-col="5"], #skills-table .body-cell[data-col="6"] { display: none !important; }
+  #skills-table th[data-heading="5"], #skills-table th[data-heading="6"], #skills-table th[data-heading="7"],
+  #skills-table .body-cell[data-col="5"], #skills-table .body-cell[data-col="6"],
+  #skills-table .body-cell[data-col="7"] { display: none !important; }
   #skills-table table { table-layout: fixed; width: 100% !important; }
   #skills-table .virtual-body { width: 100% !important; }
   #skills-table th, #skills-table .body-cell { min-width: 0 !important; max-width: none !important; }

@@ -44,6 +44,8 @@ RESULTS_GLOB = "data/results/*.parquet"
 #: A run sharded over Hugging Face Jobs: one file per Job under ``data/results/<run_id>/``.
 SHARDED_RESULTS_GLOB = "data/results/*/*.parquet"
 RUNS_GLOB = "data/runs/*.parquet"
+#: Library routing runs (``triggers --library``): one row per model x query skill x skill loaded.
+ROUTING_GLOB = "data/routing/*.parquet"
 
 #: Result columns the browse views need; model outputs and assertion details stay on disk.
 RESULT_COLUMNS = (
@@ -62,6 +64,7 @@ RESULT_COLUMNS = (
     "input_tokens",
     "output_tokens",
     "cost_usd",
+    "mode",  # catalog answers are shown apart from injected ones (null in older shards: inject)
 )
 SKILL_COLUMNS = (
     "name",
@@ -94,6 +97,8 @@ class Library:
     #: Every file of the repo at ``revision`` with its size (Hub only): skill downloads are measured first.
     file_sizes: dict[str, int | None] = field(default_factory=dict, repr=False)
     _files_cache: dict[str, Path] = field(default_factory=dict, repr=False)
+    #: The ``routing`` table (empty when the repo has none).
+    routing: Any = None
     #: Views computed for this commit (figures, leaderboard pages): the data cannot change under them.
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
 
@@ -274,7 +279,11 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
         table="results",
     )
     runs = _read_parquets(list(root.glob(RUNS_GLOB)), None, runs_arrow_schema(), budget=budget, table="runs")
-    aggregates = compute_aggregates(skills, results)
+    from upskill_hub.evals.routing import RoutingRow
+    from upskill_hub.evals.rundir import arrow_schema
+
+    routing = _read_parquets(list(root.glob(ROUTING_GLOB)), None, arrow_schema(RoutingRow), budget=budget, table="routing")
+    aggregates = compute_aggregates(skills, results, runs)
     return Library(
         source=source or str(root),
         revision=revision,
@@ -283,6 +292,7 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
         results=results,
         runs=runs,
         aggregates=aggregates,
+        routing=routing,
         is_local=source is None,
         nbytes=budget.used_bytes,
     )

@@ -37,7 +37,9 @@ MAX_README_BYTES = 1 * MB
 #: What ``snapshot_download`` may fetch: the tables and the card, nothing else.
 #: (``fnmatch``'s ``*`` crosses ``/``: ``data/results/*.parquet`` also selects the per-Job files
 #: ``data/results/<run_id>/shard-<i>.parquet`` of a sharded run, and they count against the bounds.)
-ALLOW_PATTERNS = ["data/skills/*.parquet", "data/results/*.parquet", "data/runs/*.parquet", "README.md"]
+ALLOW_PATTERNS = [
+    "data/skills/*.parquet", "data/results/*.parquet", "data/runs/*.parquet", "data/routing/*.parquet", "README.md",
+]  # fmt: skip
 
 
 def plan_download(repo: str, listing: Iterable[tuple[str, int | None]]) -> list[str]:

@@ -80,7 +80,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
     import gradio as gr
     import pandas as pd
 
-    from upskill_hub.space import answers, charts, data, render, session, views
+    from upskill_hub.space import answers, charts, data, render, routing_view, session, views
 
     operator_repo = (repo or default_repo(Path(app_dir) if app_dir else None)).strip()
 
@@ -223,6 +223,22 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             return data.read_skill_file(get_lib(source), name, rel)
         except UpskillError as exc:
             return f"Error: {redact(str(exc))}"
+
+    def on_routing_tab(source: str):
+        try:
+            lib = get_lib(source)
+        except UpskillError as exc:
+            return gr.update(choices=[], value=None), charts.empty(f"Error: {redact(str(exc))}")
+        models = routing_view.routing_models(lib)
+        model = models[0] if models else None
+        return gr.update(choices=models, value=model), on_routing(source, model)
+
+    def on_routing(source: str, model: str | None):
+        try:
+            lib = get_lib(source)
+            return lib.cached(("routing", model), lambda: routing_view.routing_html(lib, model))
+        except UpskillError as exc:
+            return charts.empty(f"Error: {redact(str(exc))}")
 
     def on_leaderboard(source: str, sort_by: str, query: str):
         try:
@@ -413,6 +429,9 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     "Lift = with-skill minus baseline pass rate in percentage points, paired over test cases, "
                     "with a 95% interval (Tango's paired score interval, as in the CLI); `–` = not measured."
                 )
+            with gr.Tab("Routing", id="routing") as routing_tab:
+                routing_model = gr.Dropdown([], label="Model", elem_id="routing-model")
+                routing_view_html = gr.HTML(charts.empty(routing_view.NO_ROUTING), elem_id="routing")
             with gr.Tab("Evaluate", id="evaluate"):
                 with gr.Row():
                     mode = gr.Radio(
@@ -521,6 +540,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         lb_sort.change(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name="leaderboard")
         lb_tab.select(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name=False)  # built when first shown
         lb_query.change(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name=False, trigger_mode="always_last")
+        routing_tab.select(on_routing_tab, [repo_box], [routing_model, routing_view_html], api_name=False)
+        routing_model.input(on_routing, [repo_box, routing_model], [routing_view_html], api_name="routing")
     _launch_defaults(demo)
     return demo
 

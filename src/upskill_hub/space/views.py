@@ -20,10 +20,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from upskill_hub.space.data import Library
 
 #: Key columns first (they must fit 1280 px with no horizontal scroll); the description last, one line.
-BROWSE_HEADERS = ["name", "best lift [95% CI]", "best model", "tests", "tokens", "results", "description"]
+BROWSE_HEADERS = [
+    "name", "best lift [95% CI]", "best model", "tests", "tokens", "results", "triggers (recall / false)",
+    "description",
+]  # fmt: skip
 #: Widths for the browse table, in the order of BROWSE_HEADERS: they add up to 100%, so the
 #: description is cut (one line) instead of widening the table. Phones: see charts.CSS.
-BROWSE_WIDTHS = ["16%", "14.5%", "12%", "6.5%", "7%", "7.5%", "36.5%"]
+BROWSE_WIDTHS = ["15%", "14%", "11.5%", "6%", "6.5%", "7%", "10%", "30%"]
 SORTS = {
     "name": ("name", True),
     "best lift": ("best_lift", False),
@@ -64,7 +67,10 @@ def search_skills(
 
 def browse_table(rows: pd.DataFrame) -> list[list[Any]]:
     """Display rows for the skills table (columns preformatted in the aggregates)."""
-    cols = ["name", "best_lift_text", "best_model_text", "n_cases", "token_estimate", "n_results", "short_description"]
+    cols = [
+        "name", "best_lift_text", "best_model_text", "n_cases", "token_estimate", "n_results", "triggers_text",
+        "short_description",
+    ]  # fmt: skip
     return rows[cols].to_numpy().tolist()
 
 
@@ -234,4 +240,40 @@ def skill_summary_markdown(lib: Library, name: str) -> str:
         f"{int(row['n_cases'])} test cases · {int(agg_row['n_results'])} result rows"
         + (f" · licence {escape(str(row['license']))}" if isinstance(row.get("license"), str) and row["license"] else ""),
     ]
+    lines += trigger_markdown(lib.aggregates, name)
     return "\n".join(lines)
+
+
+def trigger_markdown(agg: Aggregates, name: str) -> list[str]:
+    """The skill page's trigger table: per model, how often the description made it load the skill."""
+    from upskill_hub.space.render import escape
+
+    trig = agg.triggers
+    if trig is None or not len(trig):
+        return []
+    mine = trig[trig["skill_name"] == name]
+    if not len(mine):
+        return []
+
+    def cell(rate, lo, hi, k, n) -> str:
+        if _isnan(rate) or not n or _isnan(n):
+            return "–"
+        return f"{fmt_rate(float(rate), lo, hi)} ({int(k)}/{int(n)})"
+
+    lines = [
+        "",
+        f"### Triggering (run `{escape(str(mine['run_id'].iloc[0]))}`)",
+        "Does the description make the model load the skill? Recall on queries that should trigger it, "
+        "false triggers on queries that should not (95% Wilson intervals).",
+        "",
+        "| model | trigger recall | false triggers | F1 |",
+        "|---|---|---|---|",
+    ]
+    for t in mine.sort_values("model", kind="stable").itertuples(index=False):
+        f1 = "–" if _isnan(t.f1) else f"{float(t.f1):.2f}"
+        lines.append(
+            f"| {escape(str(t.model)).replace('|', '&#124;')} | "
+            f"{cell(t.recall, t.recall_ci_low, t.recall_ci_high, t.triggered_should, t.n_should)} | "
+            f"{cell(t.false_trigger_rate, t.fpr_ci_low, t.fpr_ci_high, t.triggered_should_not, t.n_should_not)} | {f1} |"
+        )
+    return lines
