@@ -31,13 +31,18 @@ SKILLS_LIST_AGENT = (
     "greeting\t03040344685f\t40\t3\ttrue\tgreeting\tGreets with BANANA. Use when greeting.\n"
     "second\tf492d4ed7532\t39\t3\ttrue\tsecond\tGreets with BANANA. Use when greeting.\n"
 )
-SKILLS_LIST_QUIET = "Broken Name\ngreeting\nsecond\n"
+SKILLS_LIST_QUIET = "broken\ngreeting\nsecond\n"  # one line per skill folder (same-named skills stay distinct)
 VALIDATE_AGENT = (
     "path\tvalid\tname\tversion\ttests\tproblem_text\n"
     "skills/broken\tfalse\tBroken Name\t8c9d6b79bc51\t0\terror: skills/broken: name: 'Broken Name' has capitals; "
     "use lowercase letters, digits and '-'; error: skills/broken: description: missing (required)\n"
-    "skills/greeting\ttrue\tgreeting\t03040344685f\t3\t\n"
-    "skills/second\ttrue\tsecond\tf492d4ed7532\t3\t\n"
+    # Two skills validated together with the same description: each gets the library warning.
+    "skills/greeting\ttrue\tgreeting\t03040344685f\t3\twarning: skills/greeting: description: nearly the same as the "
+    "description of 'second' (100% of the content words shared): an agent cannot tell them apart, so one will take "
+    "the other's queries\n"
+    "skills/second\ttrue\tsecond\tf492d4ed7532\t3\twarning: skills/second: description: nearly the same as the "
+    "description of 'greeting' (100% of the content words shared): an agent cannot tell them apart, so one will take "
+    "the other's queries\n"
 )
 VALIDATE_QUIET = "skills/greeting\nskills/second\n"
 EVAL_AGENT = (
@@ -46,9 +51,11 @@ EVAL_AGENT = (
 )
 EVAL_QUIET = "RUN_ID\n"
 RUNS_AGENT = (
-    "run_id\tstatus\tskill_name\tmodel\tcondition\tn\tpassed\terrors\tpass_rate\tlift\tlift_ci_low\tlift_ci_high\tp_value\n"
-    "RUN_ID\tcomplete\tgreeting\tm\tbaseline\t3\t1\t0\t0.3333\t0.3333\t-0.5477\t0.8747\t0.6171\n"
-    "RUN_ID\tcomplete\tgreeting\tm\twith_skill\t3\t2\t0\t0.6667\t0.3333\t-0.5477\t0.8747\t0.6171\n"
+    # New columns are appended, so an agent reading the old ones by position still works.
+    "run_id\tstatus\tskill_name\tmodel\tcondition\tn\tpassed\terrors\tpass_rate\tlift\tlift_ci_low\tlift_ci_high\tp_value"
+    "\tassertions_passed\tassertions_total\treason\tmode\ttrigger_recall\tfalse_trigger_rate\n"
+    "RUN_ID\tcomplete\tgreeting\tm\tbaseline\t3\t1\t0\t0.3333\t0.3333\t-0.5477\t0.8747\t0.6171\t\t\t\tinject\t\t\n"
+    "RUN_ID\tcomplete\tgreeting\tm\twith_skill\t3\t2\t0\t0.6667\t0.3333\t-0.5477\t0.8747\t0.6171\t\t\t\tinject\t\t\n"
 )
 RUNS_QUIET = "RUN_ID\n"
 
