@@ -28,6 +28,9 @@ MAX_STDOUT_BYTES = 32 * 1024 * 1024
 TAIL_BYTES = 16 * 1024
 #: Seconds between SIGTERM and SIGKILL of a process group.
 KILL_GRACE_S = 2.0
+#: Seconds to finish reading the pipes once the group is dead: a helper that left the group
+#: (``setsid``) may hold them open forever, and must not hold the call with them.
+PIPE_DRAIN_S = 5.0
 
 
 @dataclass
@@ -52,30 +55,27 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
         os.killpg(pgid, sig)
 
 
-async def _read_all(stream: asyncio.StreamReader, limit: int) -> tuple[bytes, bool]:
-    chunks: list[bytes] = []
-    size = 0
-    truncated = False
-    while True:
-        block = await stream.read(65536)
-        if not block:
-            return b"".join(chunks), truncated
-        if size < limit:
-            keep = block[: limit - size]
-            chunks.append(keep)
-            size += len(keep)
-            truncated = truncated or len(keep) < len(block)
-        else:
-            truncated = True
+class _Sink:
+    """Bytes read from a pipe so far: kept when the reader has to be abandoned."""
 
+    def __init__(self, limit: int, tail: bool) -> None:
+        self.limit, self.tail = limit, tail
+        self.data = b""
+        self.truncated = False
 
-async def _read_tail(stream: asyncio.StreamReader, limit: int) -> bytes:
-    tail = b""
-    while True:
-        block = await stream.read(65536)
-        if not block:
-            return tail
-        tail = (tail + block)[-limit:]
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while True:
+            block = await stream.read(65536)
+            if not block:
+                return
+            if self.tail:
+                self.data = (self.data + block)[-self.limit :]
+            elif len(self.data) < self.limit:
+                keep = block[: self.limit - len(self.data)]
+                self.data += keep
+                self.truncated = self.truncated or len(keep) < len(block)
+            else:
+                self.truncated = True
 
 
 async def _stop_group(proc: asyncio.subprocess.Process) -> None:
@@ -113,8 +113,8 @@ async def run_process(
         start_new_session=True,  # its own process group: killable as a whole
     )
     assert proc.stdout is not None and proc.stderr is not None
-    out_task = asyncio.ensure_future(_read_all(proc.stdout, MAX_STDOUT_BYTES))
-    err_task = asyncio.ensure_future(_read_tail(proc.stderr, TAIL_BYTES))
+    out, err = _Sink(MAX_STDOUT_BYTES, tail=False), _Sink(TAIL_BYTES, tail=True)
+    readers = [asyncio.ensure_future(out.drain(proc.stdout)), asyncio.ensure_future(err.drain(proc.stderr))]
     timed_out = False
     try:
         if stdin is not None and proc.stdin is not None:
@@ -129,17 +129,18 @@ async def run_process(
         # The leader is done (or out of time); helpers it left behind die with the group.
         await _stop_group(proc)
         # Pipes close once every writer of the group is gone.
-        (stdout, truncated), stderr_tail = await asyncio.gather(out_task, err_task)
+        await asyncio.wait(readers, timeout=PIPE_DRAIN_S)
     except BaseException:
         await asyncio.shield(_stop_group(proc))
-        out_task.cancel()
-        err_task.cancel()
         raise
+    finally:
+        for r in readers:
+            r.cancel()
     return ProcessResult(
         returncode=None if timed_out else proc.returncode,
-        stdout=stdout,
-        stderr_tail=stderr_tail,
+        stdout=out.data,
+        stderr_tail=err.data,
         timed_out=timed_out,
         elapsed_s=time.perf_counter() - t0,
-        truncated=truncated,
+        truncated=out.truncated,
     )
