@@ -41,12 +41,12 @@ class Gemini(Adapter):
 
     def parse(self, stdout: str) -> ParsedRun:
         text = stdout.strip()
-        if text.startswith("{") and "\n" not in text.strip():
+        if text.startswith("{"):  # `--output-format json` prints one (indented) object
             try:
                 obj = safejson.loads(text)
             except ValueError:
                 obj = None
-            if isinstance(obj, dict) and ("response" in obj or "stats" in obj or "error" in obj):
+            if isinstance(obj, dict) and "type" not in obj and ({"response", "stats", "error"} & set(obj)):
                 return self._parse_json(obj)
         return self._parse_stream(json_events(stdout, self.name))
 
