@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -146,3 +147,31 @@ def test_environment_is_allow_listed(agents_env, widget_skill, tmp_path, monkeyp
     assert env["HOME"] != os.environ["HOME"] and "/home" in env["HOME"]  # HOME inside the workspace
     with pytest.raises(UpskillError, match="--agent-env NOT_SET_ANYWHERE: not set in this environment"):
         run_eval(widget_skill, [], _options(tmp_path, ["claude-code"], agent_env=["NOT_SET_ANYWHERE"]))
+
+
+def test_ctrl_c_on_the_cli_kills_the_agent_process_group(agents_env, widget_skill, tmp_path):
+    """SIGINT to `upskill-hub eval` (Ctrl-C) while an agent runs: the agent and its helper die too."""
+    import signal
+    import subprocess
+
+    pidfile = tmp_path / "pids"
+    cmd = [sys.executable, "-c", "from upskill_hub.cli.app import entry; entry()", "eval", str(widget_skill),
+           "--agent", "claude-code", "--agent-env", "FAKE_AGENT_MODE=hang", "--agent-env", f"FAKE_AGENT_PIDFILE={pidfile}",
+           "--no-baseline", "--no-plots", "-o", str(tmp_path / "runs"), "--cache-dir", str(tmp_path / "cache"),
+           "--concurrency", "1"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the agent never started"
+            time.sleep(0.05)
+        pids = [int(p) for p in pidfile.read_text().split()]
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode != 0
+    assert _wait_gone(pids) == []
