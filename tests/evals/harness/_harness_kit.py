@@ -46,6 +46,10 @@ CASES = {
 
 
 def script(system: str, messages: list[dict[str, str]], params: dict) -> str:
+    if "impartial grader" in system:  # llm-rubric: the judge passes answers that name the code
+        return '{"pass": %s, "reason": "checked"}' % (
+            "true" if "WX-42" in messages[-1]["content"] else "false"
+        )
     if "SKILL-MARKER" in system:
         return "The widget code is WX-42.\nWRITE out/report.md: widget WX-42 in stock"
     return "I do not know the widget code."

@@ -187,3 +187,21 @@ def test_cli_eval_with_agents(agents_env, widget_skill, tmp_path, capsys, monkey
         ["eval", str(widget_skill), "--agent", "codex", "--jobs", "2", "--repo", "a/b"], capsys, monkeypatch
     )
     assert code != 0 and "--agent cannot be combined with --jobs" in err
+
+
+def test_llm_rubric_on_agent_answers_needs_a_judge_model(
+    agents_env, widget_skill, tmp_path, llm, monkeypatch
+):
+    tests = tmp_path / "tests.json"
+    tests.write_text(json.dumps({"cases": [{"id": "c", "input": "Produce the inventory report for the widget.",
+                                            "assert": [{"type": "llm-rubric", "value": "names the widget code"}]}]}))  # fmt: skip
+    opts = EvalOptions(agents=["gemini"], cases=tests, output_dir=tmp_path / "runs", cache_dir=tmp_path / "cache",
+                       plots=False)  # fmt: skip
+    with pytest.raises(UpskillError, match="llm-rubric assertions need a judge: pass --judge MODEL"):
+        run_eval(widget_skill, [], opts)
+    opts.judge = f"openai-compatible:scripted-model@{llm.openai_base_url}"
+    result = run_eval(widget_skill, [], opts)
+    by = {r.condition: r for r in result.rows}
+    assert by["with_skill"].passed is True and by["baseline"].passed is False
+    assert json.loads(by["with_skill"].assertion_details)[0]["judge_model"].endswith("scripted-model")
+    assert result.stats.judge_calls == 2

@@ -81,8 +81,12 @@ class HarnessOutcome:
 
 
 def call_id(label: str, condition: str, case_id: str, repeat: int) -> str:
-    """A folder name for one call's artifacts (labels hold ':' and '/')."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{label}__{condition}__{case_id}__r{repeat}")
+    """A folder name for one call's artifacts (labels hold ':' and '/'); long ones end in a hash."""
+    cid = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{label}__{condition}__{case_id}__r{repeat}")
+    if len(cid) > 120:  # file names are limited to 255 bytes
+        digest = hashlib.sha256(f"{label}\0{condition}\0{case_id}\0{repeat}".encode()).hexdigest()[:12]
+        cid = f"{cid[:100]}-{digest}"
+    return cid
 
 
 def agent_params(agent: AgentClient) -> str:
