@@ -155,3 +155,15 @@ def test_models_and_agents_in_one_run(agents_env, widget_skill, tmp_path, llm):
 
     with pytest.raises(UpskillError, match="grades an agent's workspace"):
         run_eval(widget_skill, ["openai:scripted-model"], _options(tmp_path, agents=["codex"]))
+
+
+def test_an_installed_skill_the_agent_does_not_load_is_not_triggered(agents_env, widget_skill, tmp_path):
+    tests = tmp_path / "tests.json"
+    tests.write_text(json.dumps({"cases": [{"id": "hello", "input": "Say hello to Bob.",
+                                            "assert": [{"type": "contains", "value": "hello"}]}]}))  # fmt: skip
+    result = run_eval(widget_skill, [], _options(tmp_path, agents=["claude-code", "opencode"], cases=tests))
+    for r in result.rows:
+        assert r.error is None and r.triggered is False and json.loads(r.loaded) == [] and r.tool_calls == 0
+    by = {(r.model, r.condition): r for r in result.rows}
+    # Not loaded, so the skill cost nothing: the same tokens with and without it.
+    assert by[("claude-code", "with_skill")].input_tokens == by[("claude-code", "baseline")].input_tokens
