@@ -175,3 +175,18 @@ def test_ctrl_c_on_the_cli_kills_the_agent_process_group(agents_env, widget_skil
             proc.communicate()
     assert proc.returncode != 0
     assert _wait_gone(pids) == []
+
+
+def test_a_key_the_cli_echoes_never_reaches_rows_or_artifacts(
+    agents_env, widget_skill, tmp_path, monkeypatch
+):
+    key = "AIzaSyPlainLookingGeminiKey0123456789"  # no token pattern matches it: masked as a passed value
+    monkeypatch.setenv("GEMINI_API_KEY", key)
+    result = run_eval(widget_skill, [], _options(tmp_path, ["gemini"], agent_env=["FAKE_AGENT_MODE=leak"]))
+    for r in result.rows:
+        assert r.error and "exited with code 41" in r.error and "Error authenticating with key ***" in r.error
+        assert key not in r.error
+    for f in (result.run_dir / "agents").rglob("*"):
+        if f.is_file():
+            assert key not in f.read_text()
+    assert key not in (result.run_dir / "results.jsonl").read_text()

@@ -155,13 +155,15 @@ def skill_usage(run: ParsedRun) -> tuple[list[str], list[str]]:
 
 
 def _error(agent: AgentClient, msg: str, case: Case, **kw: Any) -> HarnessOutcome:
+    """An error outcome; the message is one line with the passed variables' values masked."""
+    secrets = [v for v in agent.passed_env.values() if v]
     return HarnessOutcome(
         passed=None,
         assertions_passed=0,
         assertions_total=len(case.asserts),
         assertion_details="[]",
         output="",
-        error=redact(" ".join(f"{agent.model} ({agent.version}): {msg}".split()))[:1000],
+        error=redact(" ".join(f"{agent.model} ({agent.version}): {msg}".split()), extra=secrets)[:1000],
         params=agent_params(agent),
         **kw,
     )

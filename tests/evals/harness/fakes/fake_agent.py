@@ -16,7 +16,7 @@ Each executable the tests put on PATH runs ``main(<cli>)``. Like the real CLI it
 Behaviour switches (passed by the harness only through ``--agent-env``):
 ``FAKE_AGENT_MODE=hang`` starts a helper process, writes both pids to
 ``FAKE_AGENT_PIDFILE`` and never ends; ``FAKE_AGENT_MODE=garbage`` prints text that is not
-the CLI's format; ``FAKE_AGENT_VERSION`` changes what ``--version`` says;
+the CLI's format; ``FAKE_AGENT_MODE=leak`` fails, echoing its key on stderr; ``FAKE_AGENT_VERSION`` changes what ``--version`` says;
 ``FAKE_AGENT_ENV_DUMP`` names a file receiving the environment the CLI got.
 """
 
@@ -107,7 +107,12 @@ def ask_model(cli: str, model: str, system: str, prompt: str) -> tuple[str, int,
     if cli == "claude":
         data = post(
             os.environ["ANTHROPIC_BASE_URL"].rstrip("/") + "/v1/messages",
-            {"model": model, "max_tokens": 1024, "system": system, "messages": [{"role": "user", "content": prompt}]},
+            {
+                "model": model,
+                "max_tokens": 1024,
+                "system": system,
+                "messages": [{"role": "user", "content": prompt}],
+            },
             {"x-api-key": os.environ.get("ANTHROPIC_API_KEY", ""), "anthropic-version": "2023-06-01"},
         )
         text = "".join(b.get("text", "") for b in data["content"])
@@ -116,10 +121,17 @@ def ask_model(cli: str, model: str, system: str, prompt: str) -> tuple[str, int,
     key = os.environ.get("GEMINI_API_KEY" if cli == "gemini" else "OPENAI_API_KEY", "")
     data = post(
         base.rstrip("/") + "/chat/completions",
-        {"model": model, "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}]},
+        {
+            "model": model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+        },
         {"authorization": f"Bearer {key}"},
     )
-    return data["choices"][0]["message"]["content"], data["usage"]["prompt_tokens"], data["usage"]["completion_tokens"]
+    return (
+        data["choices"][0]["message"]["content"],
+        data["usage"]["prompt_tokens"],
+        data["usage"]["completion_tokens"],
+    )
 
 
 def hang() -> None:
@@ -171,6 +183,10 @@ def main(cli: str) -> None:
     if mode == "hang":
         hang()
         return
+    if mode == "leak":  # an auth failure that echoes the key, as some CLIs do
+        key = os.environ.get("GEMINI_API_KEY") or os.environ.get("ANTHROPIC_API_KEY", "")
+        print(f"Error authenticating with key {key}: 401", file=sys.stderr)
+        sys.exit(41)
     if mode == "garbage":
         print("Welcome to the agent! Press any key to continue.\n\x1b[32m>\x1b[0m ready")
         return
@@ -205,7 +221,9 @@ def claude_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> N
     calls = []
     if picked is not None:
         calls.append(("Skill", {"skill": picked[0]}, f"Launching skill: {picked[0]}"))
-    calls += [("Write", {"file_path": str(Path.cwd() / p), "content": t}, f"File created: {p}") for p, t in writes]
+    calls += [
+        ("Write", {"file_path": str(Path.cwd() / p), "content": t}, f"File created: {p}") for p, t in writes
+    ]
     result = {
         "type": "result", "subtype": "success", "is_error": False, "duration_ms": ms, "duration_api_ms": ms,
         "num_turns": 1 + len(calls), "result": answer, "session_id": sid,
@@ -254,7 +272,12 @@ def codex_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> No
               "changes": [{"path": str(Path.cwd() / path), "kind": "add"}], "status": "completed"}})  # fmt: skip
         n += 1
     emit({"type": "item.completed", "item": {"id": f"item_{n}", "type": "agent_message", "text": answer}})
-    emit({"type": "turn.completed", "usage": {"input_tokens": n_in, "cached_input_tokens": 0, "output_tokens": n_out}})
+    emit(
+        {
+            "type": "turn.completed",
+            "usage": {"input_tokens": n_in, "cached_input_tokens": 0, "output_tokens": n_out},
+        }
+    )
 
 
 def gemini_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> None:
