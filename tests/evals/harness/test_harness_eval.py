@@ -18,7 +18,7 @@ def _options(tmp_path, **kw) -> EvalOptions:
     harness = kw.pop("harness", HarnessOptions(timeout=60))
     return EvalOptions(
         agents=kw.pop("agents", AGENTS), output_dir=tmp_path / "runs", cache_dir=tmp_path / "cache",
-        plots=False, concurrency=2, harness=harness, **kw,
+        plots=False, concurrency=kw.pop("concurrency", 2), harness=harness, **kw,
     )  # fmt: skip
 
 
@@ -167,3 +167,8 @@ def test_an_installed_skill_the_agent_does_not_load_is_not_triggered(agents_env,
     by = {(r.model, r.condition): r for r in result.rows}
     # Not loaded, so the skill cost nothing: the same tokens with and without it.
     assert by[("claude-code", "with_skill")].input_tokens == by[("claude-code", "baseline")].input_tokens
+
+
+def test_concurrency_bounds_the_agent_processes(agents_env, widget_skill, tmp_path, llm):
+    run_eval(widget_skill, [], _options(tmp_path, agents=["codex"], concurrency=1, use_cache=False, runs=2))
+    assert llm.calls == 8 and llm.max_in_flight == 1  # one agent process at a time
