@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub import limits, safejson
-from upskill_hub.fsutil import FileRefused, read_capped
+from upskill_hub.errors import UpskillError
+from upskill_hub.fsutil import FileRefused, check_relpath, read_capped
 
 SCHEMA_VERSION = 1
 
@@ -48,7 +49,17 @@ ASSERTION_TYPES: dict[str, str] = {
     "json-schema": "schema",
     "starts-with": "str",
     "llm-rubric": "str",
+    # Workspace checks (agent harness runs only): on the files the agent left behind.
+    "file-exists": "path",
+    "file-contains": "path-text",
+    "command": "command",
 }
+
+#: Assertion types graded on an agent's workspace, not on its answer (``--agent`` runs only).
+WORKSPACE_TYPES = frozenset({"file-exists", "file-contains", "command"})
+#: Bounds of a ``command`` check's ``timeout`` (seconds).
+COMMAND_TIMEOUT_DEFAULT = 60.0
+COMMAND_TIMEOUT_MAX = 3600.0
 
 SPLITS = ("train", "holdout")
 
@@ -97,6 +108,11 @@ class Assertion:
     #: for ``--judge`` instead of letting the model under test grade itself.
     judge_required: bool = False
 
+    #: ``file-exists`` / ``file-contains``: the file, relative to the agent's workspace.
+    path: str | None = None
+    #: ``command``: seconds before the command is killed (and fails).
+    timeout: float | None = None
+
     @property
     def ignore_case(self) -> bool:
         """Whether text matching ignores case (``icontains`` always does)."""
@@ -104,12 +120,16 @@ class Assertion:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
+        if self.path is not None:
+            out["path"] = self.path
         if self.value is not None:
             out["value"] = self.value
         if self.judge:
             out["judge"] = self.judge
         if self.case_sensitive is not None:
             out["case_sensitive"] = self.case_sensitive
+        if self.timeout is not None:
+            out["timeout"] = self.timeout
         return out
 
 
@@ -122,11 +142,15 @@ class Case:
     asserts: tuple[Assertion, ...]
     split: str = "train"
     description: str = ""
+    #: Input files ``(relative path, text)`` put in an agent's workspace before it runs.
+    files: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "input": self.input}
         if self.description:
             out["description"] = self.description
+        if self.files:
+            out["files"] = dict(self.files)
         out["split"] = self.split
         out["assert"] = [a.to_dict() for a in self.asserts]
         return out
@@ -238,6 +262,20 @@ def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
         except ValueError as exc:
             raise CasesError(where, f"regex {value[:200]!r} does not compile: {exc}") from None
         return value
+    if kind == "path":
+        if value is not None:
+            raise CasesError(where, f"'{atype}' takes 'path', not 'value'")
+        return None
+    if kind == "path-text":
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+            return list(value)
+        raise CasesError(where, f"'{atype}' needs 'path' and a 'value' (a string or a list of strings)")
+    if kind == "command":
+        if not isinstance(value, str) or not value.strip():
+            raise CasesError(where, "'command' needs a shell command string as 'value'")
+        return value
     if kind == "schema":
         from upskill_hub.guarded import check_schema
 
@@ -263,7 +301,7 @@ def parse_assertion(raw: Any, where: str, default_case_sensitive: bool | None = 
     if atype not in ASSERTION_TYPES:
         known = ", ".join(ASSERTION_TYPES)
         raise CasesError(where, f"unknown assertion type {atype!r} (known: {known})")
-    unknown = set(raw) - {"type", "value", "judge", "case_sensitive"}
+    unknown = set(raw) - {"type", "value", "judge", "case_sensitive", "path", "timeout"}
     if unknown:
         raise CasesError(where, f"unknown assertion keys: {', '.join(sorted(unknown))}")
     value = _check_value(ASSERTION_TYPES[atype], atype, raw.get("value"), where)
@@ -280,7 +318,49 @@ def parse_assertion(raw: Any, where: str, default_case_sensitive: bool | None = 
             )
     if atype not in CASE_AWARE_TYPES:
         case_sensitive = None
-    return Assertion(type=atype, value=value, judge=judge, case_sensitive=case_sensitive)
+    path = _check_path(atype, raw.get("path"), where)
+    timeout = _check_timeout(atype, raw.get("timeout"), where)
+    return Assertion(
+        type=atype, value=value, judge=judge, case_sensitive=case_sensitive, path=path, timeout=timeout
+    )
+
+
+def _check_path(atype: str, path: Any, where: str) -> str | None:
+    """``path`` of a file check: relative, inside the workspace (no ``..``, no absolute path)."""
+    if ASSERTION_TYPES[atype] not in ("path", "path-text"):
+        if path is not None:
+            raise CasesError(where, f"'path' is only for file-exists and file-contains, not '{atype}'")
+        return None
+    if not isinstance(path, str) or not path:
+        raise CasesError(where, f"'{atype}' needs 'path': a file relative to the agent's workspace")
+    try:
+        return check_relpath(path)
+    except UpskillError as exc:
+        raise CasesError(where, str(exc)) from None
+
+
+def _check_timeout(atype: str, timeout: Any, where: str) -> float | None:
+    if timeout is None:
+        return None
+    if atype != "command":
+        raise CasesError(where, f"'timeout' is only for 'command', not '{atype}'")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= COMMAND_TIMEOUT_MAX:
+        raise CasesError(where, f"'timeout' must be a number of seconds in (0, {COMMAND_TIMEOUT_MAX:g}]")
+    return float(timeout)
+
+
+def _parse_files(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """A case's input ``files``: ``{"relative/path": "text"}``, every path inside the workspace."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise CasesError(where, "must map relative file paths to their text")
+    for name in raw:
+        try:
+            check_relpath(name)
+        except UpskillError as exc:
+            raise CasesError(where, str(exc)) from None
+    return tuple(raw.items())
 
 
 def _expected_to_assertions(expected: Any, where: str) -> list[Assertion]:
@@ -366,7 +446,7 @@ def parse_case(raw: Any, index: int, where: str = "cases") -> Case:
     text = raw.get("input")
     if not isinstance(text, str) or not text.strip():
         raise CasesError(f"{loc}.input", "must be a non-empty string")
-    known = {"id", "input", "assert", "expected", "verifiers", "split", "description", "vars"} | _UPSKILL_CASE_KEYS
+    known = {"id", "input", "assert", "expected", "verifiers", "split", "description", "vars", "files"} | _UPSKILL_CASE_KEYS
     unknown = set(raw) - known
     if unknown:
         raise CasesError(loc, f"unknown case keys: {', '.join(sorted(unknown))}")
@@ -391,7 +471,10 @@ def parse_case(raw: Any, index: int, where: str = "cases") -> Case:
     description = raw.get("description", "")
     if not isinstance(description, str):
         raise CasesError(f"{loc}.description", "must be a string")
-    return Case(id=case_id, input=text, asserts=tuple(asserts), split=split, description=description)
+    files = _parse_files(raw.get("files"), f"{loc}.files")
+    return Case(
+        id=case_id, input=text, asserts=tuple(asserts), split=split, description=description, files=files
+    )
 
 
 #: Largest input file an evals.json entry may attach to its prompt.

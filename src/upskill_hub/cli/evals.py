@@ -136,6 +136,28 @@ def eval_command(
         "--scenarios",
         help="upskill's scenarios file (.upskill/evals.json): run every scenario's skills on its tests.",
     ),
+    agent: list[str] = typer.Option(
+        None, "--agent", "-a",
+        help="Agent CLI to run each case in, repeatable: claude-code, codex, gemini, opencode (optionally :MODEL, "
+        "e.g. claude-code:sonnet) or cmd:'COMMAND {prompt}'. Without --model, only the agents run.",
+        rich_help_panel="Agent harnesses",
+    ),  # fmt: skip
+    agent_env: list[str] = typer.Option(
+        None, "--agent-env", help="Environment variable the agent CLI also gets (NAME or NAME=VALUE), repeatable; "
+        "by default it gets only its provider key.", rich_help_panel="Agent harnesses",
+    ),  # fmt: skip
+    agent_timeout: float = typer.Option(
+        600.0, "--agent-timeout", help="Seconds per agent call before its process group is killed.",
+        rich_help_panel="Agent harnesses",
+    ),  # fmt: skip
+    keep_workspaces: bool = typer.Option(
+        False, "--keep-workspaces", help="Keep each call's workspace (its path is in the run folder's agents/).",
+        rich_help_panel="Agent harnesses",
+    ),  # fmt: skip
+    agent_real_home: bool = typer.Option(
+        False, "--agent-real-home", help="Run agents with your real HOME (subscription logins); refused while a "
+        "user-level skill of the same name exists.", rich_help_panel="Agent harnesses",
+    ),  # fmt: skip
 ) -> None:
     """Measure whether a skill helps: run each case with and without the skill and compare.
 
@@ -143,6 +165,7 @@ def eval_command(
     """
     from upskill_hub.cli import compare as cmp
     from upskill_hub.evals.api import EvalOptions, run_eval
+    from upskill_hub.evals.harness import HarnessOptions
     from upskill_hub.evals.report import print_report
 
     out = printer(fmt, as_json)
@@ -178,6 +201,8 @@ def eval_command(
         )  # fmt: skip
     elif repo is not None:
         raise UpskillError("--repo is for runs on Hugging Face Jobs: add --jobs N (or push a local run with `push`)")
+    if jobs is not None and agent:
+        raise UpskillError("agent CLIs run on this machine only: --agent cannot be combined with --jobs")
     if device is not None:
         set_local_device(device)
     progress = _progress()
@@ -220,6 +245,11 @@ def eval_command(
             plots=not no_plots,
             timeout=timeout,
             max_retries=retries,
+            agents=agent or (),
+            harness=HarnessOptions(
+                timeout=agent_timeout, agent_env=agent_env or [], keep_workspaces=keep_workspaces,
+                real_home=agent_real_home,
+            ),  # fmt: skip
         )
         if sharded is not None:
             from upskill_hub.cli import eval_jobs
@@ -228,7 +258,7 @@ def eval_command(
                 skill, model or ["local"], eval_options, sharded, resume=resume, console=err_console, chatty=chatty
             )
         else:
-            result = run_eval(skill, model or ["local"], eval_options)
+            result = run_eval(skill, model or ([] if agent else ["local"]), eval_options)
     finally:
         if task is not None:
             progress.stop()

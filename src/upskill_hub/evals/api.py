@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub import __version__
-from upskill_hub.cases import Case, CasesError, load_cases_file
+from upskill_hub.cases import WORKSPACE_TYPES, Case, CasesError, load_cases_file
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.evals.assertions import needs_judge, requires_explicit_judge
 from upskill_hub.evals.cache import ResponseCache, default_cache_dir
+from upskill_hub.evals.harness import AgentClient, HarnessOptions, prepare_agents
 from upskill_hub.evals.runner import EvalPlan, ExecStats, Runner, conditions_for, new_run_id
 from upskill_hub.evals.schema import ResultRow, RunSummary
 from upskill_hub.evals.sharding import ShardTarget
@@ -65,6 +66,11 @@ class EvalOptions:
     #: Run only this shard's calls of a run planned elsewhere (a Hugging Face Job; see
     #: :mod:`upskill_hub.evals.sharding`): the plan must have the launcher's fingerprint.
     shard: ShardTarget | None = None
+    #: Agent CLIs to evaluate the skill in (``--agent``: ``claude-code[:MODEL]``, ``codex``,
+    #: ``gemini``, ``opencode``, ``cmd:'TEMPLATE'``); see :mod:`upskill_hub.evals.harness`.
+    agents: Sequence[str] = ()
+    #: How agent calls run (timeout, ``--agent-env``, workspaces, ``command`` checks).
+    harness: HarnessOptions = field(default_factory=HarnessOptions)
 
 
 @dataclass
@@ -221,7 +227,7 @@ async def prepare_eval(
         raise UpskillError(f"--runs must be at least 1, got {runs}")
     if concurrency is not None and concurrency < 1:
         raise UpskillError(f"--concurrency must be at least 1, got {concurrency}")
-    if not model_specs:
+    if not model_specs and not o.agents:
         model_specs = ("local",)
     the_cases = resolve_cases(skill, o.cases)
     if judge is None and requires_explicit_judge(the_cases):
@@ -230,6 +236,10 @@ async def prepare_eval(
             "criteria): pass --judge MODEL to grade them (they are never skipped)"
         )
     gen = _make_params(o.params)
+    _check_workspace_cases(the_cases, bool(model_specs), bool(o.agents), o.harness)
+    if o.agents and o.shard is not None:
+        raise UpskillError("agent CLIs run on this machine only: --agent cannot run on Hugging Face Jobs")
+    agents = prepare_agents(list(o.agents), skill, o.harness) if o.agents else []
 
     clients = _clients_for(
         model_specs, base_url, timeout=timeout, max_retries=max_retries, connections=concurrency
@@ -241,6 +251,8 @@ async def prepare_eval(
         wanted = needs_judge(the_cases)
         judge_label = None
         if wanted:
+            if judge is None and not clients:
+                raise UpskillError("llm-rubric assertions need a judge: pass --judge MODEL (agents cannot judge)")
             default_judge = judge if judge is not None else clients[0]
             jspecs: dict[str | None, str | ModelClient] = {None: default_judge}
             jspecs.update({w: w for w in wanted if w is not None})
@@ -262,14 +274,30 @@ async def prepare_eval(
         skill_name=skill.name,
         skill_version=skill.version,
         skill_text=skill.prompt_text(),
-        clients=clients,
+        clients=[*clients, *agents],
         cases=the_cases,
         runs=runs,
         conditions=conditions_for(o.include_baseline),
         params=gen,
         judge_label=judge_label,
+        modes=(("inject",) if clients else ()) + (("harness",) if agents else ()),
     )
     return PreparedEval(plan, judges, opened)
+
+
+def _check_workspace_cases(cases: list[Case], models: bool, agents: bool, harness: HarnessOptions) -> None:
+    """Workspace checks need an agent's workspace; ``command`` checks may be switched off (the Space)."""
+    for c in cases:
+        for a in c.asserts:
+            if a.type not in WORKSPACE_TYPES:
+                continue
+            if a.type == "command" and not harness.allow_commands:
+                raise UpskillError(f"case {c.id!r}: 'command' checks are refused here (they run shell commands)")
+            if models or not agents:
+                raise UpskillError(
+                    f"case {c.id!r}: '{a.type}' grades an agent's workspace; evaluate it with --agent only "
+                    "(a --model call has no workspace)"
+                )
 
 
 async def run_eval_async(
@@ -310,7 +338,8 @@ async def run_eval_async(
         # Prices are read before anything is written: a broken price file is a clean error.
         prices = _RunPrices()
         for c in plan.clients:
-            prices.price(c.provider, c.model)
+            if not isinstance(c, AgentClient):  # agents report their own cost, or none
+                prices.price(c.provider, c.model)
         done: list[ResultRow] = []
         if o.shard is not None:
             run_dir, only = _shard_folder(plan, o.shard, output)
@@ -409,6 +438,10 @@ def _shard_folder(plan: EvalPlan, shard: ShardTarget, output: Path) -> tuple[Pat
 def build_summary(plan: EvalPlan, rows: list[ResultRow]) -> RunSummary:
     models = [c.model for c in plan.clients]
     conds, lifts = summarize_rows(rows, models)
+    agents = {c.model for c in plan.clients if isinstance(c, AgentClient)}
+    for stat in [*conds, *lifts]:
+        if stat.model in agents:
+            stat.mode = "harness"
     return RunSummary(
         run_id=plan.run_id,
         timestamp=utc_now(),

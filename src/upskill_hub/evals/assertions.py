@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from upskill_hub import guarded, limits, safejson
-from upskill_hub.cases import CASE_AWARE_TYPES, Assertion, Case
+from upskill_hub.cases import CASE_AWARE_TYPES, WORKSPACE_TYPES, Assertion, Case
 from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ModelClient
 
 #: How much of the answer an evidence snippet shows around a match.
@@ -276,6 +276,9 @@ def parse_verdict(text: str) -> tuple[bool | None, str]:
 #: ``complete(client, system, messages, params) -> Completion``; lets the runner route
 #: judge calls through its response cache.
 JudgeCall = Callable[[ModelClient, str, list[Message], GenerationParams], Awaitable[Completion]]
+#: Grades a workspace assertion (``file-exists``, ``file-contains``, ``command``) on the
+#: files an agent left; see :mod:`upskill_hub.evals.harness.grading`.
+WorkspaceCheck = Callable[[Assertion], Awaitable[AssertionResult]]
 
 
 async def _direct(client: ModelClient, system: str, messages: list[Message], params: GenerationParams) -> Completion:
@@ -329,15 +332,22 @@ async def evaluate_case(
     *,
     judges: dict[str | None, ModelClient] | None = None,
     call: JudgeCall = _direct,
+    workspace: WorkspaceCheck | None = None,
 ) -> CaseOutcome:
     """Run every assertion of ``case`` on ``output``.
 
     ``judges`` maps an assertion's ``judge`` spec (``None`` = the eval's default judge) to
-    a client. Raises :class:`JudgeError` when a needed judge call fails.
+    a client. Raises :class:`JudgeError` when a needed judge call fails. Workspace
+    assertions need ``workspace`` (agent runs); without one they fail with that evidence.
     """
     results: list[AssertionResult] = []
     for a in case.asserts:
-        if a.type == "llm-rubric":
+        if a.type in WORKSPACE_TYPES:
+            if workspace is None:
+                results.append(AssertionResult(a.type, False, "needs an agent workspace (run with --agent)", a.value))
+            else:
+                results.append(await workspace(a))
+        elif a.type == "llm-rubric":
             judge = (judges or {}).get(a.judge) or (judges or {}).get(None)
             if judge is None:
                 raise JudgeError(f"case {case.id!r} has an llm-rubric assertion but no judge model is set")

@@ -38,6 +38,7 @@ from upskill_hub import __version__
 from upskill_hub.cases import Case
 from upskill_hub.evals.assertions import JudgeError, evaluate_case
 from upskill_hub.evals.cache import ResponseCache, cache_key
+from upskill_hub.evals.harness import AgentClient, HarnessCache, run_agent_call
 from upskill_hub.evals.rundir import ResultsWriter
 from upskill_hub.evals.schema import CONDITIONS, CallKey, PlannedModel, ResultRow, RunPlan
 from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ModelClient
@@ -102,13 +103,17 @@ class EvalPlan:
     modes: tuple[str, ...] = ("inject",)
 
     def calls(self) -> list[PlannedCall]:
-        """Calls interleaved repeat -> case -> model -> mode -> condition, so a partial run is balanced."""
+        """Calls interleaved repeat -> case -> model -> mode -> condition, so a partial run is balanced.
+
+        Agent CLIs run only in ``harness`` mode, and models only in the other modes.
+        """
         return [
             PlannedCall(c, cond, case, r, mode)
             for r in range(self.runs)
             for case in self.cases
             for c in self.clients
             for mode in self.modes
+            if (mode == "harness") == isinstance(c, AgentClient)
             for cond in self.conditions
         ]
 
@@ -177,8 +182,8 @@ class Runner:
         on_row: Callable[[ResultRow], None] | None = None,
         only: set[CallKey] | None = None,
     ) -> None:
-        unsupported = sorted(set(plan.modes) - {"inject"})
-        if unsupported:  # catalog / harness calls are run elsewhere (issues 22 and 23)
+        unsupported = sorted(set(plan.modes) - {"inject", "harness"})
+        if unsupported:  # catalog calls are run elsewhere (issue 22)
             raise ValueError(f"this runner cannot run mode(s) {unsupported}")
         self.plan = plan
         #: Run only the calls with these keys (one shard of a run on Hugging Face Jobs).
@@ -195,6 +200,7 @@ class Runner:
         self._params_dict = plan.params.to_dict()
         self._systems = {c: system_prompt(c, plan.skill_text) for c in plan.conditions}
         self._writer: ResultsWriter | None = None
+        self._harness_cache = HarnessCache(cache.root) if cache is not None else None
         #: The run's rows in ``results.jsonl``'s order, once :meth:`execute` finished.
         self.written: list[ResultRow] = []
 
@@ -263,6 +269,8 @@ class Runner:
             "repeat": call.repeat,
             "split": case.split,
         }
+        if call.mode == "harness":
+            return await self._harness_row(call, base)
         try:
             comp, cached = await self._cached_complete(client, system, messages, plan.params, call.repeat)
         except Exception as exc:  # ModelCallError, or a provider bug: the call failed, not the answer
@@ -303,6 +311,24 @@ class Runner:
             cached=cached,
             finish_reason=comp.finish_reason,
         )
+
+    async def _harness_row(self, call: PlannedCall, base: dict[str, Any]) -> ResultRow:
+        """One agent CLI call (see :mod:`upskill_hub.evals.harness`) as a row."""
+        agent = call.client
+        assert isinstance(agent, AgentClient)
+        try:
+            outcome = await run_agent_call(
+                agent, call.case, call.condition, call.repeat, self.run_dir,
+                judges=self.judges, judge_call=self._judge_call, cache=self._harness_cache,
+                judge_label=self.plan.judge_label,
+            )  # fmt: skip
+            fields = outcome.row_fields()
+        except Exception as exc:  # a workspace or install failure: this call failed, not the run
+            msg = redact(" ".join(f"{agent.model}: {type(exc).__name__}: {exc}".split()))[:1000]
+            fields = {"passed": None, "assertions_passed": 0, "assertions_total": len(call.case.asserts),
+                      "assertion_details": "[]", "output": "", "error": msg}  # fmt: skip
+        base = {**base, "agent": agent.adapter.name, "params": fields.pop("params", base["params"])}
+        return ResultRow(**base, timestamp=utc_now(), **fields)
 
     async def _run_and_record(self, call: PlannedCall) -> ResultRow:
         row = await self._one(call)

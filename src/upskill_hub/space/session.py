@@ -153,6 +153,8 @@ def visitor_cases(skill) -> list:
         )
     out = []
     for c in cases:
+        if any(a.type == "command" for a in c.asserts):  # a visitor's shell command never runs here
+            raise UpskillError(f"case {c.id!r}: 'command' checks run shell commands and are refused in this Space")
         asserts = tuple(dataclasses.replace(a, judge=None) for a in c.asserts)
         out.append(dataclasses.replace(c, asserts=asserts))
     return out
@@ -221,6 +223,7 @@ class EvalSession:
 
         def work() -> None:
             from upskill_hub.evals.api import EvalOptions, run_eval_async
+            from upskill_hub.evals.harness import HarnessOptions
 
             async def run_then_close():  # -> RunResult
                 # The clients' connection pools belong to this event loop: close them in it
@@ -242,6 +245,7 @@ class EvalSession:
                     use_cache=False,  # never share answers (or cache files) between visitors
                     on_row=lambda row: self._queue.put(("row", row)),
                     on_start=lambda total, _done: self._queue.put(("start", total)),
+                    harness=HarnessOptions(allow_commands=False),
                 )
                 result = asyncio.run(run_then_close())
                 self._queue.put(("done", result))

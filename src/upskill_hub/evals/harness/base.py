@@ -1,0 +1,139 @@
+"""What every agent CLI adapter provides, and what it reads out of the CLI's output.
+
+An adapter knows one CLI: its executable, the command line its documentation gives for
+scripting, where it looks for skills, which environment variables carry its provider key,
+and how to read its JSON output into a :class:`ParsedRun`. Anything in that output it does
+not recognise raises :class:`UnknownOutput`, which becomes an error row naming the CLI and
+its version: a CLI update that changes the format must not pass for a wrong answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from upskill_hub import safejson
+from upskill_hub.models.base import token_count
+
+
+class UnknownOutput(Exception):
+    """The CLI printed something this adapter cannot read (one line, no secrets)."""
+
+
+@dataclass
+class ParsedRun:
+    """What one CLI run reported about itself."""
+
+    text: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    cost_usd: float | None = None
+    tool_calls: int | None = None
+    turns: int | None = None
+    #: Skills loaded through the CLI's own skill tool (Claude Code ``Skill``, Gemini ``activate_skill``...).
+    skill_tool: list[str] = field(default_factory=list)
+    #: Paths the agent read (read tools), and shell commands it ran: skill reads are found in both.
+    reads: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    model: str | None = None
+    #: The CLI says the run failed (its own words).
+    error: str | None = None
+
+    @property
+    def tokens_unavailable(self) -> bool:
+        return self.input_tokens is None and self.output_tokens is None
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """One agent CLI: how to run it and how to read what it prints."""
+
+    name: str  # the agent label's first part ("claude-code")
+    binary: str  # executable looked up on PATH ("claude")
+    skills_folder: str  # where, relative to the project, the skill is installed
+    user_skill_dirs: tuple[str, ...]  # user-level skill folders that would shadow the candidate
+    env_keys: tuple[str, ...]  # provider keys / endpoints passed through when set
+    install_hint: str
+    billing: str  # one line for the docs and the report
+
+    def argv(self, exe: str, prompt: str, model: str | None) -> list[str]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def parse(self, stdout: str) -> ParsedRun:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def json_events(stdout: str, cli: str) -> list[dict[str, Any]]:
+    """A JSON Lines stream (or one JSON array of events) as a list of objects.
+
+    Blank lines are skipped; any other line that is not a JSON object is an unknown shape.
+    """
+    text = stdout.strip()
+    if not text:
+        raise UnknownOutput(f"{cli} printed nothing on stdout")
+    if text.startswith("["):
+        try:
+            data = safejson.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, list) and all(isinstance(e, dict) for e in data):
+            return data
+    events = []
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            ev = safejson.loads(line)
+        except ValueError:
+            raise UnknownOutput(
+                f"{cli} printed a line that is not JSON (line {n}: {_clip(line)!r})"
+            ) from None
+        if not isinstance(ev, dict):
+            raise UnknownOutput(f"{cli} printed JSON that is not an event object (line {n})")
+        events.append(ev)
+    return events
+
+
+def _clip(s: str, n: int = 60) -> str:
+    return s if len(s) <= n else s[:n] + "…"
+
+
+def as_int(value: Any) -> int | None:
+    return token_count(value)
+
+
+def add(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def as_cost(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        return None
+    return float(value)
+
+
+def dict_of(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+#: ``…/skills/<name>/<file>`` in a path or a shell command.
+_SKILL_PATH_RE = re.compile(r"skills?/([a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?)/([A-Za-z0-9_.\-/]+)")
+
+
+def skill_files_in(text: str) -> Iterator[tuple[str, str]]:
+    """``(skill name, relative file)`` for every skill file a path or a command names."""
+    for m in _SKILL_PATH_RE.finditer(text):
+        yield m.group(1), m.group(2).rstrip(".,;:)'\"")
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False)

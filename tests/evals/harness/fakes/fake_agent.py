@@ -1,0 +1,346 @@
+"""A stand-in for the agent CLIs `claude`, `codex`, `gemini` and `opencode` (tests only).
+
+Each executable the tests put on PATH runs ``main(<cli>)``. Like the real CLI it:
+
+* answers ``--version``;
+* looks for skills where that CLI looks (project folders under its working directory, then
+  user folders under $HOME), and decides whether to load one: it loads a skill whose
+  description shares a word of six letters or more with the prompt (a real agent asks its
+  model; a fixed rule keeps the tests exact), reading the installed SKILL.md from disk;
+* calls the scripted model server (Anthropic API for `claude`, OpenAI chat completions for
+  the others) with the skill body in its system prompt when it loaded one;
+* carries out ``WRITE <path>: <text>`` lines of the model's answer as file writes in its
+  working directory (an agent acting on files);
+* prints its run in that CLI's documented JSON output shape, with the server's token counts.
+
+Behaviour switches (passed by the harness only through ``--agent-env``):
+``FAKE_AGENT_MODE=hang`` starts a helper process, writes both pids to
+``FAKE_AGENT_PIDFILE`` and never ends; ``FAKE_AGENT_MODE=garbage`` prints text that is not
+the CLI's format; ``FAKE_AGENT_MODE=leak`` fails, echoing its key on stderr; ``FAKE_AGENT_VERSION`` changes what ``--version`` says;
+``FAKE_AGENT_ENV_DUMP`` names a file receiving the environment the CLI got.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+VERSIONS = {
+    "claude": "2.0.14 (Claude Code)",
+    "codex": "codex-cli 0.58.0",
+    "gemini": "0.16.0",
+    "opencode": "1.0.70",
+}
+PROJECT_DIRS = {
+    "claude": [".claude/skills"],
+    "codex": [".agents/skills", ".codex/skills"],
+    "gemini": [".gemini/skills", ".agents/skills"],
+    "opencode": [".opencode/skills", ".claude/skills", ".agents/skills"],
+}
+USER_DIRS = {
+    "claude": [".claude/skills"],
+    "codex": [".agents/skills", ".codex/skills"],
+    "gemini": [".gemini/skills", ".agents/skills"],
+    "opencode": [".config/opencode/skills", ".claude/skills", ".agents/skills"],
+}
+_WRITE_RE = re.compile(r"^WRITE ([^:\n]+): (.*)$", re.MULTILINE)
+
+
+def emit(obj: dict) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+
+
+def frontmatter(text: str) -> tuple[dict[str, str], str]:
+    meta: dict[str, str] = {}
+    if text.startswith("---\n"):
+        head, _, body = text[4:].partition("\n---")
+        for line in head.splitlines():
+            k, _, v = line.partition(":")
+            meta[k.strip()] = v.strip().strip("'\"")
+        return meta, body.lstrip("-\n")
+    return meta, text
+
+
+def find_skills(cli: str) -> list[tuple[str, Path, str]]:
+    """(name, SKILL.md path as the agent would name it, description); user folders win, like Claude Code."""
+    found: dict[str, tuple[str, Path, str]] = {}
+    home = Path(os.environ.get("HOME", "/nonexistent"))
+    roots = [(Path.cwd(), d, True) for d in PROJECT_DIRS[cli]] + [(home, d, False) for d in USER_DIRS[cli]]
+    for base, rel, project in reversed(roots):  # earlier roots override later ones
+        folder = base / rel
+        if not folder.is_dir():
+            continue
+        for skill_md in sorted(folder.glob("*/SKILL.md")):
+            meta, _ = frontmatter(skill_md.read_text(encoding="utf-8"))
+            name = meta.get("name", skill_md.parent.name)
+            shown = Path(rel) / skill_md.parent.name / "SKILL.md" if project else skill_md
+            found[name] = (name, shown, meta.get("description", ""))
+    return list(found.values())
+
+
+def choose(skills: list[tuple[str, Path, str]], prompt: str) -> tuple[str, Path] | None:
+    words = {w for w in re.findall(r"[a-z]+", prompt.lower()) if len(w) >= 6}
+    for name, path, desc in skills:
+        if words & {w for w in re.findall(r"[a-z]+", desc.lower()) if len(w) >= 6}:
+            return name, path
+    return None
+
+
+def post(url: str, body: dict, headers: dict[str, str]) -> dict:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+    req.add_header("content-type", "application/json")
+    for k, v in headers.items():
+        req.add_header(k, v)
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return json.loads(resp.read())
+
+
+def ask_model(cli: str, model: str, system: str, prompt: str) -> tuple[str, int, int]:
+    """(answer, input tokens, output tokens) from the scripted server."""
+    if cli == "claude":
+        data = post(
+            os.environ["ANTHROPIC_BASE_URL"].rstrip("/") + "/v1/messages",
+            {
+                "model": model,
+                "max_tokens": 1024,
+                "system": system,
+                "messages": [{"role": "user", "content": prompt}],
+            },
+            {"x-api-key": os.environ.get("ANTHROPIC_API_KEY", ""), "anthropic-version": "2023-06-01"},
+        )
+        text = "".join(b.get("text", "") for b in data["content"])
+        return text, data["usage"]["input_tokens"], data["usage"]["output_tokens"]
+    base = os.environ["GOOGLE_GEMINI_BASE_URL"] + "/v1" if cli == "gemini" else os.environ["OPENAI_BASE_URL"]
+    key = os.environ.get("GEMINI_API_KEY" if cli == "gemini" else "OPENAI_API_KEY", "")
+    data = post(
+        base.rstrip("/") + "/chat/completions",
+        {
+            "model": model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+        },
+        {"authorization": f"Bearer {key}"},
+    )
+    return (
+        data["choices"][0]["message"]["content"],
+        data["usage"]["prompt_tokens"],
+        data["usage"]["completion_tokens"],
+    )
+
+
+def hang() -> None:
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    Path(os.environ["FAKE_AGENT_PIDFILE"]).write_text(f"{os.getpid()} {helper.pid}\n")
+    time.sleep(3600)
+
+
+def parse_args(cli: str, argv: list[str]) -> tuple[str, str | None, str]:
+    """(prompt, model, output format) from the CLI's own command line."""
+    model, fmt, prompt = None, "json", None
+    rest = list(argv)
+    if cli == "codex":
+        assert rest[0] == "exec" and "--json" in rest, rest
+        rest = rest[1:]
+    if cli == "opencode":
+        assert rest[0] == "run", rest
+        rest = rest[1:]
+    positional = []
+    i = 0
+    while i < len(rest):
+        a = rest[i]
+        if a in ("-p", "--prompt"):
+            prompt, i = rest[i + 1], i + 2
+        elif a in ("--output-format", "--format", "-o"):
+            fmt, i = rest[i + 1], i + 2
+        elif a in ("--model", "-m"):
+            model, i = rest[i + 1], i + 2
+        elif a in ("--permission-mode", "--sandbox", "--approval-mode"):
+            i += 2
+        elif a.startswith("-"):
+            i += 1
+        else:
+            positional.append(a)
+            i += 1
+    if prompt is None:
+        prompt = positional[-1]
+    return prompt, model, fmt
+
+
+def main(cli: str) -> None:
+    argv = sys.argv[1:]
+    if argv == ["--version"]:
+        print(os.environ.get("FAKE_AGENT_VERSION", VERSIONS[cli]))
+        return
+    if os.environ.get("FAKE_AGENT_ENV_DUMP"):
+        Path(os.environ["FAKE_AGENT_ENV_DUMP"]).write_text(json.dumps(dict(os.environ)))
+    mode = os.environ.get("FAKE_AGENT_MODE", "")
+    if mode == "hang":
+        hang()
+        return
+    if mode == "leak":  # an auth failure that echoes the key, as some CLIs do
+        key = os.environ.get("GEMINI_API_KEY") or os.environ.get("ANTHROPIC_API_KEY", "")
+        print(f"Error authenticating with key {key}: 401", file=sys.stderr)
+        sys.exit(41)
+    if mode == "garbage":
+        print("Welcome to the agent! Press any key to continue.\n\x1b[32m>\x1b[0m ready")
+        return
+    prompt, model, fmt = parse_args(cli, argv)
+    model = model or {"claude": "claude-sonnet-4-5", "codex": "gpt-5-codex", "gemini": "gemini-2.5-pro",
+                      "opencode": "anthropic/claude-sonnet-4-5"}[cli]  # fmt: skip
+    t0 = time.time()
+    picked = choose(find_skills(cli), prompt)
+    system = f"You are the {cli} coding agent."
+    skill_text = ""
+    if picked is not None:
+        skill_text = picked[1].read_text(encoding="utf-8") if picked[1].is_absolute() else (
+            Path.cwd() / picked[1]).read_text(encoding="utf-8")  # fmt: skip
+        system += "\n\n" + frontmatter(skill_text)[1]
+    answer, n_in, n_out = ask_model(cli, model, system, prompt)
+    writes = [(m.group(1).strip(), m.group(2)) for m in _WRITE_RE.finditer(answer)]
+    for path, text in writes:
+        dest = Path.cwd() / path
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(text + "\n", encoding="utf-8")
+    out = {"claude": claude_out, "codex": codex_out, "gemini": gemini_out, "opencode": opencode_out}[cli]
+    out(fmt, model, prompt, picked, writes, answer, n_in, n_out, int((time.time() - t0) * 1000))
+
+
+# ----- output shapes ------------------------------------------------------------------
+
+
+def claude_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> None:
+    sid = str(uuid.uuid4())
+    usage = {"input_tokens": n_in, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+             "output_tokens": n_out, "server_tool_use": {"web_search_requests": 0}, "service_tier": "standard"}  # fmt: skip
+    calls = []
+    if picked is not None:
+        calls.append(("Skill", {"skill": picked[0]}, f"Launching skill: {picked[0]}"))
+    calls += [
+        ("Write", {"file_path": str(Path.cwd() / p), "content": t}, f"File created: {p}") for p, t in writes
+    ]
+    result = {
+        "type": "result", "subtype": "success", "is_error": False, "duration_ms": ms, "duration_api_ms": ms,
+        "num_turns": 1 + len(calls), "result": answer, "session_id": sid,
+        "total_cost_usd": round((n_in * 3 + n_out * 15) / 1e6, 8), "usage": usage,
+        "modelUsage": {model: {"inputTokens": n_in, "outputTokens": n_out, "cacheReadInputTokens": 0,
+                               "cacheCreationInputTokens": 0, "webSearchRequests": 0,
+                               "costUSD": round((n_in * 3 + n_out * 15) / 1e6, 8), "contextWindow": 200000}},
+        "permission_denials": [], "uuid": str(uuid.uuid4()),
+    }  # fmt: skip
+    if fmt == "json":
+        print(json.dumps(result))
+        return
+    assert fmt == "stream-json", fmt
+    emit({"type": "system", "subtype": "init", "cwd": str(Path.cwd()), "session_id": sid,
+          "tools": ["Task", "Bash", "Glob", "Grep", "Read", "Edit", "Write", "Skill"], "mcp_servers": [],
+          "model": model, "permissionMode": "bypassPermissions", "slash_commands": [], "apiKeySource": "ANTHROPIC_API_KEY",
+          "claude_code_version": VERSIONS["claude"].split()[0], "output_style": "default", "agents": [],
+          "skills": [picked[0]] if picked else [], "uuid": str(uuid.uuid4())})  # fmt: skip
+    for i, (name, args, res) in enumerate(calls):
+        tid = f"toolu_{i:02d}"
+        emit({"type": "assistant", "message": {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": model,
+              "content": [{"type": "tool_use", "id": tid, "name": name, "input": args}], "stop_reason": None,
+              "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}},
+              "parent_tool_use_id": None, "session_id": sid, "uuid": str(uuid.uuid4())})  # fmt: skip
+        emit({"type": "user", "message": {"role": "user", "content": [{"tool_use_id": tid, "type": "tool_result",
+              "content": res}]}, "parent_tool_use_id": None, "session_id": sid, "uuid": str(uuid.uuid4())})  # fmt: skip
+    emit({"type": "assistant", "message": {"id": "msg_final", "type": "message", "role": "assistant", "model": model,
+          "content": [{"type": "text", "text": answer}], "stop_reason": None, "stop_sequence": None, "usage": usage},
+          "parent_tool_use_id": None, "session_id": sid, "uuid": str(uuid.uuid4())})  # fmt: skip
+    emit(result)
+
+
+def codex_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> None:
+    emit({"type": "thread.started", "thread_id": str(uuid.uuid4())})
+    emit({"type": "turn.started"})
+    n = 0
+    if picked is not None:
+        cmd = f"bash -lc 'sed -n \"1,200p\" {picked[1]}'"
+        emit({"type": "item.started", "item": {"id": f"item_{n}", "type": "command_execution", "command": cmd,
+              "aggregated_output": "", "exit_code": None, "status": "in_progress"}})  # fmt: skip
+        emit({"type": "item.completed", "item": {"id": f"item_{n}", "type": "command_execution", "command": cmd,
+              "aggregated_output": "---\nname: ...", "exit_code": 0, "status": "completed"}})  # fmt: skip
+        n += 1
+    for path, _ in writes:
+        emit({"type": "item.completed", "item": {"id": f"item_{n}", "type": "file_change",
+              "changes": [{"path": str(Path.cwd() / path), "kind": "add"}], "status": "completed"}})  # fmt: skip
+        n += 1
+    emit({"type": "item.completed", "item": {"id": f"item_{n}", "type": "agent_message", "text": answer}})
+    emit(
+        {
+            "type": "turn.completed",
+            "usage": {"input_tokens": n_in, "cached_input_tokens": 0, "output_tokens": n_out},
+        }
+    )
+
+
+def gemini_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> None:
+    ts = "2026-11-25T02:00:00.000Z"
+    calls = []
+    if picked is not None:
+        calls.append(("activate_skill", {"name": picked[0]}))
+    calls += [("write_file", {"file_path": str(Path.cwd() / p), "content": t}) for p, t in writes]
+    if fmt == "json":
+        by_name = {}
+        for name, _ in calls:
+            d = by_name.setdefault(name, {"count": 0, "success": 0, "fail": 0, "durationMs": 3,
+                                          "decisions": {"accept": 0, "reject": 0, "modify": 0, "auto_accept": 0}})  # fmt: skip
+            d["count"] += 1
+            d["success"] += 1
+            d["decisions"]["auto_accept"] += 1
+        print(json.dumps({"session_id": str(uuid.uuid4()), "response": answer, "stats": {
+            "models": {model: {"api": {"totalRequests": 1, "totalErrors": 0, "totalLatencyMs": ms},
+                               "tokens": {"input": n_in, "prompt": n_in, "candidates": n_out, "total": n_in + n_out,
+                                          "cached": 0, "thoughts": 0, "tool": 0}, "roles": {}}},
+            "tools": {"totalCalls": len(calls), "totalSuccess": len(calls), "totalFail": 0, "totalDurationMs": 3,
+                      "totalDecisions": {"accept": 0, "reject": 0, "modify": 0, "auto_accept": len(calls)},
+                      "byName": by_name},
+            "files": {"totalLinesAdded": len(writes), "totalLinesRemoved": 0}}}, indent=2))  # fmt: skip
+        return
+    assert fmt == "stream-json", fmt
+    emit({"type": "init", "timestamp": ts, "session_id": str(uuid.uuid4()), "model": model})
+    emit({"type": "message", "timestamp": ts, "role": "user", "content": prompt})
+    for i, (name, args) in enumerate(calls):
+        tid = f"{name}-{i}"
+        emit({"type": "tool_use", "timestamp": ts, "tool_name": name, "tool_id": tid, "parameters": args})
+        emit({"type": "tool_result", "timestamp": ts, "tool_id": tid, "status": "success", "output": "ok"})
+    half = len(answer) // 2
+    emit({"type": "message", "timestamp": ts, "role": "assistant", "content": answer[:half], "delta": True})
+    emit({"type": "message", "timestamp": ts, "role": "assistant", "content": answer[half:], "delta": True})
+    emit({"type": "result", "timestamp": ts, "status": "success", "stats": {
+        "total_tokens": n_in + n_out, "input_tokens": n_in, "output_tokens": n_out, "cached": 0, "input": n_in,
+        "duration_ms": ms, "tool_calls": len(calls)}})  # fmt: skip
+
+
+def opencode_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> None:
+    sid = "ses_" + uuid.uuid4().hex[:24]
+    now = int(time.time() * 1000)
+
+    def ev(kind: str, part: dict) -> None:
+        emit({"type": kind, "timestamp": now, "sessionID": sid,
+              "part": {"id": "prt_" + uuid.uuid4().hex[:24], "sessionID": sid, "messageID": "msg_1", **part}})  # fmt: skip
+
+    calls = []
+    if picked is not None:
+        calls.append(("skill", {"name": picked[0]}))
+    calls += [("write", {"filePath": str(Path.cwd() / p), "content": t}) for p, t in writes]
+    zero = {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+    if calls:
+        ev("step_start", {"type": "step-start", "snapshot": uuid.uuid4().hex})
+        for i, (name, args) in enumerate(calls):
+            ev("tool_use", {"type": "tool", "callID": f"call_{i}", "tool": name, "state": {
+                "status": "completed", "input": args, "output": "ok", "title": name, "metadata": {},
+                "time": {"start": now, "end": now}}})  # fmt: skip
+        ev("step_finish", {"type": "step-finish", "reason": "tool-calls", "snapshot": uuid.uuid4().hex, "cost": 0,
+                           "tokens": zero})  # fmt: skip
+    ev("step_start", {"type": "step-start", "snapshot": uuid.uuid4().hex})
+    ev("text", {"type": "text", "text": answer, "time": {"start": now, "end": now}})
+    ev("step_finish", {"type": "step-finish", "reason": "stop", "snapshot": uuid.uuid4().hex,
+                       "cost": round((n_in * 3 + n_out * 15) / 1e6, 8),
+                       "tokens": {"input": n_in, "output": n_out, "reasoning": 0, "cache": {"read": 0, "write": 0}}})  # fmt: skip
