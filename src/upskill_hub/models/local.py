@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, Usage
+from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ToolSpec, Usage
 from upskill_hub.models.local_backends import (
     BackendError,
     LoadOptions,
@@ -195,7 +195,11 @@ class LocalModelClient:
             model=self.model,
         )
 
-    async def complete(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
+    async def complete(
+        self, system: str, messages: list[Message], params: GenerationParams, tools: list[ToolSpec] | None = None
+    ) -> Completion:
+        if tools:  # a one-line error row, never a silent answer without the tools
+            raise ModelCallError(f"local {self.model}: tool calling is not supported by the local model yet")
         return await asyncio.to_thread(self.complete_sync, system, messages, params)
 
     async def aclose(self) -> None:
