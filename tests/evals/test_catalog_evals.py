@@ -147,3 +147,33 @@ def test_trigger_queries_default_to_cases_and_distractor_cases(tmp_path: Path, d
                            distractors=distractors, output_dir=tmp_path / "out")  # fmt: skip
     (s,) = res.stats
     assert (s.n_should, s.recall, s.n_should_not, s.false_trigger_rate) == (8, 1.0, 1, 0.0)
+
+
+def test_cli_eval_catalog_and_triggers_report(tmp_path: Path, distractors: Path, capsys, monkeypatch) -> None:
+    from cli_runner import run_cli
+
+    skill = _write(tmp_path / "skills", "greeter", "Greet people warmly in house style.")
+    monkeypatch.setenv("COLUMNS", "200")
+    with running_llm_server(script) as srv:
+        code, out, err = run_cli(
+            ["eval", str(skill), "-m", "openai:gpt-4.1-mini", "--base-url", srv.openai_base_url, "--mode", "inject",
+             "--mode", "catalog", "--distractors", str(distractors), "-o", str(tmp_path / "out"), "--no-plots"],
+            capsys, monkeypatch,
+        )  # fmt: skip
+        assert code == 0, err
+        assert "catalog" in out and "inject" in out and "skill loading" in out and "100% (8/8)" in out
+        summary = json.loads(next((tmp_path / "out").glob("*/summary.json")).read_text())
+        assert {x["mode"] for x in summary["lifts"]} == {"inject", "catalog"}
+        assert summary["triggers"][0]["recall"] == 1.0
+        code, out, err = run_cli(
+            ["triggers", str(skill), "-m", "openai:gpt-4.1-mini", "--base-url", srv.openai_base_url,
+             "--distractors", str(distractors), "-o", str(tmp_path / "trig")],
+            capsys, monkeypatch,
+        )  # fmt: skip
+        assert code == 0, err
+        assert "does the description trigger" in out and "100% (8/8)" in out and "0% (0/1)" in out
+        code, out, err = run_cli(
+            ["eval", str(skill), "-m", "openai:gpt-4.1-mini", "--base-url", srv.openai_base_url, "--mode", "nope"],
+            capsys, monkeypatch,
+        )  # fmt: skip
+        assert code != 0 and "unknown --mode 'nope'" in err and "Traceback" not in err
