@@ -198,8 +198,18 @@ class LocalModelClient:
     async def complete(
         self, system: str, messages: list[Message], params: GenerationParams, tools: list[ToolSpec] | None = None
     ) -> Completion:
-        if tools:  # a one-line error row, never a silent answer without the tools
-            raise ModelCallError(f"local {self.model}: tool calling is not supported by the local model yet")
+        if tools:  # no chat-template tool support here: the documented text protocol instead
+            from upskill_hub.models import text_tools
+
+            done = sum(len(m.tool_calls) for m in messages)
+            comp = await asyncio.to_thread(
+                self.complete_sync,
+                text_tools.protocol_system(system, tools),
+                text_tools.render_messages(messages),
+                params,
+            )
+            calls = text_tools.parse_calls(comp.text, tools, first_id=done + 1)
+            return Completion(comp.text, comp.usage, comp.latency_s, comp.finish_reason, comp.model, calls)
         return await asyncio.to_thread(self.complete_sync, system, messages, params)
 
     async def aclose(self) -> None:
