@@ -16,6 +16,7 @@ the same process, pipes and restart logic as the real model, minus the 15 s load
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -39,7 +40,7 @@ class ScriptedBackend:
         results = [m["content"] for m in request["messages"] if m["content"].startswith("RESULT of ")]
         wanted = re.search(r"LOADME:([\w-]+)", user)
         if "CALL <tool>" in system and wanted and not results:
-            text = 'CALL load_skill {"name": "%s"}' % wanted.group(1)
+            text = "CALL load_skill " + json.dumps({"name": wanted.group(1)})
             return {"text": text, "input_tokens": 10, "output_tokens": 4, "finish_reason": "stop"}
         text = "BANANA {}" if "BANANA" in system or any("BANANA" in r for r in results) else "hi"
         return {"text": text, "input_tokens": 10, "output_tokens": 2, "finish_reason": "stop"}
