@@ -177,3 +177,25 @@ def test_cli_eval_catalog_and_triggers_report(tmp_path: Path, distractors: Path,
             capsys, monkeypatch,
         )  # fmt: skip
         assert code != 0 and "unknown --mode 'nope'" in err and "Traceback" not in err
+
+
+def test_bad_catalog_input_is_one_line_and_calls_nothing(tmp_path: Path, capsys, monkeypatch) -> None:
+    from cli_runner import run_cli
+
+    skill = _write(tmp_path / "skills", "greeter", "Greet people warmly in house style.")
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"query": "hi"}]')
+    with running_llm_server(script) as srv:
+        common = ["-m", "openai:gpt-4.1-mini", "--base-url", srv.openai_base_url, "-o", str(tmp_path / "out")]
+        cases = [
+            (["eval", str(skill), *common, "--mode", "catalog", "--distractors", str(tmp_path / "nope")], "does not exist"),
+            (["eval", str(skill), *common, "--mode", "catalog", "--max-turns", "0"], "--max-turns must be at least 1"),
+            (["triggers", str(skill), *common, "--triggers", str(bad)], "should_trigger"),
+            (["triggers", str(skill), *common, "--triggers", str(tmp_path / "missing.json")], "missing.json"),
+        ]
+        for args, expected in cases:
+            code, out, err = run_cli(args, capsys, monkeypatch)
+            assert code != 0 and expected in err and "Traceback" not in err, (args, err)
+            assert len(err.strip().splitlines()) == 1, err
+        assert srv.completion_requests == []
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
