@@ -184,6 +184,8 @@ def eval_command(
         raise UpskillError("--repo is for runs on Hugging Face Jobs: add --jobs N (or push a local run with `push`)")
     if jobs is not None and agent:
         raise UpskillError("agent CLIs run on this machine only: --agent cannot be combined with --jobs")
+    if jobs is not None and any(m != "inject" for m in mode or ()):
+        raise UpskillError("--mode catalog runs on this machine only for now: drop --jobs or use --mode inject")
     if device is not None:
         set_local_device(device)
     progress = _progress()
