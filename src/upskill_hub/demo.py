@@ -32,7 +32,7 @@ from pathlib import Path
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.netutil import free_port
-from upskill_hub.percent import points
+from upskill_hub.percent import interval, pct, points
 from upskill_hub.shipped import shipped_path
 
 #: A skill the 135M local model can use: it teaches an API (kernels.get_kernel) and the
@@ -88,6 +88,27 @@ def lift_sentence(run_dir: Path, skill: str) -> str:
     return "; ".join(parts) or f"no lift measured for {skill}"
 
 
+def trigger_sentence(run_dir: Path, skill: str) -> str:
+    """One plain sentence per model with the measured catalog-mode trigger rate, from summary.json.
+
+    A small model may never load a skill from a catalog; the sentence then says so outright
+    rather than leaving a 0% to be read as a result about the skill.
+    """
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    parts = []
+    for t in summary.get("triggers", []):
+        n, k = t.get("n_should") or 0, t.get("triggered_should") or 0
+        if not n:
+            parts.append(f"catalog mode: no answered call for {t['model']} ({t.get('errors', 0)} failed)")
+            continue
+        shown = f"{pct(t['recall'])} {interval(t.get('recall_ci_low'), t.get('recall_ci_high'))}"
+        line = f"catalog mode: {t['model']} loaded {skill} by itself in {k} of {n} answers (trigger rate {shown}, 95% CI)"
+        if k == 0:
+            line += "; it never triggered, so for this model only inject mode shows what the skill can do"
+        parts.append(line)
+    return "; ".join(parts) or f"catalog mode: no trigger figures for {skill}"
+
+
 class Demo:
     """Runs the walk-through in ``workdir`` (recreated) on copies of the shipped files."""
 
@@ -111,6 +132,7 @@ class Demo:
         self.echo = echo
         self.report = DemoReport()
         self.lift_line = ""
+        self.trigger_line = ""
         # A throwaway write token for the local Hub; never a real credential.
         self.token = "demo-" + secrets.token_hex(8)
         self.port = free_port()
@@ -216,6 +238,26 @@ class Demo:
         run_dir = run_dirs[-1]
         self.lift_line = lift_sentence(run_dir, DEMO_SKILL)
         self.echo(self.lift_line)
+
+        catalog_dir = self.workdir / "catalog-runs"
+
+        def evaluate_catalog() -> str:
+            self.run(
+                [
+                    *self.cli, "eval", f"skills/{DEMO_SKILL}", "--model", self.model, "--mode", "catalog",
+                    "--no-baseline", "--tests", str(tests_file), "--output", str(catalog_dir),
+                    "--max-tokens", str(self.max_tokens), "--max-turns", "3", "--no-plots",
+                    "--cache-dir", str(self.workdir / "cache"),
+                ]
+            )  # fmt: skip
+            return ""
+
+        self.step(f"Catalog mode: does '{self.model}' load {DEMO_SKILL} by itself among the shipped skills?",
+                  evaluate_catalog)  # fmt: skip
+        catalog_runs = sorted(p for p in catalog_dir.iterdir() if p.is_dir()) if catalog_dir.is_dir() else []
+        if catalog_runs:
+            self.trigger_line = trigger_sentence(catalog_runs[-1], DEMO_SKILL)
+            self.echo(self.trigger_line)
 
         serve = [*self.cli, "hub", "serve", "--root", str(self.workdir / "hub"), "--port", str(self.port), "--token", self.token]
         with self.background(serve, f"http://127.0.0.1:{self.port}/api/whoami-v2"):

@@ -85,12 +85,15 @@ def test_models_prints_resolution_with_keys_masked(gateway_env, capsys, monkeypa
     )
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0].split("\t") == ["spec", "provider", "model", "endpoint", "endpoint_source", "key_env", "key"]
+    assert lines[0].split("\t") == [
+        "spec", "provider", "model", "endpoint", "endpoint_source", "key_env", "key", "tools"
+    ]  # fmt: skip
     rows = {ln.split("\t")[0]: ln.split("\t") for ln in lines[1:]}
     assert rows["openai:gpt-4.1-mini"][3:6] == [gateway_env.openai_base_url, "env OPENAI_BASE_URL", "OPENAI_API_KEY"]
     assert rows["haiku"][3:6] == [gateway_env.url, "env ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]
     assert rows["openai:gpt-4.1-mini"][6] == mask_key(OPENAI_KEY)
     assert rows["local"][3] == "in-process"
+    assert (rows["local"][7], rows["haiku"][7]) == ("text protocol", "native (tool_use)")
     assert OPENAI_KEY not in out and ANTHROPIC_KEY not in out
     code, out, _ = run_main(["models", "haiku", "--format", "quiet"], capsys, monkeypatch)
     assert (code, out) == (0, "haiku\n")

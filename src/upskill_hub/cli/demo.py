@@ -45,4 +45,6 @@ def register(app: typer.Typer) -> None:
         if report.ok:
             if d.lift_line:
                 console.print(f"[bold]Measured:[/] {d.lift_line}", highlight=False)
+            if d.trigger_line:
+                console.print(f"[bold]Measured:[/] {d.trigger_line}", highlight=False)
             console.print(f"[bold green]All done.[/] Scratch files are in {workdir}.")

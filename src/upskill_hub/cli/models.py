@@ -19,7 +19,14 @@ from upskill_hub.errors import UpskillError
 #: Specs shown when none are given: the offline model, the aliases and one of each provider.
 DEFAULT_SPECS = ("local", "haiku", "sonnet", "opus", "openai:gpt-4.1-mini", "hf:openai/gpt-oss-20b")
 
-HEADERS = ["spec", "provider", "model", "endpoint", "endpoint_source", "key_env", "key"]
+HEADERS = ["spec", "provider", "model", "endpoint", "endpoint_source", "key_env", "key", "tools"]
+
+
+def tool_support(provider: str) -> str:
+    """How catalog mode gives this provider its tools (``eval --mode catalog``, ``triggers``)."""
+    if provider == "local":
+        return "text protocol"
+    return "native (tool_use)" if provider == "anthropic" else "native (function calling)"
 
 
 def describe(spec: str, base_url: str | None = None, api_key: str | None = None) -> dict[str, str]:
@@ -50,6 +57,7 @@ def describe(spec: str, base_url: str | None = None, api_key: str | None = None)
         "endpoint_source": ep.source,
         "key_env": key_env,
         "key": key,
+        "tools": tool_support(parsed.provider),
     }
 
 

@@ -24,6 +24,7 @@ from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.evals.assertions import needs_judge, requires_explicit_judge
 from upskill_hub.evals.cache import ResponseCache, default_cache_dir
+from upskill_hub.evals.catalog import DEFAULT_MAX_TURNS, Catalog
 from upskill_hub.evals.harness import AgentClient, HarnessOptions, prepare_agents
 from upskill_hub.evals.runner import EvalPlan, ExecStats, Runner, conditions_for, new_run_id
 from upskill_hub.evals.schema import ResultRow, RunSummary
@@ -32,7 +33,7 @@ from upskill_hub.evals.stats import summarize_rows
 from upskill_hub.fsutil import StorageError, storage_error
 from upskill_hub.models.base import GenerationParams, ModelClient
 from upskill_hub.models.spec import ModelSpec
-from upskill_hub.skill import Skill, require_skill
+from upskill_hub.skill import Skill, find_skills, require_skill
 from upskill_hub.timestamps import utc_now
 
 DEFAULT_OUTPUT = Path("upskill-runs")
@@ -71,6 +72,13 @@ class EvalOptions:
     agents: Sequence[str] = ()
     #: How agent calls run (timeout, ``--agent-env``, workspaces, ``command`` checks).
     harness: HarnessOptions = field(default_factory=HarnessOptions)
+    #: How the skill reaches the models (``--mode``): ``inject`` (in the system prompt) and/or
+    #: ``catalog`` (a skill catalog + load tools; see :mod:`upskill_hub.evals.catalog`).
+    modes: Sequence[str] = ("inject",)
+    #: ``catalog`` mode's other skills: a folder of skills, ``"none"``, or None for the shipped skills.
+    distractors: str | Path | None = None
+    #: ``catalog`` mode: model turns one answer may take.
+    max_turns: int = DEFAULT_MAX_TURNS
 
 
 @dataclass
@@ -240,6 +248,13 @@ async def prepare_eval(
     if o.agents and o.shard is not None:
         raise UpskillError("agent CLIs run on this machine only: --agent cannot run on Hugging Face Jobs")
     agents = prepare_agents(list(o.agents), skill, o.harness) if o.agents else []
+    modes = tuple(dict.fromkeys(o.modes or ("inject",)))
+    bad = [m for m in modes if m not in MODEL_MODES]
+    if bad:
+        raise UpskillError(f"unknown --mode {bad[0]!r}; choose from {', '.join(MODEL_MODES)}")
+    if o.max_turns < 1:
+        raise UpskillError(f"--max-turns must be at least 1, got {o.max_turns}")
+    catalog = build_catalog(skill, o.distractors) if "catalog" in modes else None
 
     clients = _clients_for(
         model_specs, base_url, timeout=timeout, max_retries=max_retries, connections=concurrency
@@ -280,9 +295,48 @@ async def prepare_eval(
         conditions=conditions_for(o.include_baseline),
         params=gen,
         judge_label=judge_label,
-        modes=(("inject",) if clients else ()) + (("harness",) if agents else ()),
+        modes=(modes if clients else ()) + (("harness",) if agents else ()),
+        catalog=catalog,
+        max_turns=o.max_turns,
     )
     return PreparedEval(plan, judges, opened)
+
+
+#: The modes ``--mode`` takes for models (agent CLIs run in ``harness`` mode by themselves).
+MODEL_MODES = ("inject", "catalog")
+
+
+def shipped_skills_dir() -> Path | None:
+    """The skills that ship with upskill-hub (the repository's ``skills/`` folder), if present."""
+    try:
+        from upskill_hub import shipped  # type: ignore[attr-defined]
+
+        return Path(shipped.skills_dir())
+    except (ImportError, AttributeError):
+        here = Path(__file__).resolve().parents[3] / "skills"
+        return here if here.is_dir() else None
+
+
+def load_distractors(distractors: str | Path | None, skill_name: str) -> list[Skill]:
+    """The catalog's other skills: every skill under ``distractors`` (default: the shipped
+    ones; ``"none"``: no others), minus any named like the skill under test."""
+    if isinstance(distractors, str) and distractors.strip().lower() == "none":
+        return []
+    root = Path(distractors) if distractors is not None else shipped_skills_dir()
+    if root is None:
+        return []
+    if not root.exists():
+        raise PathError(root, "does not exist", kind="distractors folder")
+    found = [require_skill(p) for p in find_skills(root)]
+    if distractors is not None and not found:
+        raise PathError(root, "holds no skill folders (pass a folder of skills, or --distractors none)",
+                        kind="distractors folder")  # fmt: skip
+    return [s for s in found if s.name != skill_name]
+
+
+def build_catalog(skill: Skill, distractors: str | Path | None) -> Catalog:
+    """The skill under test first, then the distractors (the baseline drops only the first)."""
+    return Catalog.of([skill, *load_distractors(distractors, skill.name)])
 
 
 def _check_workspace_cases(cases: list[Case], models: bool, agents: bool, harness: HarnessOptions) -> None:
@@ -437,11 +491,15 @@ def _shard_folder(plan: EvalPlan, shard: ShardTarget, output: Path) -> tuple[Pat
 
 def build_summary(plan: EvalPlan, rows: list[ResultRow]) -> RunSummary:
     models = [c.model for c in plan.clients]
-    conds, lifts = summarize_rows(rows, models)
-    agents = {c.model for c in plan.clients if isinstance(c, AgentClient)}
-    for stat in [*conds, *lifts]:
-        if stat.model in agents:
-            stat.mode = "harness"
+    conds, lifts = [], []
+    for mode in dict.fromkeys(r.mode for r in rows):  # each mode's figures apart: inject lift beside catalog lift
+        c, lf = summarize_rows([r for r in rows if r.mode == mode], models)
+        for stat in [*c, *lf]:
+            stat.mode = mode
+        conds += c
+        lifts += lf
+    from upskill_hub.evals.triggers import stats_from_eval_rows
+
     return RunSummary(
         run_id=plan.run_id,
         timestamp=utc_now(),
@@ -456,6 +514,7 @@ def build_summary(plan: EvalPlan, rows: list[ResultRow]) -> RunSummary:
         judge_model=plan.judge_label,
         params=plan.params.to_json(),
         n_results=len(rows),
+        triggers=stats_from_eval_rows(rows, models),
     )
 
 

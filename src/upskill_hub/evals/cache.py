@@ -21,7 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from upskill_hub.fsutil import write_json_atomic
-from upskill_hub.models.base import Completion, GenerationParams, Message, Usage
+from upskill_hub.models.base import Completion, GenerationParams, Message, ToolCall, ToolSpec, Usage
 
 CACHE_ENV = "UPSKILL_HUB_CACHE"
 #: Bump when the key or entry format changes, so old entries are not misread.
@@ -47,11 +47,13 @@ def cache_key(
     messages: list[Message],
     params: GenerationParams | dict,
     repeat: int,
+    tools: list[ToolSpec] | None = None,
 ) -> str:
     """SHA-256 over a canonical JSON of everything that determines the response.
 
     ``params`` may be given already as ``GenerationParams.to_dict()`` (the runner computes
-    it once per run instead of once per call).
+    it once per run instead of once per call). ``tools`` and the tool turns of the
+    conversation are part of the key; calls without them keep the keys they always had.
     """
     payload = {
         "format": CACHE_FORMAT,
@@ -59,10 +61,12 @@ def cache_key(
         "endpoint": endpoint.rstrip("/"),
         "model": model,
         "system": system,
-        "messages": [[m.role, m.content] for m in messages],
+        "messages": [m.key_parts() for m in messages],
         "params": params if isinstance(params, dict) else params.to_dict(),
         "repeat": repeat,
     }
+    if tools:
+        payload["tools"] = [t.to_dict() for t in tools]
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -89,6 +93,7 @@ class ResponseCache:
                 latency_s=float(data["latency_s"]),
                 finish_reason=data.get("finish_reason"),
                 model=data.get("model"),
+                tool_calls=tuple(ToolCall(**c) for c in data.get("tool_calls") or ()),
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -104,5 +109,7 @@ class ResponseCache:
             "finish_reason": comp.finish_reason,
             "model": comp.model,
         }
+        if comp.tool_calls:
+            data["tool_calls"] = [c.to_dict() for c in comp.tool_calls]
         with contextlib.suppress(OSError):
             write_json_atomic(path, data, indent=None, fsync=False)

@@ -38,10 +38,18 @@ from upskill_hub import __version__
 from upskill_hub.cases import Case
 from upskill_hub.evals.assertions import JudgeError, evaluate_case
 from upskill_hub.evals.cache import ResponseCache, cache_key
+from upskill_hub.evals.catalog import DEFAULT_MAX_TURNS, Catalog, CatalogOutcome, run_catalog_conversation
 from upskill_hub.evals.harness import AgentClient, HarnessCache, run_agent_call
 from upskill_hub.evals.rundir import ResultsWriter
 from upskill_hub.evals.schema import CONDITIONS, CallKey, PlannedModel, ResultRow, RunPlan
-from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ModelClient
+from upskill_hub.models.base import (
+    Completion,
+    GenerationParams,
+    Message,
+    ModelCallError,
+    ModelClient,
+    ToolSpec,
+)
 from upskill_hub.redact import redact
 from upskill_hub.timestamps import utc_now
 
@@ -101,6 +109,10 @@ class EvalPlan:
     created: str = field(default_factory=utc_now)
     #: How the skill reaches the model (``schema.MODES``); one run may hold several.
     modes: tuple[str, ...] = ("inject",)
+    #: ``catalog`` mode: the skill under test plus distractors (the baseline drops the skill).
+    catalog: Catalog | None = None
+    #: ``catalog`` mode: model turns one answer may take.
+    max_turns: int = DEFAULT_MAX_TURNS
 
     def calls(self) -> list[PlannedCall]:
         """Calls interleaved repeat -> case -> model -> mode -> condition, so a partial run is balanced.
@@ -132,6 +144,9 @@ class EvalPlan:
         }
         if tuple(self.modes) != ("inject",):  # inject-only plans keep the fingerprint they always had
             payload["modes"] = list(self.modes)
+        if "catalog" in self.modes and self.catalog is not None:
+            payload["catalog"] = hashlib.sha256(self.catalog.system_prompt(BASE_SYSTEM_PROMPT).encode()).hexdigest()
+            payload["max_turns"] = self.max_turns
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
     def record(self) -> RunPlan:
@@ -182,9 +197,11 @@ class Runner:
         on_row: Callable[[ResultRow], None] | None = None,
         only: set[CallKey] | None = None,
     ) -> None:
-        unsupported = sorted(set(plan.modes) - {"inject", "harness"})
-        if unsupported:  # catalog calls are run elsewhere (issue 22)
+        unsupported = sorted(set(plan.modes) - {"inject", "harness", "catalog"})
+        if unsupported:
             raise ValueError(f"this runner cannot run mode(s) {unsupported}")
+        if "catalog" in plan.modes and plan.catalog is None:
+            raise ValueError("catalog mode needs plan.catalog")
         self.plan = plan
         #: Run only the calls with these keys (one shard of a run on Hugging Face Jobs).
         self.only = only
@@ -199,6 +216,11 @@ class Runner:
         self._params_json = plan.params.to_json()
         self._params_dict = plan.params.to_dict()
         self._systems = {c: system_prompt(c, plan.skill_text) for c in plan.conditions}
+        #: Catalog mode: with the skill, the whole catalog; the baseline, the same catalog without it.
+        self._catalogs: dict[str, Catalog] = {}
+        if plan.catalog is not None:
+            self._catalogs = {"with_skill": plan.catalog, "baseline": plan.catalog.without(plan.skill_name)}
+        self._catalog_systems = {c: cat.system_prompt(BASE_SYSTEM_PROMPT) for c, cat in self._catalogs.items()}
         self._writer: ResultsWriter | None = None
         self._harness_cache = HarnessCache(cache.root) if cache is not None else None
         #: The run's rows in ``results.jsonl``'s order, once :meth:`execute` finished.
@@ -211,7 +233,13 @@ class Runner:
         return sem
 
     async def _cached_complete(
-        self, client: ModelClient, system: str, messages: list[Message], params: GenerationParams, repeat: int
+        self,
+        client: ModelClient,
+        system: str,
+        messages: list[Message],
+        params: GenerationParams,
+        repeat: int,
+        tools: list[ToolSpec] | None = None,
     ) -> tuple[Completion, bool]:
         """Serve from the cache or call the model (under its limit) and cache the success."""
         key = cache_key(
@@ -222,13 +250,17 @@ class Runner:
             messages=messages,
             params=self._params_dict if params is self.plan.params else params,
             repeat=repeat,
+            tools=tools,
         )
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 return hit, True
         async with self._sem(client):
-            comp = await client.complete(system, messages, params)
+            if tools:
+                comp = await client.complete(system, messages, params, tools=tools)
+            else:  # clients written before tool calling take three arguments
+                comp = await client.complete(system, messages, params)
         if self.cache is not None and self._writer is not None:
             cache = self.cache
             self._writer.submit(lambda: cache.put(key, comp))
@@ -271,8 +303,16 @@ class Runner:
         }
         if call.mode == "harness":
             return await self._harness_row(call, base)
+        catalog: CatalogOutcome | None = None
         try:
-            comp, cached = await self._cached_complete(client, system, messages, plan.params, call.repeat)
+            if call.mode == "catalog":
+                catalog = await self._catalog_call(call)
+                comp, cached = Completion(catalog.text, catalog.usage, catalog.latency_s, catalog.finish_reason), catalog.cached
+                base.update(triggered=catalog.triggered(plan.skill_name), **catalog.row_fields())
+                if catalog.stopped is not None:  # no final answer: say why instead of the provider's reason
+                    comp = Completion(comp.text, comp.usage, comp.latency_s, catalog.stopped)
+            else:
+                comp, cached = await self._cached_complete(client, system, messages, plan.params, call.repeat)
         except Exception as exc:  # ModelCallError, or a provider bug: the call failed, not the answer
             msg = str(exc) if isinstance(exc, ModelCallError) else f"{type(exc).__name__}: {exc}"
             return ResultRow(
@@ -310,6 +350,21 @@ class Runner:
             error=error,
             cached=cached,
             finish_reason=comp.finish_reason,
+        )
+
+    async def _catalog_call(self, call: PlannedCall) -> CatalogOutcome:
+        """One catalog-mode answer: the model loads (or not) skills through tools, turn by turn.
+
+        Every turn goes through the response cache with the whole conversation and the tools
+        in its key, so a re-run replays the conversation without calling the model.
+        """
+        system = self._catalog_systems[call.condition]
+
+        async def turn(messages: list[Message], tools: list[ToolSpec]) -> tuple[Completion, bool]:
+            return await self._cached_complete(call.client, system, messages, self.plan.params, call.repeat, tools)
+
+        return await run_catalog_conversation(
+            turn, call.case.input, self._catalogs[call.condition], max_turns=self.plan.max_turns
         )
 
     async def _harness_row(self, call: PlannedCall, base: dict[str, Any]) -> ResultRow:

@@ -11,7 +11,15 @@ import time
 from typing import Any
 
 from upskill_hub.models._sdk_errors import classify, malformed
-from upskill_hub.models.base import Completion, GenerationParams, Message, Usage, token_count
+from upskill_hub.models.base import (
+    Completion,
+    GenerationParams,
+    Message,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    token_count,
+)
 from upskill_hub.models.retry import RetryingClient, RetryPolicy
 
 
@@ -46,12 +54,18 @@ class AnthropicClient(RetryingClient):
             api_key=api_key, base_url=base_url, timeout=policy.timeout, max_retries=0, http_client=http
         )
 
-    def _request(self, system: str, messages: list[Message], params: GenerationParams) -> dict[str, Any]:
+    def _request(
+        self, system: str, messages: list[Message], params: GenerationParams, tools: list[ToolSpec] | None = None
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": params.max_tokens,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": anthropic_messages(messages),
         }
+        if tools:
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
+            ]
         if system:  # the API rejects an empty system text block
             body["system"] = system
         if params.stop:
@@ -74,6 +88,29 @@ class AnthropicClient(RetryingClient):
             raise classify(exc, self._sdk) from None
 
 
+def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """Messages in Messages-API form: tool calls become ``tool_use`` blocks, and tool results
+    ``tool_result`` blocks in one user turn (the API wants consecutive results together)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}
+            if m.is_error:
+                block["is_error"] = True
+            prev = out[-1] if out else None
+            if prev and prev["role"] == "user" and isinstance(prev["content"], list):
+                prev["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+        elif m.tool_calls:
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls]
+            out.append({"role": m.role, "content": blocks})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
 def read_message(data: object, latency: float) -> Completion:
     """A :class:`Completion` from a decoded ``/v1/messages`` reply.
 
@@ -93,6 +130,12 @@ def read_message(data: object, latency: float) -> Completion:
         cache_write = token_count(u.get("cache_creation_input_tokens"), "cache_creation_input_tokens") or 0
         input_tokens = None if uncached is None else uncached + cache_read + cache_write
         output_tokens = token_count(u.get("output_tokens"), "output_tokens")
+    calls = tuple(
+        ToolCall(b.get("id") if isinstance(b.get("id"), str) else f"toolu_{i}", b["name"],
+                 b["input"] if isinstance(b.get("input"), dict) else {})
+        for i, b in enumerate(data["content"])
+        if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("name"), str)
+    )  # fmt: skip
     stop, model = data.get("stop_reason"), data.get("model")
     return Completion(
         text=text,
@@ -100,4 +143,5 @@ def read_message(data: object, latency: float) -> Completion:
         latency_s=latency,
         finish_reason=stop if isinstance(stop, str) else None,
         model=model if isinstance(model, str) else None,
+        tool_calls=calls,
     )

@@ -18,9 +18,55 @@ from upskill_hub import limits
 
 
 @dataclass(frozen=True)
+class ToolSpec:
+    """A tool offered to the model: name, what it is for, and a JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call the model asked for; ``arguments`` is the decoded JSON object ({} if unreadable)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True)
 class Message:
-    role: str  # "user" | "assistant"
+    """One conversation turn.
+
+    Plain turns are ``user`` / ``assistant`` text. Tool use adds two shapes, which each
+    client maps to its wire format: an ``assistant`` turn carrying ``tool_calls``, and a
+    ``tool`` turn carrying one call's result (``tool_call_id``; ``is_error`` for a refusal).
+    """
+
+    role: str  # "user" | "assistant" | "tool"
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    is_error: bool = False
+
+    def key_parts(self) -> list[Any]:
+        """A canonical JSON-able form (cache keys); plain turns keep their historical ``[role, content]``."""
+        if not self.tool_calls and self.tool_call_id is None:
+            return [self.role, self.content]
+        return [
+            self.role,
+            self.content,
+            [c.to_dict() for c in self.tool_calls],
+            self.tool_call_id,
+            self.is_error,
+        ]
 
 
 @dataclass(frozen=True)
@@ -89,6 +135,8 @@ class Completion:
     latency_s: float = 0.0
     finish_reason: str | None = None
     model: str | None = None  # the model id the provider reports, when it does
+    #: Tools the model asked to call (empty for a plain answer).
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 class ModelCallError(Exception):
@@ -117,8 +165,18 @@ class ModelClient(Protocol):
     #: A sensible default concurrency for this provider.
     default_concurrency: int
 
-    async def complete(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
-        """Send one request; raise :class:`ModelCallError` on failure."""
+    async def complete(
+        self,
+        system: str,
+        messages: list[Message],
+        params: GenerationParams,
+        tools: list[ToolSpec] | None = None,
+    ) -> Completion:
+        """Send one request; raise :class:`ModelCallError` on failure.
+
+        ``tools`` (optional; clients without tool support may only take three arguments):
+        tools the model may call; calls come back in :attr:`Completion.tool_calls`.
+        """
         ...
 
     async def aclose(self) -> None:

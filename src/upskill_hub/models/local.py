@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, Usage
+from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ToolSpec, Usage
 from upskill_hub.models.local_backends import (
     BackendError,
     LoadOptions,
@@ -195,7 +195,21 @@ class LocalModelClient:
             model=self.model,
         )
 
-    async def complete(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
+    async def complete(
+        self, system: str, messages: list[Message], params: GenerationParams, tools: list[ToolSpec] | None = None
+    ) -> Completion:
+        if tools:  # no chat-template tool support here: the documented text protocol instead
+            from upskill_hub.models import text_tools
+
+            done = sum(len(m.tool_calls) for m in messages)
+            comp = await asyncio.to_thread(
+                self.complete_sync,
+                text_tools.protocol_system(system, tools),
+                text_tools.render_messages(messages),
+                params,
+            )
+            calls = text_tools.parse_calls(comp.text, tools, first_id=done + 1)
+            return Completion(comp.text, comp.usage, comp.latency_s, comp.finish_reason, comp.model, calls)
         return await asyncio.to_thread(self.complete_sync, system, messages, params)
 
     async def aclose(self) -> None:

@@ -8,11 +8,20 @@ The SDK's own retries are off; :func:`call_with_retries` does them so they are e
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
 from upskill_hub.models._sdk_errors import classify, malformed
-from upskill_hub.models.base import Completion, GenerationParams, Message, Usage, token_count
+from upskill_hub.models.base import (
+    Completion,
+    GenerationParams,
+    Message,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    token_count,
+)
 from upskill_hub.models.retry import RetryingClient, RetryPolicy
 
 #: Concurrency that stays clear of typical rate limits (hosted) or saturates a local box.
@@ -51,12 +60,19 @@ class OpenAIChatClient(RetryingClient):
             api_key=api_key, base_url=base_url, timeout=policy.timeout, max_retries=0, http_client=http
         )
 
-    def _request(self, system: str, messages: list[Message], params: GenerationParams) -> dict[str, Any]:
-        wire: list[dict[str, str]] = []
+    def _request(
+        self, system: str, messages: list[Message], params: GenerationParams, tools: list[ToolSpec] | None = None
+    ) -> dict[str, Any]:
+        wire: list[dict[str, Any]] = []
         if system:
             wire.append({"role": "system", "content": system})
-        wire.extend({"role": m.role, "content": m.content} for m in messages)
+        wire.extend(openai_message(m) for m in messages)
         body: dict[str, Any] = {"model": self.model, "messages": wire, "temperature": params.temperature}
+        if tools:
+            body["tools"] = [
+                {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+                for t in tools
+            ]
         # OpenAI's newer models only take max_completion_tokens; self-hosted servers
         # (llama.cpp, older vLLM) only know max_tokens.
         if self.provider == "openai":
@@ -86,6 +102,38 @@ class OpenAIChatClient(RetryingClient):
             return read_chat_completion(data, latency)
         except Exception as exc:  # classified into retryable / final; unknown errors re-raise
             raise classify(exc, self._sdk) from None
+
+
+def openai_message(m: Message) -> dict[str, Any]:
+    """One :class:`Message` in chat-completions form (tool calls and tool results included)."""
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
+    if m.tool_calls:
+        calls = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            for c in m.tool_calls
+        ]
+        return {"role": m.role, "content": m.content or None, "tool_calls": calls}
+    return {"role": m.role, "content": m.content}
+
+
+def _read_tool_calls(message: object) -> tuple[ToolCall, ...]:
+    """The ``tool_calls`` of a reply message; arguments that are not a JSON object read as {}."""
+    raw = message.get("tool_calls") if isinstance(message, dict) else None
+    if not isinstance(raw, list):
+        return ()
+    calls = []
+    for i, c in enumerate(raw):
+        fn = c.get("function") if isinstance(c, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            continue
+        try:
+            args = json.loads(fn.get("arguments") or "{}")
+        except (TypeError, ValueError):
+            args = {}
+        cid = c.get("id")
+        calls.append(ToolCall(cid if isinstance(cid, str) else f"call_{i}", fn["name"], args if isinstance(args, dict) else {}))
+    return tuple(calls)
 
 
 def _text_or_none(value: object) -> str | None:
@@ -123,4 +171,5 @@ def read_chat_completion(data: object, latency: float) -> Completion:
         latency_s=latency,
         finish_reason=_text_or_none(choice.get("finish_reason")),
         model=_text_or_none(data.get("model")),
+        tool_calls=_read_tool_calls(message),
     )

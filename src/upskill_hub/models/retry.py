@@ -17,7 +17,7 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError
+from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ToolSpec
 from upskill_hub.redact import redact
 from upskill_hub.retry import RetryLoop, RetryPolicy, Verdict, parse_retry_after
 
@@ -94,7 +94,9 @@ class RetryingClient:
     _secrets: tuple[str, ...]
     _client: Any
 
-    def _request(self, system: str, messages: list[Message], params: GenerationParams) -> dict[str, Any]:
+    def _request(
+        self, system: str, messages: list[Message], params: GenerationParams, tools: list[ToolSpec] | None = None
+    ) -> dict[str, Any]:
         raise NotImplementedError
 
     async def _attempt(self, body: dict[str, Any]) -> Completion:
@@ -104,8 +106,10 @@ class RetryingClient:
     #: was a visible share of the per-call CPU at hundreds of calls per second.
     _rng: random.Random | None = None
 
-    async def complete(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
-        body = self._request(system, messages, params)
+    async def complete(
+        self, system: str, messages: list[Message], params: GenerationParams, tools: list[ToolSpec] | None = None
+    ) -> Completion:
+        body = self._request(system, messages, params, tools)
         if self._rng is None:
             self._rng = random.Random()
         return await call_with_retries(

@@ -8,12 +8,17 @@ the same process, pipes and restart logic as the real model, minus the 15 s load
   if the file named by ``$SCRIPTED_CRASH_MARKER`` exists; with ``$SCRIPTED_CRASH_ONCE`` set
   the marker is removed first, so only the first such call crashes.
 * With ``$SCRIPTED_CRASH_ALWAYS`` set, every prompt counts as ``CRASH``.
-* Otherwise the answer is ``BANANA {}`` when the system prompt holds the skill, else ``hi``.
+* With tools offered as text (``CALL <tool>`` in the system prompt), a prompt containing
+  ``LOADME:<name>`` and no tool result yet gets ``CALL load_skill {"name": "<name>"}``.
+* Otherwise the answer is ``BANANA {}`` when the system prompt (or a tool result) holds the
+  skill, else ``hi``.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 from pathlib import Path
 from typing import Any
@@ -31,5 +36,11 @@ class ScriptedBackend:
             if os.environ.get("SCRIPTED_CRASH_ONCE"):
                 Path(marker).unlink()
             os.kill(os.getpid(), signal.SIGSEGV)
-        text = "BANANA {}" if "BANANA" in (request.get("system") or "") else "hi"
+        system = request.get("system") or ""
+        results = [m["content"] for m in request["messages"] if m["content"].startswith("RESULT of ")]
+        wanted = re.search(r"LOADME:([\w-]+)", user)
+        if "CALL <tool>" in system and wanted and not results:
+            text = "CALL load_skill " + json.dumps({"name": wanted.group(1)})
+            return {"text": text, "input_tokens": 10, "output_tokens": 4, "finish_reason": "stop"}
+        text = "BANANA {}" if "BANANA" in system or any("BANANA" in r for r in results) else "hi"
         return {"text": text, "input_tokens": 10, "output_tokens": 2, "finish_reason": "stop"}
