@@ -307,14 +307,13 @@ MODEL_MODES = ("inject", "catalog")
 
 
 def shipped_skills_dir() -> Path | None:
-    """The skills that ship with upskill-hub (the repository's ``skills/`` folder), if present."""
-    try:
-        from upskill_hub import shipped  # type: ignore[attr-defined]
+    """The skills that ship with upskill-hub (package data, or the clone's ``skills/``), if present."""
+    from upskill_hub.shipped import shipped_path
 
-        return Path(shipped.skills_dir())
-    except (ImportError, AttributeError):
-        here = Path(__file__).resolve().parents[3] / "skills"
-        return here if here.is_dir() else None
+    try:
+        return shipped_path("skills")
+    except UpskillError:
+        return None
 
 
 def load_distractors(distractors: str | Path | None, skill_name: str) -> list[Skill]:
