@@ -42,7 +42,7 @@ def peak_mb() -> float:
 def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="hostile-bench-"))
     os.environ.update(HF_HUB_DISABLE_XET="1", HF_HOME=str(tmp / "hf"), HF_HUB_CACHE=str(tmp / "hf" / "hub"))
-    from upskill_hub.netutil import free_port
+    from upskill_hub._util.netutil import free_port
 
     port = free_port()
     os.environ["HF_ENDPOINT"] = f"http://127.0.0.1:{port}"
@@ -176,7 +176,7 @@ def round2() -> bool:
     tmp = Path(tempfile.mkdtemp(prefix="hostile-r2-"))
     os.environ.setdefault("UPSKILL_HUB_CACHE", str(tmp / "cache"))
     results: list[bool] = []
-    from upskill_hub import guarded
+    from upskill_hub._util import guarded
     from upskill_hub.cases import parse_assertion
     from upskill_hub.evals.assertions import check_sync
 
@@ -308,7 +308,7 @@ def round2() -> bool:
     bad.mkdir(parents=True)
     (bad / "run.json").write_text("{corrupt")
     results.append(verdict("runs with a corrupt run.json", cli(["runs", str(bad.parent)]), "is not valid JSON"))
-    from upskill_hub import safeyaml
+    from upskill_hub._util import safeyaml
 
     t0 = time.monotonic()
     try:

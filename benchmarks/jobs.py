@@ -73,15 +73,15 @@ def main() -> None:
     parser.add_argument("--shards", type=int, nargs="+", default=[4, 8])
     args = parser.parse_args()
 
-    from upskill_hub.netutil import free_port
+    from upskill_hub._util.netutil import free_port
 
     tmp = Path(tempfile.mkdtemp(prefix="upskill-bench-jobs-"))
     port = free_port()
     _environment(tmp, port)
 
     from upskill_hub.evals.api import EvalOptions, run_eval
-    from upskill_hub.hub.job_launch import JobsOptions
-    from upskill_hub.hub.job_runs import run_on_jobs
+    from upskill_hub.jobs.launch import JobsOptions
+    from upskill_hub.jobs.run import run_on_jobs
     from upskill_hub.localhub.jobs import JobLimits
     from upskill_hub.localhub.testing import running_server
     from upskill_hub.testing.llm_server import llm_server_process

@@ -187,8 +187,8 @@ def main() -> int:
     parser.add_argument("--existing-runs", type=int, default=20)
     args = parser.parse_args()
 
+    from upskill_hub._util.netutil import free_port
     from upskill_hub.localhub.testing import running_server
-    from upskill_hub.netutil import free_port
 
     with tempfile.TemporaryDirectory(prefix="upskill-bench-") as tmp:
         tmp_path = Path(tmp)

@@ -47,8 +47,8 @@ _STATE: dict[str, Any] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from upskill_hub._util.netutil import free_port
     from upskill_hub.localhub.testing import TEST_WRITE_TOKEN
-    from upskill_hub.netutil import free_port
 
     tmp = tempfile.mkdtemp(prefix="upskill-hub-tests-")
     port = free_port()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from huggingface_hub import HfApi
 
-from upskill_hub.hub.jobs import shard_labels
+from upskill_hub.jobs.status import shard_labels
 
 NS = "user"
 

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from upskill_hub import boundedread, fsutil
-from upskill_hub.fsutil import FileRefused, read_capped, scan_tree
+from upskill_hub._util import boundedread, fsutil
+from upskill_hub._util.fsutil import FileRefused, read_capped, scan_tree
 
 
 def test_read_capped_refuses_a_fifo_without_blocking(tmp_path):

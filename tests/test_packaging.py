@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from upskill_hub import __version__
-from upskill_hub.netutil import free_port
+from upskill_hub._util.netutil import free_port
 from upskill_hub.shipped import PACKAGE_DATA, SHIPPED
 
 REPO = Path(__file__).resolve().parents[1]

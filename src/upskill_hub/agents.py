@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from upskill_hub._util.fsutil import atomic_replace_dir, check_relpath
 from upskill_hub.errors import UpskillError
-from upskill_hub.fsutil import atomic_replace_dir, check_relpath
 from upskill_hub.skill import Skill, name_problem
 
 

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from upskill_hub import limits, safejson
+from upskill_hub._util import limits, safejson
+from upskill_hub._util.fsutil import FileRefused, check_relpath, read_capped
 from upskill_hub.errors import UpskillError
-from upskill_hub.fsutil import FileRefused, check_relpath, read_capped
 
 SCHEMA_VERSION = 1
 
@@ -255,7 +255,7 @@ def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
     if kind == "regex":
         if not isinstance(value, str) or value == "":
             raise CasesError(where, "'regex' needs a pattern string")
-        from upskill_hub.guarded import compile_pattern
+        from upskill_hub._util.guarded import compile_pattern
 
         try:
             compile_pattern(value)
@@ -277,7 +277,7 @@ def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
             raise CasesError(where, "'command' needs a shell command string as 'value'")
         return value
     if kind == "schema":
-        from upskill_hub.guarded import check_schema
+        from upskill_hub._util.guarded import check_schema
 
         if not isinstance(value, dict):
             raise CasesError(where, "'json-schema' needs a JSON Schema object")
@@ -483,8 +483,8 @@ EVAL_FILE_MAX_BYTES = 256 * 1024
 
 def _attach_eval_file(base_dir: Path | None, rel: Any, where: str) -> str:
     """The text of one evals.json input file, read inside ``base_dir`` (the skill folder)."""
+    from upskill_hub._util.fsutil import check_relpath
     from upskill_hub.errors import UpskillError
-    from upskill_hub.fsutil import check_relpath
 
     if not isinstance(rel, str):
         raise CasesError(where, "must be a path relative to the skill folder")

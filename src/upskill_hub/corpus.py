@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from upskill_hub import limits
-from upskill_hub.fsutil import FileRefused, read_capped
-from upskill_hub.problems import Problem
+from upskill_hub._util import limits
+from upskill_hub._util.fsutil import FileRefused, read_capped
+from upskill_hub._util.problems import Problem
 from upskill_hub.skill import META_FILE, WALK_SKIP_DIRS, load_skill, walk_tree
 
 #: Folders never searched: VCS data, dependencies, caches, kernel build outputs.

@@ -30,9 +30,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from upskill_hub._util.netutil import free_port
+from upskill_hub._util.percent import interval, pct, points
 from upskill_hub.errors import UpskillError
-from upskill_hub.netutil import free_port
-from upskill_hub.percent import interval, pct, points
 from upskill_hub.shipped import shipped_path
 
 #: A skill the 135M local model can use: it teaches an API (kernels.get_kernel) and the

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import yaml
 
-from upskill_hub import safeyaml
+from upskill_hub._util import safeyaml
+from upskill_hub._util.problems import Problem
 from upskill_hub.errors import UpskillError
-from upskill_hub.problems import Problem
 from upskill_hub.skill import DESCRIPTION_MAX, SKILL_FILE, parse_frontmatter
 
 #: Phrases that tell an agent *when* to load a skill ("Use when ...", "... if the user asks").
@@ -184,7 +184,7 @@ def write_description(skill_dir: Path, description: str) -> bool:
     The file is rewritten atomically with its mode kept; ``False`` (nothing written) when
     it already holds exactly this description.
     """
-    from upskill_hub.fsutil import write_bytes_atomic
+    from upskill_hub._util.fsutil import write_bytes_atomic
 
     path = Path(skill_dir) / SKILL_FILE
     try:

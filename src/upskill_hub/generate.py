@@ -38,12 +38,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from upskill_hub import safejson
+from upskill_hub._util import safejson
+from upskill_hub._util.percent import pct
+from upskill_hub._util.redact import redact
 from upskill_hub.cases import Case, CasesError, SkillMeta, parse_meta
 from upskill_hub.errors import UpskillError
 from upskill_hub.models.base import GenerationParams, Message, ModelCallError, ModelClient
-from upskill_hub.percent import pct
-from upskill_hub.redact import redact
 from upskill_hub.skill import (
     META_FILE,
     RESOURCE_DIRS,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from upskill_hub.boundedread import FileRefused, read_json_file
+from upskill_hub._util.boundedread import FileRefused, read_json_file
 from upskill_hub.errors import UpskillError
 
 MARKER = ".upskill-hub-install.json"

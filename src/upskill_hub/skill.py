@@ -29,9 +29,9 @@ from typing import Any
 
 import yaml
 
-from upskill_hub import fsutil, limits, safeyaml
+from upskill_hub._util import fsutil, limits, safeyaml
+from upskill_hub._util.problems import Problem
 from upskill_hub.cases import CasesError, SkillMeta, load_meta_text
-from upskill_hub.problems import Problem
 
 SKILL_FILE = "SKILL.md"
 #: Also accepted (the reference validator looks for it after SKILL.md), with a warning.
@@ -131,7 +131,7 @@ class FrontmatterError(ValueError):
 
 
 class _UniqueKeyLoader(safeyaml.DepthLimitedLoader):
-    """PyYAML's safe loader within :mod:`upskill_hub.safeyaml`'s depth limit, refusing a
+    """PyYAML's safe loader within :mod:`upskill_hub._util.safeyaml`'s depth limit, refusing a
     mapping that repeats a key."""
 
 
@@ -203,7 +203,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
 
     A UTF-8 BOM and CRLF line endings are accepted. YAML is parsed in safe mode, so tags
     such as ``!!python/object`` are refused rather than executed, and within the limits of
-    :mod:`upskill_hub.safeyaml` (size, depth, alias expansion).
+    :mod:`upskill_hub._util.safeyaml` (size, depth, alias expansion).
     """
     data, body, _ = parse_frontmatter(text)
     return data, body
@@ -398,7 +398,7 @@ class Skill:
         Executables stay executable and folders get 0755 unless the source said otherwise;
         without this, files follow the umask and the top folder the 0700 of ``mkdtemp``.
         """
-        from upskill_hub.fsutil import check_relpath
+        from upskill_hub._util.fsutil import check_relpath
 
         folders = {""}
         for rel, data in sorted(self.files.items()):
@@ -417,7 +417,7 @@ class Skill:
         Files go to a temporary sibling folder first, which is renamed into place, so a
         failure never leaves a half-written skill.
         """
-        from upskill_hub.fsutil import atomic_replace_dir, check_relpath
+        from upskill_hub._util.fsutil import atomic_replace_dir, check_relpath
 
         for rel in self.files:
             check_relpath(rel)

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from upskill_hub import safejson
+from upskill_hub._util import safejson
+from upskill_hub._util.redact import redact
 from upskill_hub.errors import UpskillError
-from upskill_hub.redact import redact
 from upskill_hub.skill import estimate_tokens
 
 #: Default size of the condensed trace sent to the teacher.

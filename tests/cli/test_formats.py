@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from upskill_hub.cli._formats import OutputFormat, Printer, agent_cell, resolve_format
 from upskill_hub.cli.app import app
-from upskill_hub.cli.formats import OutputFormat, Printer, agent_cell, resolve_format
 from upskill_hub.errors import UpskillError
 from upskill_hub.testing.llm_server import running_llm_server
 
@@ -118,9 +118,9 @@ def test_resolve_format_rules(monkeypatch):
         resolve_format("quiet", as_json=True)
     with pytest.raises(UpskillError, match="unknown --format"):
         resolve_format("yaml")
-    monkeypatch.setattr("upskill_hub.cli.formats._detect_agent", lambda: True)
+    monkeypatch.setattr("upskill_hub.cli._formats._detect_agent", lambda: True)
     assert resolve_format("auto") is OutputFormat.agent
-    monkeypatch.setattr("upskill_hub.cli.formats._detect_agent", lambda: False)
+    monkeypatch.setattr("upskill_hub.cli._formats._detect_agent", lambda: False)
     assert resolve_format(None) is OutputFormat.human
 
 

@@ -138,7 +138,7 @@ def _case(*asserts: dict) -> Case:
 def test_catastrophic_regex_fails_its_row_within_the_time_limit(monkeypatch) -> None:
     import time
 
-    from upskill_hub import limits
+    from upskill_hub._util import limits
 
     monkeypatch.setattr(limits, "REGEX_TIMEOUT_S", 0.3)
     # The issue's pattern: the regex engine answers it at once (no hang either way).
@@ -154,7 +154,7 @@ def test_catastrophic_regex_fails_its_row_within_the_time_limit(monkeypatch) -> 
 
 def test_catastrophic_regex_does_not_stall_other_coroutines(monkeypatch) -> None:
     """The check runs in a thread: the event loop keeps serving other calls meanwhile."""
-    from upskill_hub import limits
+    from upskill_hub._util import limits
 
     monkeypatch.setattr(limits, "REGEX_TIMEOUT_S", 0.5)
     ticks: list[float] = []

@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 from _evalkit import InProcessClient, make_skill
 
+from upskill_hub._util.redact import secret_values
 from upskill_hub.evals import rundir
 from upskill_hub.evals.api import EvalOptions, RunResult, run_eval
 from upskill_hub.evals.rundir import shardcheck
 from upskill_hub.hub import dataset_repo as dr
-from upskill_hub.redact import secret_values
 
 
 def _run(tmp_path: Path, client: InProcessClient | None = None, **opts) -> RunResult:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from catalog_runs import catalog_rows, trigger_rows, trigger_stats, write_catalog_run, write_skill
 from cli_runner import run_cli as run_main
 
-from upskill_hub.cli.compare import Comparison, check_regressions, render
+from upskill_hub.cli._compare import Comparison, check_regressions, render
 from upskill_hub.evals.compare import compare_runs
 from upskill_hub.hub.published_runs import load_reference
 

@@ -8,9 +8,9 @@ import pyarrow.parquet as pq
 import pytest
 from test_push_support import write_run, write_skill
 
+from upskill_hub._util.hashing import sha256_hex
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals.rundir import RESULTS_FILE, read_results, result_arrow_schema
-from upskill_hub.hashing import sha256_hex
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.skill import load_skill
 

@@ -13,8 +13,8 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 from test_push_support import folder_bytes, shipped_skill, write_skill
 
+from upskill_hub._util.hashing import sha256_hex
 from upskill_hub.errors import UpskillError
-from upskill_hub.hashing import sha256_hex
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.pull import load_skills_from_hub, pull
 from upskill_hub.hub.push import push

@@ -9,7 +9,7 @@ import pytest
 from small_fs import small_fs
 from test_push_support import folder_bytes, write_skill
 
-from upskill_hub import limits
+from upskill_hub._util import limits
 from upskill_hub.errors import UpskillError
 from upskill_hub.hub.pull import pull
 from upskill_hub.hub.push import push

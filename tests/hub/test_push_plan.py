@@ -10,8 +10,8 @@ import pytest
 from huggingface_hub.hf_api import RepoFile
 from test_push_support import write_run, write_skill
 
+from upskill_hub._util.hashing import git_blob_sha1, sha256_hex
 from upskill_hub.errors import UpskillError
-from upskill_hub.hashing import git_blob_sha1, sha256_hex
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.push import RemoteState, build_plan, load_local
 

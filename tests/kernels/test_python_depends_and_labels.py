@@ -7,8 +7,8 @@ import json
 from importlib import resources
 from pathlib import Path
 
+from upskill_hub._util.problems import Problem
 from upskill_hub.kernels.buildtoml import VENDORED_PYTHON_DEPENDS, validate_build_toml
-from upskill_hub.problems import Problem
 
 BUILD = """\
 [general]

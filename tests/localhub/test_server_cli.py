@@ -10,7 +10,7 @@ import time
 
 from typer.testing import CliRunner
 
-from upskill_hub.netutil import free_port
+from upskill_hub._util.netutil import free_port
 
 
 def _wait_until_serving(proc: subprocess.Popen, url: str, timeout_s: float = 30) -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from upskill_hub._util.netutil import free_port
 from upskill_hub.errors import UpskillError
 from upskill_hub.models import create_client, preflight
-from upskill_hub.netutil import free_port
 from upskill_hub.testing.llm_server import running_llm_server
 
 

@@ -7,8 +7,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from upskill_hub._util.netutil import free_port  # noqa: F401  (re-exported for the Space tests)
 from upskill_hub.cases import parse_meta
-from upskill_hub.netutil import free_port  # noqa: F401  (re-exported for the Space tests)
 from upskill_hub.skill import Skill
 
 #: SKILL.md body of a hostile skill: none of this may run in a visitor's browser.

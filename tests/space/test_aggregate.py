@@ -172,9 +172,9 @@ def test_cli_summary_and_space_show_the_same_interval_at_0_and_100_percent(n):
     """Baseline fails every case (0%), the skill passes every case (100%): the edges of Wilson."""
     from rich.console import Console
 
+    from upskill_hub._util.percent import interval
     from upskill_hub.evals.report import summary_table
     from upskill_hub.evals.schema import RunSummary
-    from upskill_hub.percent import interval
 
     rows = _result_rows({f"c{i}": ([False], [True]) for i in range(n)})
     conds, lifts = summarize_rows(rows, ["m1"])

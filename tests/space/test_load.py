@@ -86,7 +86,7 @@ def test_page_load_and_search_answer_under_1s_while_a_schema_redos_runs(running_
     """
     import httpx
 
-    from upskill_hub import guarded, limits
+    from upskill_hub._util import guarded, limits
 
     started, ended = threading.Event(), threading.Event()
     real_search = guarded._BoundedRe.search

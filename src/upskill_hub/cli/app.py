@@ -13,22 +13,12 @@ import typer
 from rich.console import Console
 
 from upskill_hub import __version__
-from upskill_hub.cli import (
-    corpus,
-    demo,
-    doctor,
-    evals,
-    generate,
-    hub,
-    jobs,
-    kernels,
-    models,
-    publish,
-    skills,
-    space,
-)
+from upskill_hub._util.redact import redact
+from upskill_hub.cli import check as corpus
+from upskill_hub.cli import demo, doctor, generate, hub, jobs, kernels, models, skills, space
+from upskill_hub.cli import eval as evals
+from upskill_hub.cli import push as publish
 from upskill_hub.errors import UpskillError
-from upskill_hub.redact import redact
 
 app = typer.Typer(
     name="upskill-hub",
@@ -89,7 +79,7 @@ def main() -> None:
         err.print(f"[bold red]Error:[/] {printable(redact(str(exc)))}", markup=True, soft_wrap=True)
         sys.exit(exc.exit_code)
     except OSError as exc:  # a full disk, a file-size limit, a read-only folder: one line, not a traceback
-        from upskill_hub.fsutil import storage_error
+        from upskill_hub._util.fsutil import storage_error
 
         storage = storage_error(exc)
         if storage is None:

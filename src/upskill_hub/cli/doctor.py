@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
+from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.errors import UpskillError
 
 
@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
         the model cannot run here, with what to try next. Settings: UPSKILL_LOCAL_BACKEND
         (transformers | llama.cpp), UPSKILL_LOCAL_THREADS, UPSKILL_LOCAL_DEVICE (auto | cpu | cuda).
         """
-        from upskill_hub.cli.evals import set_local_device
+        from upskill_hub.cli.eval import set_local_device
         from upskill_hub.models.doctor import check_local_model
 
         out = printer(fmt, as_json)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import typer
 
-from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
-from upskill_hub.cli.output import make_console
-from upskill_hub.percent import pct
+from upskill_hub._util.percent import pct
+from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
+from upskill_hub.cli._output import make_console
 
 err_console = make_console(stderr=True)
 

@@ -1,7 +1,7 @@
 """CLI command group ``jobs``: the Hugging Face Jobs of a sharded eval run.
 
 ``jobs ls`` shows each shard's newest Job, ``jobs logs`` prints (or follows) their logs and
-``jobs cancel`` stops them all. Thin: the work is in :mod:`upskill_hub.hub.jobs`. The shard
+``jobs cancel`` stops them all. Thin: the work is in :mod:`upskill_hub.jobs.status`. The shard
 worker that a Job runs (``jobs run-shard``) registers itself here from its own module.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from upskill_hub.cli import jobs_shard
-from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
-from upskill_hub.cli.output import make_console
+from upskill_hub.cli import _jobs_shard as jobs_shard
+from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
+from upskill_hub.cli._output import make_console
 
 app = typer.Typer(
     help=(
@@ -66,7 +66,7 @@ def ls_cmd(
     as_json: bool = json_option(),
 ) -> None:
     """Status of every shard of a run: its newest Job (attempt), stage, message and duration."""
-    from upskill_hub.hub.jobs import run_jobs
+    from upskill_hub.jobs.status import run_jobs
 
     out = printer(fmt, as_json)
     shards = run_jobs(_api(), run_id, namespace)
@@ -110,8 +110,8 @@ def logs_cmd(
     namespace: str | None = typer.Option(None, "--namespace", help=_NAMESPACE_HELP),
 ) -> None:
     """Logs of the newest Job of each shard; lines are prefixed with their shard when several are shown."""
-    from upskill_hub.hub.jobs import run_jobs, stream_logs
-    from upskill_hub.redact import redact
+    from upskill_hub._util.redact import redact
+    from upskill_hub.jobs.status import run_jobs, stream_logs
 
     api = _api()
     several = shard is None and len(run_jobs(api, run_id, namespace)) > 1
@@ -128,7 +128,7 @@ def cancel_cmd(
     as_json: bool = json_option(),
 ) -> None:
     """Cancel every Job of a run that has not ended (all shards, all attempts). Safe to repeat."""
-    from upskill_hub.hub.jobs import LABEL_SHARD, cancel_run
+    from upskill_hub.jobs.status import LABEL_SHARD, cancel_run
 
     out = printer(fmt, as_json)
 

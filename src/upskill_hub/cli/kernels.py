@@ -11,8 +11,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
-from upskill_hub.cli.output import make_console
+from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
+from upskill_hub.cli._output import make_console
 from upskill_hub.errors import UpskillError
 
 app = typer.Typer(
@@ -79,8 +79,8 @@ def check(
 
     The last line is the one verdict: a ✓ line when everything passed, an Error line otherwise.
     """
+    from upskill_hub._util.problems import Problem
     from upskill_hub.kernels.check import check_project, has_errors
-    from upskill_hub.problems import Problem
 
     out = printer(fmt, as_json)
     as_json = not out.human  # agent and quiet are for programs too: no compiler chatter

@@ -11,8 +11,8 @@ from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.table import Table
 
-from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
-from upskill_hub.cli.output import make_console
+from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
+from upskill_hub.cli._output import make_console
 from upskill_hub.errors import UpskillError
 
 app = typer.Typer(help="Validate, list, show and install agent skills.", no_args_is_help=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from upskill_hub.cli.output import make_console
+from upskill_hub.cli._output import make_console
 from upskill_hub.errors import UpskillError
 
 app = typer.Typer(

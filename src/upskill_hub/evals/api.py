@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub import __version__
+from upskill_hub._util.fsutil import StorageError, storage_error
+from upskill_hub._util.timestamps import utc_now
 from upskill_hub.cases import WORKSPACE_TYPES, Case, CasesError, load_cases_file
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals import rundir
@@ -28,13 +30,11 @@ from upskill_hub.evals.catalog import DEFAULT_MAX_TURNS, Catalog
 from upskill_hub.evals.harness import AgentClient, HarnessOptions, prepare_agents
 from upskill_hub.evals.runner import EvalPlan, ExecStats, Runner, conditions_for, new_run_id
 from upskill_hub.evals.schema import ResultRow, RunSummary
-from upskill_hub.evals.sharding import ShardTarget
 from upskill_hub.evals.stats import summarize_rows
-from upskill_hub.fsutil import StorageError, storage_error
+from upskill_hub.jobs.assign import ShardTarget
 from upskill_hub.models.base import GenerationParams, ModelClient
 from upskill_hub.models.spec import ModelSpec
 from upskill_hub.skill import Skill, find_skills, require_skill
-from upskill_hub.timestamps import utc_now
 
 DEFAULT_OUTPUT = Path("upskill-runs")
 
@@ -65,7 +65,7 @@ class EvalOptions:
     timeout: float = 60.0
     max_retries: int = 4
     #: Run only this shard's calls of a run planned elsewhere (a Hugging Face Job; see
-    #: :mod:`upskill_hub.evals.sharding`): the plan must have the launcher's fingerprint.
+    #: :mod:`upskill_hub.jobs.assign`): the plan must have the launcher's fingerprint.
     shard: ShardTarget | None = None
     #: Agent CLIs to evaluate the skill in (``--agent``: ``claude-code[:MODEL]``, ``codex``,
     #: ``gemini``, ``opencode``, ``cmd:'TEMPLATE'``); see :mod:`upskill_hub.evals.harness`.

@@ -8,7 +8,7 @@ missing, or the judge's verdict together with the judge model and the exact prom
 
 ``llm-rubric`` is the only check that calls a model; it uses a :class:`ModelClient` (the
 judge) and is therefore async. All other checks are pure functions. Patterns and schemas
-are other people's code: they run under the budgets of :mod:`upskill_hub.guarded`,
+are other people's code: they run under the budgets of :mod:`upskill_hub._util.guarded`,
 and one that runs out (or points outside itself) fails its own assertion with evidence;
 it never hangs or crashes the run. They run in a worker thread, so a slow one does not
 stall the event loop the other calls share.
@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from upskill_hub import guarded, limits, safejson
+from upskill_hub._util import guarded, limits, safejson
 from upskill_hub.cases import CASE_AWARE_TYPES, WORKSPACE_TYPES, Assertion, Case
 from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ModelClient
 

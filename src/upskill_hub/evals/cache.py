@@ -20,7 +20,7 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from upskill_hub.fsutil import write_json_atomic
+from upskill_hub._util.fsutil import write_json_atomic
 from upskill_hub.models.base import Completion, GenerationParams, Message, ToolCall, ToolSpec, Usage
 
 CACHE_ENV = "UPSKILL_HUB_CACHE"

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
+from upskill_hub._util.fsutil import check_relpath
+from upskill_hub._util.limits import env_int
 from upskill_hub.errors import UpskillError
-from upskill_hub.fsutil import check_relpath
-from upskill_hub.limits import env_int
 from upskill_hub.models.base import Completion, Message, ToolCall, ToolSpec, Usage
 from upskill_hub.skill import Skill
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+from upskill_hub._util.percent import points, rate
 from upskill_hub.evals.schema import RunSummary
 from upskill_hub.evals.stats import error_bars
-from upskill_hub.percent import points, rate
 
 PASS_RATE_PNG = "pass_rate.png"
 TOKENS_PNG = "tokens.png"

@@ -9,8 +9,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from upskill_hub._util.percent import interval, pct
 from upskill_hub.evals.schema import ConditionStats, LiftStats, RunSummary, TriggerRow, TriggerStats
-from upskill_hub.percent import interval, pct
 
 BAR_WIDTH = 30
 

@@ -269,7 +269,7 @@ def report_from_dict(data: dict[str, Any]) -> RoutingReport:
 
 def write_routing(run_dir: Path, reports: list[RoutingReport], run_id: str, timestamp: str) -> Path:
     """``routing.json`` in ``run_dir``: the reports and the run they belong to."""
-    from upskill_hub.fsutil import write_json_atomic
+    from upskill_hub._util.fsutil import write_json_atomic
 
     path = Path(run_dir) / ROUTING_FILE
     write_json_atomic(path, {"run_id": run_id, "timestamp": timestamp, "reports": [r.to_dict() for r in reports]})

@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub import __version__
+from upskill_hub._util.redact import redact
+from upskill_hub._util.timestamps import utc_now
 from upskill_hub.cases import Case
 from upskill_hub.evals.assertions import JudgeError, evaluate_case
 from upskill_hub.evals.cache import ResponseCache, cache_key
@@ -50,8 +52,6 @@ from upskill_hub.models.base import (
     ModelClient,
     ToolSpec,
 )
-from upskill_hub.redact import redact
-from upskill_hub.timestamps import utc_now
 
 #: The one system prompt both conditions share. With the skill, the skill text follows it.
 BASE_SYSTEM_PROMPT = (

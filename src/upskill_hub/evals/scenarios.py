@@ -21,10 +21,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from upskill_hub import safejson
+from upskill_hub._util import safejson
+from upskill_hub._util.fsutil import check_relpath
 from upskill_hub.cases import Assertion, Case, CasesError, load_cases_file, parse_case
 from upskill_hub.errors import UpskillError
-from upskill_hub.fsutil import check_relpath
 
 SCENARIOS_FILE = ".upskill/evals.json"
 FORMAT_LABEL = "upskill scenarios (.upskill/evals.json)"

@@ -27,6 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from upskill_hub import __version__
+from upskill_hub._util.fsutil import write_json_atomic
+from upskill_hub._util.redact import redact
+from upskill_hub._util.timestamps import utc_now
 from upskill_hub.cases import CasesError, TriggerQuery, parse_triggers
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals.cache import ResponseCache, cache_key, default_cache_dir
@@ -34,12 +37,9 @@ from upskill_hub.evals.catalog import TOOLS, Catalog
 from upskill_hub.evals.runner import BASE_SYSTEM_PROMPT
 from upskill_hub.evals.schema import ResultRow, RunSummary, TriggerRow, TriggerStats
 from upskill_hub.evals.stats import wilson_bounds
-from upskill_hub.fsutil import write_json_atomic
 from upskill_hub.models.base import GenerationParams, ModelCallError, ModelClient
 from upskill_hub.models.base import Message as Msg
-from upskill_hub.redact import redact
 from upskill_hub.skill import Skill, require_skill
-from upskill_hub.timestamps import utc_now
 
 TRIGGERS_FILE = "triggers.jsonl"
 PLAN_FILE = "triggers-plan.json"

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from upskill_hub.boundedread import FileRefused, read_json_file
+from upskill_hub._util.boundedread import FileRefused, read_json_file
 from upskill_hub.evals.stats import wilson_interval
 
 BATCH_FILE = "batch_summary.json"

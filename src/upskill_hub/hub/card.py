@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from upskill_hub._util.percent import pct, points
 from upskill_hub.hub.dataset_repo import CONFIG_GLOBS, config_schemas
-from upskill_hub.percent import pct, points
 
 TAGS = ["agent-skills", "upskill-hub"]
 

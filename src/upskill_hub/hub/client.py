@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from upskill_hub._util.redact import redact
 from upskill_hub.errors import HubError, UpskillError
-from upskill_hub.redact import redact
 
 REPO_TYPE = "dataset"
 _REPO_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}$")

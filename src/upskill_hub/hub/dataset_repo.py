@@ -29,13 +29,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from upskill_hub._util.hashing import sha256_hex
+from upskill_hub._util.redact import redact
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.evals.routing import ROUTING_FILE, RoutingRow, read_routing, routing_records
 from upskill_hub.evals.schema import RunPlan, RunSummary, TriggerRow
 from upskill_hub.evals.trigger_rows import TRIGGERS_FILE, read_trigger_rows
-from upskill_hub.hashing import sha256_hex
-from upskill_hub.redact import redact
 from upskill_hub.skill import Skill
 
 SKILLS_DIR = "skills"

@@ -18,9 +18,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from upskill_hub import __version__, safejson
+from upskill_hub import __version__
+from upskill_hub._util import safejson
+from upskill_hub._util.fsutil import check_relpath
 from upskill_hub.errors import UpskillError
-from upskill_hub.fsutil import check_relpath
 from upskill_hub.skill import Skill, load_skill, name_problem
 
 MARKETPLACE_PATH = "marketplace.json"

@@ -27,8 +27,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from upskill_hub.fsutil import write_bytes_atomic
-from upskill_hub.hashing import git_blob_sha1, sha256_hex
+from upskill_hub._util.fsutil import write_bytes_atomic
+from upskill_hub._util.hashing import git_blob_sha1, sha256_hex
 
 CACHE_ENV = "UPSKILL_HUB_TABLE_CACHE"
 

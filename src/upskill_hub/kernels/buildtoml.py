@@ -23,10 +23,10 @@ from typing import Any
 
 import tomlkit
 
-from upskill_hub import boundedread
+from upskill_hub._util import boundedread
+from upskill_hub._util.problems import Problem
 from upskill_hub.errors import UpskillError
 from upskill_hub.kernels.legacy import V4, legacy_format, legacy_message
-from upskill_hub.problems import Problem
 
 BUILD_TOML = "build.toml"
 EDITION = 5

@@ -15,12 +15,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from upskill_hub.boundedread import read_json_file
-from upskill_hub.fsutil import FileRefused, read_capped
+from upskill_hub._util.boundedread import read_json_file
+from upskill_hub._util.fsutil import FileRefused, read_capped
+from upskill_hub._util.problems import Problem
 from upskill_hub.kernels import layout
 from upskill_hub.kernels.buildtoml import NAME_RE, BuildConfig, config_from_table, validate_build_toml
 from upskill_hub.kernels.variants import explain_bad_variant, parse_variant_name
-from upskill_hub.problems import Problem
 
 #: kernel-builder's defaults for ``check-abi``.
 DEFAULT_MANYLINUX = "manylinux_2_28"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub import __version__
-from upskill_hub.fsutil import read_capped
+from upskill_hub._util.fsutil import read_capped
 from upskill_hub.kernels.buildtoml import BuildConfig
 
 METADATA = "metadata.json"

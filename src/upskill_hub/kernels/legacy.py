@@ -21,9 +21,9 @@ from typing import Any
 
 import tomlkit
 
-from upskill_hub import boundedread
+from upskill_hub._util import boundedread
+from upskill_hub._util.fsutil import write_text_atomic
 from upskill_hub.errors import UpskillError
-from upskill_hub.fsutil import write_text_atomic
 
 EDITION = 5
 FRAMEWORKS = ("torch", "torch-noarch", "tvm-ffi")

@@ -15,16 +15,16 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from upskill_hub.boundedread import read_json_file
+from upskill_hub._util.boundedread import read_json_file
+from upskill_hub._util.fsutil import require_clean_tree
+from upskill_hub._util.redact import redact
 from upskill_hub.errors import HubError, UpskillError
-from upskill_hub.fsutil import require_clean_tree
 from upskill_hub.hub.client import check_repo_id, http_status
 from upskill_hub.kernels import layout
 from upskill_hub.kernels.buildtoml import BuildConfig, load_build
 from upskill_hub.kernels.card import render_card
 from upskill_hub.kernels.check import check_variant
 from upskill_hub.kernels.variants import explain_bad_variant, parse_variant_name
-from upskill_hub.redact import redact
 
 REPO_TYPE = "kernel"
 #: How a failed request is described: "cannot push kernels to ORG/NAME: ...".

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from upskill_hub._util.fsutil import atomic_replace_dir
 from upskill_hub.errors import UpskillError
-from upskill_hub.fsutil import atomic_replace_dir
 from upskill_hub.kernels.buildtoml import NAME_RE, render_build_toml
 
 SUPPORTED_INIT_BACKENDS = ("cpu", "cuda")

@@ -20,8 +20,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from upskill_hub._util.redact import redact
 from upskill_hub.errors import UpskillError
-from upskill_hub.redact import redact
 
 _MARK = "@@UPSKILL-VERIFY@@"
 _SMOKE = r"""

@@ -40,7 +40,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from upskill_hub import safeyaml
+from upskill_hub._util import safeyaml
 from upskill_hub.localhub import jobs_http, lfs, payloads
 from upskill_hub.localhub.auth import Access, AuthPolicy
 from upskill_hub.localhub.faults import FaultInjector, RequestRecord
@@ -726,7 +726,7 @@ _FRONT_MATTER_RE = re.compile(r"^---\s*\n(.*?)\n---\s*(\n|$)", re.S)
 
 
 def _front_matter(text: str) -> Any:
-    """The YAML block at the top of a card, within :mod:`upskill_hub.safeyaml`'s limits; None if unreadable."""
+    """The YAML block at the top of a card, within :mod:`upskill_hub._util.safeyaml`'s limits; None if unreadable."""
     match = _FRONT_MATTER_RE.match(text)
     if not match:
         return None

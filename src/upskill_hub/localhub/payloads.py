@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
-from upskill_hub import safejson
+from upskill_hub._util import safejson
 from upskill_hub.localhub.storage import StoreError
 
 #: Deepest JSON a request body may nest (none of the Hub's payloads nests past 4).

@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from upskill_hub.fsutil import write_bytes_atomic, write_json_atomic
-from upskill_hub.hashing import git_blob_sha1
-from upskill_hub.timestamps import utc_now
+from upskill_hub._util.fsutil import write_bytes_atomic, write_json_atomic
+from upskill_hub._util.hashing import git_blob_sha1
+from upskill_hub._util.timestamps import utc_now
 
 #: Repo types the server knows, with the URL prefix the clients put before the repo id.
 REPO_TYPES = ("model", "dataset", "space", "kernel")

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from upskill_hub._util.netutil import free_port
 from upskill_hub.localhub.faults import FaultInjector, FaultRule, RequestRecord
-from upskill_hub.netutil import free_port
 
 if TYPE_CHECKING:
     from upskill_hub.localhub.app import ServerConfig

@@ -14,7 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from upskill_hub import limits
+from upskill_hub._util import limits
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ The SDKs can retry on their own, but then how long a run waits and how many requ
 sends are hidden. Every provider client builds its SDK with ``max_retries=0`` and
 implements only ``_request`` and ``_attempt`` (one try, failures classified as
 :class:`AttemptError`); :class:`RetryingClient` supplies ``complete`` and ``aclose``, and
-:func:`call_with_retries` drives :class:`upskill_hub.retry.RetryLoop`, the loop Hub pushes
+:func:`call_with_retries` drives :class:`upskill_hub._util.retry.RetryLoop`, the loop Hub pushes
 use too. Each attempt also gets a hard deadline (``asyncio.timeout``): an SDK's read
 timeout is per socket read, so a server that trickles bytes could otherwise hold a call
 forever.
@@ -17,9 +17,9 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from upskill_hub._util.redact import redact
+from upskill_hub._util.retry import RetryLoop, RetryPolicy, Verdict, parse_retry_after
 from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ToolSpec
-from upskill_hub.redact import redact
-from upskill_hub.retry import RetryLoop, RetryPolicy, Verdict, parse_retry_after
 
 __all__ = ["AttemptError", "RetryPolicy", "RetryingClient", "call_with_retries", "parse_retry_after"]
 

@@ -31,9 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from upskill_hub._util.percent import points, rate
 from upskill_hub.evals.paired import effective_counts, paired_lift
 from upskill_hub.evals.stats import wilson_bounds
-from upskill_hub.percent import points, rate
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from upskill_hub._util.limits import env_int
 from upskill_hub.errors import UpskillError
-from upskill_hub.limits import env_int
 from upskill_hub.space.intake import MB, ReadBudget, plan_download
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -126,7 +126,7 @@ class Library:
 
     def skill_dir(self, name: str) -> Path:
         """Local folder with the skill's files (downloaded on first use, same commit)."""
-        from upskill_hub.fsutil import check_relpath
+        from upskill_hub._util.fsutil import check_relpath
 
         self.skill_row(name)  # unknown names never reach the file system or the Hub
         check_relpath(name)
@@ -156,7 +156,7 @@ class Library:
 
 
 def _one_line(exc: BaseException) -> str:
-    from upskill_hub.redact import redact
+    from upskill_hub._util.redact import redact
 
     text = str(exc).strip().splitlines()
     return redact(text[0] if text else type(exc).__name__)
@@ -447,7 +447,7 @@ def skill_files(lib: Library, name: str) -> list[dict[str, Any]]:
 
 def read_skill_file(lib: Library, name: str, rel: str, *, limit: int = 200_000) -> str:
     """Text of one file of a skill (safe path, size-limited, binary files described)."""
-    from upskill_hub.fsutil import check_relpath
+    from upskill_hub._util.fsutil import check_relpath
 
     check_relpath(rel)
     known = {f["path"] for f in skill_files(lib, name)}
@@ -495,7 +495,7 @@ def skill_md_text(lib: Library, name: str) -> str:
         from upskill_hub.skill import render_skill_md
 
         row = lib.skill_row(name)
-        from upskill_hub import safejson
+        from upskill_hub._util import safejson
 
         try:
             fm = safejson.loads(row.get("frontmatter") or "{}")  # a visitor's repo: bounded nesting

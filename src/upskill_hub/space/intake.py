@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from upskill_hub._util.limits import env_int
 from upskill_hub.errors import UpskillError
-from upskill_hub.limits import env_int
 
 MB = 1024 * 1024
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from upskill_hub.percent import rate
+from upskill_hub._util.percent import rate
 from upskill_hub.space.charts import empty
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from upskill_hub._util.redact import redact
 from upskill_hub.errors import UpskillError
-from upskill_hub.redact import redact
 
 #: Limits that keep one visitor from tying up a shared Space (operator can raise them).
 MAX_MODELS = int(os.environ.get("UPSKILL_SPACE_MAX_MODELS", "4"))

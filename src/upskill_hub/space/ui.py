@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from upskill_hub._util.redact import redact
 from upskill_hub.errors import UpskillError
-from upskill_hub.redact import redact
 
 #: Where the default skills repo comes from: env first, then the file ``space deploy`` writes.
 SKILLS_REPO_ENV = "SKILLS_REPO"

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from upskill_hub import safejson
+from upskill_hub._util import safejson
 from upskill_hub.models.base import token_count
 
 

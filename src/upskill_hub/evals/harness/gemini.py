@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from upskill_hub import safejson
+from upskill_hub._util import safejson
 from upskill_hub.evals.harness.base import (
     Adapter,
     ParsedRun,

@@ -31,6 +31,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from upskill_hub._util.fsutil import write_json_atomic, write_text_atomic
+from upskill_hub._util.redact import redact
 from upskill_hub.cases import Case
 from upskill_hub.evals.assertions import JudgeCall, JudgeError, evaluate_case
 from upskill_hub.evals.harness.base import ParsedRun, UnknownOutput, skill_files_in
@@ -38,9 +40,7 @@ from upskill_hub.evals.harness.grading import WorkspaceChecker
 from upskill_hub.evals.harness.process import run_process
 from upskill_hub.evals.harness.spec import AgentClient
 from upskill_hub.evals.harness.workspace import Workspace
-from upskill_hub.fsutil import write_json_atomic, write_text_atomic
 from upskill_hub.models.base import ModelClient
-from upskill_hub.redact import redact
 
 #: Bump when the cached outcome's format or meaning changes.
 CACHE_FORMAT = 1

@@ -26,9 +26,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from upskill_hub._util.fsutil import check_relpath
 from upskill_hub.agents import install_skill
 from upskill_hub.errors import UpskillError
-from upskill_hub.fsutil import check_relpath
 from upskill_hub.skill import Skill
 
 #: Environment variables every CLI gets (besides HOME/TMPDIR pointing into the workspace).

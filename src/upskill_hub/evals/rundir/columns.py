@@ -13,7 +13,7 @@ import typing
 from dataclasses import fields, is_dataclass
 from typing import Any
 
-from upskill_hub import safejson
+from upskill_hub._util import safejson
 from upskill_hub.evals.schema import ResultRow, RunSummary
 
 

@@ -16,11 +16,11 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from upskill_hub import limits, safejson
-from upskill_hub.boundedread import read_json_file
+from upskill_hub._util import limits, safejson
+from upskill_hub._util.boundedread import read_json_file
+from upskill_hub._util.fsutil import read_capped, storage_error, write_bytes_atomic, write_json_atomic
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals.schema import CallKey, ResultRow, RunPlan, RunSummary
-from upskill_hub.fsutil import read_capped, storage_error, write_bytes_atomic, write_json_atomic
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.jsonl"

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from upskill_hub import limits
+from upskill_hub._util import limits
+from upskill_hub._util.fsutil import FileRefused, read_capped, write_bytes_atomic
+from upskill_hub._util.redact import redact, secret_values
 from upskill_hub.errors import PathError
 from upskill_hub.evals.rundir.columns import result_arrow_schema
 from upskill_hub.evals.rundir.files import RESULTS_FILE, RESULTS_PARQUET, has_results, read_results
 from upskill_hub.evals.rundir.shardcheck import ShardRecord, jsonl_stamp, read_record, write_record
 from upskill_hub.evals.schema import ResultRow
-from upskill_hub.fsutil import FileRefused, read_capped, write_bytes_atomic
-from upskill_hub.redact import redact, secret_values
 
 #: Rows per parquet row group: small enough for the dataset viewer to page through.
 ROW_GROUP_SIZE = 10_000

@@ -9,7 +9,7 @@ decides two things from this small file and a ``stat``, instead of reading 80 MB
   the parquet was written (any append, compaction or edit changes one of them), and the
   parquet's sha256 is the one recorded (a half-written or swapped file is not trusted);
 * **checked for today's secrets**: every secret value push would mask now
-  (:func:`upskill_hub.redact.secret_values`) was masked when the parquet was written, and
+  (:func:`upskill_hub._util.redact.secret_values`) was masked when the parquet was written, and
   with the same token patterns. The values themselves are never stored: only an HMAC-SHA256
   of each under a random salt of this record, which tells "this value was checked" and
   nothing that helps recover it.
@@ -28,11 +28,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from upskill_hub import limits, safejson
+from upskill_hub._util import limits, safejson
+from upskill_hub._util.fsutil import FileRefused, read_capped, write_json_atomic
+from upskill_hub._util.hashing import sha256_hex
+from upskill_hub._util.redact import rules_fingerprint
 from upskill_hub.evals.rundir.files import RESULTS_CHECK, RESULTS_FILE
-from upskill_hub.fsutil import FileRefused, read_capped, write_json_atomic
-from upskill_hub.hashing import sha256_hex
-from upskill_hub.redact import rules_fingerprint
 
 #: Bumped whenever the record's meaning changes; a record of another version is ignored.
 FORMAT = 1

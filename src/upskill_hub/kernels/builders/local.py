@@ -28,8 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from upskill_hub._util.fsutil import atomic_replace_dir
 from upskill_hub.errors import UpskillError
-from upskill_hub.fsutil import atomic_replace_dir
 from upskill_hub.kernels import layout
 from upskill_hub.kernels.buildtoml import BuildConfig, load_build, valid_capability
 from upskill_hub.kernels.variants import glibc_policy, local_arch_variant, local_backends, nvcc_version

@@ -14,8 +14,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from upskill_hub._util.fsutil import atomic_replace_dir
 from upskill_hub.errors import UpskillError
-from upskill_hub.fsutil import atomic_replace_dir
 from upskill_hub.kernels.buildtoml import load_build
 from upskill_hub.kernels.variants import explain_bad_variant, parse_variant_name
 

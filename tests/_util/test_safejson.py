@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from upskill_hub import safejson
+from upskill_hub._util import safejson
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,7 @@ def _model(srv) -> str:
 
 
 def _jobs(repo: str, shards: int, **kw):
-    from upskill_hub.hub.job_launch import JobsOptions
+    from upskill_hub.jobs.launch import JobsOptions
 
     return JobsOptions(repo_id=repo, shards=shards, image="upskill-hub-test-image", poll_s=0.5, **kw)
 
@@ -72,7 +72,7 @@ def test_four_shards_give_the_rows_and_lift_of_the_same_run_done_locally(
     from datasets import load_dataset
 
     from upskill_hub.evals.api import run_eval
-    from upskill_hub.hub.job_runs import run_on_jobs
+    from upskill_hub.jobs.run import run_on_jobs
 
     with running_llm_server(banana_script, latency_s=0.05) as srv:
         local = run_eval(skill, [_model(srv)], _options(tmp_path, "local"))
@@ -118,7 +118,7 @@ def test_a_shard_killed_mid_way_is_relaunched_and_every_call_lands_once(
 ):
     from huggingface_hub import HfApi
 
-    from upskill_hub.hub.job_runs import run_on_jobs
+    from upskill_hub.jobs.run import run_on_jobs
 
     api = HfApi()
     said: list[str] = []
@@ -174,7 +174,7 @@ def test_a_canceled_shard_stops_the_launcher_with_the_resume_command(
 ):
     from huggingface_hub import HfApi
 
-    from upskill_hub.hub.job_runs import run_on_jobs
+    from upskill_hub.jobs.run import run_on_jobs
 
     api, said, outcome = HfApi(), [], {}
     with running_llm_server(banana_script, latency_s=0.4) as srv:
@@ -206,7 +206,7 @@ def test_no_secret_reaches_a_job_spec_log_dataset_file_or_commit(
 ):
     from huggingface_hub import HfApi
 
-    from upskill_hub.hub.job_runs import run_on_jobs
+    from upskill_hub.jobs.run import run_on_jobs
 
     monkeypatch.setenv("UPSKILL_API_KEY", PROVIDER_KEY)
     api = HfApi()
@@ -240,8 +240,8 @@ def test_resume_relaunches_only_the_shard_whose_rows_are_missing(hub_server, hub
     from huggingface_hub import HfApi
 
     from upskill_hub.errors import UpskillError
-    from upskill_hub.hub.job_runs import resume_on_jobs, run_on_jobs
-    from upskill_hub.hub.job_shard import run_shard
+    from upskill_hub.jobs.run import resume_on_jobs, run_on_jobs
+    from upskill_hub.jobs.shard import run_shard
 
     api = HfApi()
     with running_llm_server(banana_script, latency_s=0.01) as srv:
@@ -273,7 +273,7 @@ def test_the_local_model_runs_inside_the_jobs(hub_server, hub_repo_id, tmp_path)
     from huggingface_hub import HfApi
 
     from upskill_hub.evals.api import EvalOptions
-    from upskill_hub.hub.job_runs import run_on_jobs
+    from upskill_hub.jobs.run import run_on_jobs
 
     skill = make_skill(
         tmp_path / "skills",
@@ -291,7 +291,7 @@ def test_the_local_model_runs_inside_the_jobs(hub_server, hub_repo_id, tmp_path)
 
 def _code_lines(api, job_ids: list[str]) -> list[str]:
     """The line each Job printed about the code it ran (see ``job_shard.code_line``)."""
-    from upskill_hub.hub.job_launch import CODE_LINE_RE
+    from upskill_hub.jobs.launch import CODE_LINE_RE
 
     found = []
     for job_id in job_ids:
@@ -315,8 +315,8 @@ def _run_without_image(hub_repo_id, skill, tmp_path, monkeypatch, shards: int):
     """``eval --jobs`` with no --image: the shards install the launcher's wheel from the bundle."""
     from huggingface_hub import HfApi
 
-    from upskill_hub.hub.job_launch import JobsOptions
-    from upskill_hub.hub.job_runs import run_on_jobs
+    from upskill_hub.jobs.launch import JobsOptions
+    from upskill_hub.jobs.run import run_on_jobs
 
     monkeypatch.setenv("UPSKILL_WHEEL_CACHE", str(tmp_path / "wheels"))
     said: list[str] = []
@@ -351,7 +351,7 @@ def test_without_image_every_shard_installs_the_bundled_wheel_through_uvx(
 ):
     import shutil
 
-    from upskill_hub.hub.job_launch import NO_UV_LINE
+    from upskill_hub.jobs.launch import NO_UV_LINE
 
     assert shutil.which("uvx", path=str(Path(sys.executable).parent)), "uv is in the test extra (pip install uv)"
     run, api = _run_without_image(hub_repo_id, skill, tmp_path, monkeypatch, shards=2)
@@ -363,8 +363,8 @@ def test_without_image_every_shard_installs_the_bundled_wheel_through_uvx(
 def test_without_uv_a_shard_says_so_and_installs_the_bundled_wheel_with_pip(
     hub_server, hub_repo_id, skill, tmp_path, monkeypatch
 ):
-    from upskill_hub.hub import job_launch
-    from upskill_hub.hub.job_launch import NO_UV_LINE
+    from upskill_hub.jobs import launch as job_launch
+    from upskill_hub.jobs.launch import NO_UV_LINE
 
     plain = job_launch.job_env
 
@@ -385,8 +385,8 @@ def test_without_a_wheel_to_send_nothing_is_written_or_committed(hub_server, hub
 
     from upskill_hub import selfwheel
     from upskill_hub.errors import UpskillError
-    from upskill_hub.hub.job_launch import JobsOptions
-    from upskill_hub.hub.job_runs import run_on_jobs
+    from upskill_hub.jobs.launch import JobsOptions
+    from upskill_hub.jobs.run import run_on_jobs
 
     def not_installed(name):
         raise metadata.PackageNotFoundError(name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from upskill_hub import safeyaml
+from upskill_hub._util import safeyaml
 
 
 def test_ordinary_yaml_loads_like_safe_load() -> None:

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from upskill_hub import limits
+from upskill_hub._util import limits
 
 #: What the depth scan looks at: an escape pair, a quote or a bracket (one pass, no backtracking).
 _TOKEN = re.compile(r'\\.|["\[\]{}]', re.DOTALL)

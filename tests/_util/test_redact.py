@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from upskill_hub.redact import MASK, redact
+from upskill_hub._util.redact import MASK, redact
 
 
 def test_env_secret_values_are_masked(monkeypatch: pytest.MonkeyPatch) -> None:

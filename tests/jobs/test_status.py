@@ -1,4 +1,4 @@
-"""``upskill_hub.hub.jobs``: a sharded run's Jobs, found by label through ``HfApi`` (local Hub)."""
+"""``upskill_hub.jobs.status``: a sharded run's Jobs, found by label through ``HfApi`` (local Hub)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from huggingface_hub import HfApi
 from shard_jobs import NS, launch, wait
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.hub.jobs import cancel_run, run_jobs, stream_logs
+from upskill_hub.jobs.status import cancel_run, run_jobs, stream_logs
 
 
 @pytest.fixture

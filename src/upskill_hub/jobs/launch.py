@@ -1,6 +1,6 @@
 """Launch and watch the shard Jobs of one sharded run; relaunch the ones that fail.
 
-One Job per shard through ``HfApi.run_job``, labelled as :mod:`upskill_hub.hub.jobs` reads
+One Job per shard through ``HfApi.run_job``, labelled as :mod:`upskill_hub.jobs.status` reads
 them (``upskill-hub-run``, ``upskill-hub-shard``, ``upskill-hub-attempt``). Why each rule:
 
 * **Secrets only as secrets.** The HF token and the keys of the providers the plan calls
@@ -33,8 +33,8 @@ from upskill_hub.errors import UpskillError
 from upskill_hub.evals.runner import EvalPlan
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, hub_errors
-from upskill_hub.hub.job_bundle import BundledWheel
-from upskill_hub.hub.jobs import run_jobs, shard_labels
+from upskill_hub.jobs.bundle import BundledWheel
+from upskill_hub.jobs.status import run_jobs, shard_labels
 from upskill_hub.models.spec import API_KEY_ENV
 
 DEFAULT_ATTEMPTS = 3
@@ -43,7 +43,7 @@ DEFAULT_FLAVOR = "cpu-basic"
 PASSED_ENV = ("HF_ENDPOINT", "HF_HUB_DISABLE_XET")
 _TIMEOUT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-#: The line a shard prints about the code it runs (see :func:`upskill_hub.hub.job_shard.code_line`).
+#: The line a shard prints about the code it runs (see :func:`upskill_hub.jobs.shard.code_line`).
 CODE_LINE_RE = re.compile(r"upskill-hub (\S+) installed from (\S+) sha256=([0-9a-f]{64})")
 #: Said in a Job's log when the image has no uv and the wheel is installed with pip instead.
 NO_UV_LINE = "uv is not installed in this Job: installing the run's upskill-hub wheel with pip into a venv instead"

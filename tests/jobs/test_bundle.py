@@ -14,7 +14,7 @@ from upskill_hub.cases import parse_meta  # noqa: E402
 from upskill_hub.errors import UpskillError  # noqa: E402
 from upskill_hub.evals.api import EvalOptions  # noqa: E402
 from upskill_hub.evals.schema import PlannedModel, RunPlan  # noqa: E402
-from upskill_hub.hub.job_bundle import bundle_files, read_bundle, rebuild  # noqa: E402
+from upskill_hub.jobs.bundle import bundle_files, read_bundle, rebuild  # noqa: E402
 from upskill_hub.models.spec import parse_model_spec  # noqa: E402
 from upskill_hub.skill import require_skill  # noqa: E402
 
@@ -83,7 +83,7 @@ def test_a_bundle_nested_without_bound_is_a_one_line_error(tmp_path):
 
 
 def test_the_bundle_carries_the_launchers_wheel_and_names_it_in_the_plan(tmp_path):
-    from upskill_hub.hub.job_bundle import BundledWheel
+    from upskill_hub.jobs.bundle import BundledWheel
 
     skill = require_skill(make_skill(tmp_path / "skills"))
     cases = parse_meta({"schema_version": 1, "cases": CASES}).cases
@@ -125,7 +125,7 @@ def _zip(members: dict[str, str]) -> bytes:
 
 
 def test_a_wheel_holding_something_secret_shaped_is_refused(tmp_path):
-    from upskill_hub.hub.job_bundle import BundledWheel
+    from upskill_hub.jobs.bundle import BundledWheel
 
     skill = require_skill(make_skill(tmp_path / "skills"))
     cases = parse_meta({"schema_version": 1, "cases": CASES}).cases

@@ -17,7 +17,7 @@ runner (its own run folder and response cache in the Job's working folder), and 
   to replace (the files are append-only).
 * **Conflicts.** Shards commit concurrently; each commit names the head it saw
   (``parent_commit``) and is re-planned and retried on 409/412 (and 429/5xx) through
-  :mod:`upskill_hub.retry`.
+  :mod:`upskill_hub._util.retry`.
 * **Code.** The first line names the upskill-hub version and the sha256 of the wheel it was
   installed from (:func:`code_line`); the launcher checks it against the bundled wheel.
 * **Logs.** Progress lines go to stdout, which is the Job's log: counts only, never a
@@ -34,18 +34,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from upskill_hub import limits
+from upskill_hub._util import limits
+from upskill_hub._util.fsutil import read_capped
+from upskill_hub._util.redact import redact
+from upskill_hub._util.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.evals.api import run_eval_async
 from upskill_hub.evals.schema import ResultRow
-from upskill_hub.evals.sharding import plan_keys
-from upskill_hub.fsutil import read_capped
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_errors, make_api
-from upskill_hub.hub.job_bundle import download_bundle, read_bundle, rebuild
-from upskill_hub.redact import redact
-from upskill_hub.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
+from upskill_hub.jobs.assign import plan_keys
+from upskill_hub.jobs.bundle import download_bundle, read_bundle, rebuild
 
 #: Answers after which a shard's commit is retried (re-reading the head first).
 RETRY_STATUSES = {409, 412, 429, 500, 502, 503, 504}

@@ -1,9 +1,9 @@
 """JSON and TOML files from strangers, read within a size cap and a nesting limit.
 
 Every config-like file we did not write ourselves (``run.json``, ``metadata.json``,
-``build.toml``, install markers) goes through here: :func:`upskill_hub.fsutil.read_capped`
+``build.toml``, install markers) goes through here: :func:`upskill_hub._util.fsutil.read_capped`
 refuses FIFOs, devices and oversized files without blocking, the text must be UTF-8, JSON
-nesting is measured before parsing (:mod:`upskill_hub.safejson`) and a TOML parser's
+nesting is measured before parsing (:mod:`upskill_hub._util.safejson`) and a TOML parser's
 recursion is turned into an error. Each failure is one :class:`FileRefused` line naming the
 file; a 10 MB string or a binary file costs a refusal, not a hang or a traceback.
 """
@@ -14,8 +14,8 @@ import json
 import os
 from typing import Any
 
-from upskill_hub import limits, safejson
-from upskill_hub.fsutil import FileRefused, read_capped, read_text_capped
+from upskill_hub._util import limits, safejson
+from upskill_hub._util.fsutil import FileRefused, read_capped, read_text_capped
 
 __all__ = ["FileRefused", "read_json_file", "read_toml_text", "read_toml_file", "parse_toml_text"]
 

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from upskill_hub import safejson
+from upskill_hub._util import safejson
 from upskill_hub.cases import Case
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals.api import EvalOptions
 from upskill_hub.evals.schema import RunPlan
-from upskill_hub.evals.sharding import ASSIGNMENT, ShardTarget
 from upskill_hub.hub import dataset_repo as dr
+from upskill_hub.jobs.assign import ASSIGNMENT, ShardTarget
 from upskill_hub.models.base import GenerationParams
 from upskill_hub.models.spec import ModelSpec
 from upskill_hub.skill import Skill, require_skill

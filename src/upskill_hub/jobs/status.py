@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from upskill_hub._util.redact import redact
 from upskill_hub.errors import UpskillError
 from upskill_hub.hub.client import http_status
 from upskill_hub.hub.dataset_repo import check_run_id
-from upskill_hub.redact import redact
 
 #: The labels every shard Job carries (values are strings; shard 0-based, attempt 1-based).
 LABEL_RUN = "upskill-hub-run"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from upskill_hub.limits import env_int, env_number
+from upskill_hub._util.limits import env_int, env_number
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("2.5", 2.5), ("", 1.0), ("abc", 1.0), ("-3", 1.0), ("0", 1.0)])

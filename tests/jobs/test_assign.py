@@ -8,7 +8,7 @@ import pytest
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals.schema import PlannedModel, RunPlan
-from upskill_hub.evals.sharding import (
+from upskill_hub.jobs.assign import (
     ShardTarget,
     check_shard_count,
     missing_shards,

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from upskill_hub.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
+from upskill_hub._util.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
 
 
 def test_parse_retry_after_forms() -> None:

@@ -37,10 +37,10 @@ from upskill_hub.evals import rundir
 from upskill_hub.evals.api import EvalOptions, PreparedEval, RunResult, build_summary, prepare_eval
 from upskill_hub.evals.runner import EvalPlan, new_run_id
 from upskill_hub.evals.schema import ResultRow
-from upskill_hub.evals.sharding import check_shard_count, missing_shards, owned_keys
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, hub_errors, make_api
-from upskill_hub.hub.job_bundle import (
+from upskill_hub.jobs.assign import check_shard_count, missing_shards, owned_keys
+from upskill_hub.jobs.bundle import (
     SHARDS_FILE,
     BundledWheel,
     bundle_files,
@@ -48,7 +48,7 @@ from upskill_hub.hub.job_bundle import (
     read_bundle,
     rebuild,
 )
-from upskill_hub.hub.job_launch import (
+from upskill_hub.jobs.launch import (
     JobsOptions,
     Progress,
     Say,
@@ -58,7 +58,7 @@ from upskill_hub.hub.job_launch import (
     make_launcher,
     next_attempts,
 )
-from upskill_hub.hub.jobs import resolve_namespace
+from upskill_hub.jobs.status import resolve_namespace
 from upskill_hub.models.endpoints import with_endpoint
 from upskill_hub.models.spec import ModelSpec, parse_model_spec
 from upskill_hub.skill import Skill, require_skill

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.hub.job_bundle import BundledWheel
-from upskill_hub.hub.job_launch import (
+from upskill_hub.jobs.bundle import BundledWheel
+from upskill_hub.jobs.launch import (
     NO_UV_LINE,
     JobsOptions,
     ShardLauncher,
@@ -22,7 +22,7 @@ from upskill_hub.hub.job_launch import (
     job_secrets,
     parse_timeout,
 )
-from upskill_hub.hub.job_runs import endpoint_warnings, job_specs
+from upskill_hub.jobs.run import endpoint_warnings, job_specs
 
 
 def _plan(*clients: tuple[str, str, str]):

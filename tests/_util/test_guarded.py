@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from upskill_hub import guarded
+from upskill_hub._util import guarded
 
 
 def test_regex_search_keeps_re_semantics_and_multiline() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from upskill_hub.hashing import git_blob_sha1, sha256_hex
+from upskill_hub._util.hashing import git_blob_sha1, sha256_hex
 
 
 def test_git_blob_sha1_matches_git():

@@ -8,8 +8,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
-from upskill_hub.cli.output import make_console
+from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
+from upskill_hub.cli._output import make_console
 from upskill_hub.errors import UpskillError
 
 _MARK = {"ok": "[green]✓[/]", "warning": "[yellow]![/]", "error": "[red]✗[/]"}

@@ -31,7 +31,7 @@ from typing import Any
 
 import regex
 
-from upskill_hub import limits
+from upskill_hub._util import limits
 
 
 class BudgetExceeded(Exception):

@@ -1,6 +1,6 @@
 """``eval --jobs N``: the CLI side of a run sharded over Hugging Face Jobs.
 
-Thin: :mod:`upskill_hub.hub.job_runs` does the work; this module builds its options from
+Thin: :mod:`upskill_hub.jobs.run` does the work; this module builds its options from
 the flags, shows the shards' progress on stderr and returns the same :class:`RunResult`
 as a local run, so ``eval`` prints the very same report.
 """
@@ -25,7 +25,7 @@ def jobs_options(
     device: str | None,
 ) -> Any:  # -> JobsOptions
     """The launcher's options from the flags; one-line errors for flags that cannot work."""
-    from upskill_hub.hub.job_launch import JobsOptions, check_options
+    from upskill_hub.jobs.launch import JobsOptions, check_options
 
     if not repo:
         raise UpskillError("--jobs needs --repo OWNER/NAME: the shards write their rows to that dataset repo")
@@ -56,7 +56,7 @@ def run(
     """Launch (or with ``resume``, finish) a sharded run; show progress; return its :class:`RunResult`."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from upskill_hub.hub import job_runs
+    from upskill_hub.jobs import run as job_runs
 
     bar = Progress(
         TextColumn("[bold]jobs[/]"),

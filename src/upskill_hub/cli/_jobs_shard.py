@@ -1,4 +1,4 @@
-"""``upskill-hub jobs run-shard``: the command each shard Job runs (see :mod:`upskill_hub.hub.job_shard`).
+"""``upskill-hub jobs run-shard``: the command each shard Job runs (see :mod:`upskill_hub.jobs.shard`).
 
 Users do not type it: ``eval --jobs N`` puts it in every Job's command. It prints progress
 lines to stdout (the Job's log) and, on failure, one line on stderr and exit code 1.
@@ -19,7 +19,7 @@ def run_shard_command(
     workdir: Path = typer.Option(Path("."), "--workdir", help="Folder for the bundle, run folder and cache."),
 ) -> None:
     """Run one shard of a run planned by `eval --jobs` and commit its rows (inside a Hugging Face Job)."""
-    from upskill_hub.hub.job_shard import run_shard
+    from upskill_hub.jobs.shard import run_shard
 
     run_shard(repo, run_id, shard, shards, workdir=workdir)
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from upskill_hub import limits
+from upskill_hub._util import limits
 from upskill_hub.errors import UpskillError
 
 #: Longest file or folder name most file systems accept (bytes of UTF-8).

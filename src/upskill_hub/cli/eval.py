@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
-from upskill_hub.cli.output import make_console
+from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
+from upskill_hub.cli._output import make_console
 from upskill_hub.errors import UpskillError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -175,7 +175,7 @@ def eval_command(
 
     Example: [cyan]upskill-hub eval skills/hf-dataset-card --model local --runs 3[/]
     """
-    from upskill_hub.cli import compare as cmp
+    from upskill_hub.cli import _compare as cmp
     from upskill_hub.evals.api import EvalOptions, run_eval
     from upskill_hub.evals.harness import HarnessOptions
     from upskill_hub.evals.report import print_report
@@ -205,7 +205,7 @@ def eval_command(
     chatty = out.mode in (OutputFormat.human, OutputFormat.json)
     sharded = None
     if jobs is not None:
-        from upskill_hub.cli import eval_jobs
+        from upskill_hub.cli import _eval_jobs as eval_jobs
 
         sharded = eval_jobs.jobs_options(
             repo=repo, jobs=jobs, flavor=flavor, job_timeout=job_timeout, attempts=attempts, image=image,
@@ -269,7 +269,7 @@ def eval_command(
             ),  # fmt: skip
         )
         if sharded is not None:
-            from upskill_hub.cli import eval_jobs
+            from upskill_hub.cli import _eval_jobs as eval_jobs
 
             result = eval_jobs.run(
                 skill, model or ["local"], eval_options, sharded, resume=resume, console=err_console, chatty=chatty
@@ -292,7 +292,7 @@ def eval_command(
         data = {**result.summary.to_dict(), "comparison": comparison.to_dict()}
         out.table(comparison.rows(), cmp.COMPARE_HEADERS, id_key="run_id", json_data=data)
     else:
-        from upskill_hub.cli.eval_rows import EVAL_HEADERS, lift_rows
+        from upskill_hub.cli._eval_rows import EVAL_HEADERS, lift_rows
 
         out.table(lift_rows(result.summary), EVAL_HEADERS, json_data=result.summary.to_dict())
     failed = [r for r in result.rows if r.error is not None]
@@ -311,7 +311,7 @@ def _run_scenarios(path: Path, models: list[str], options, out) -> None:  # noqa
     """Every scenario's skills on its cases, one run each; reports as for one skill."""
     from dataclasses import replace
 
-    from upskill_hub.cli.eval_rows import EVAL_HEADERS, lift_rows
+    from upskill_hub.cli._eval_rows import EVAL_HEADERS, lift_rows
     from upskill_hub.evals.api import run_eval
     from upskill_hub.evals.report import print_report
     from upskill_hub.evals.scenarios import describe, load_scenarios
@@ -376,7 +376,7 @@ def runs_command(
     """List past eval runs and compare their pass rates and lifts (upskill's batch folders too)."""
     from rich.table import Table
 
-    from upskill_hub.cli.eval_rows import RUNS_HEADERS
+    from upskill_hub.cli._eval_rows import RUNS_HEADERS
     from upskill_hub.evals.history import comparison_rows, scan_runs, to_csv
     from upskill_hub.evals.upskill_runs import batch_rows, find_batches
 
@@ -409,7 +409,7 @@ def runs_command(
             err_console.print(f"No runs in {directory}.", highlight=False)
         return
 
-    from upskill_hub.percent import pct
+    from upskill_hub._util.percent import pct
 
     t = Table(title=f"Eval runs in {directory}", caption="pass rates; lift in points [95% CI]; status: done or calls done/planned (--resume)")
     t.add_column("run (time-skill-id)", overflow="fold", min_width=17)
@@ -456,7 +456,7 @@ def _triggers_table(items: list) -> Table:
     """Trigger figures per run and model: recall and false-trigger rate with Wilson intervals."""
     from rich.table import Table
 
-    from upskill_hub.percent import pct
+    from upskill_hub._util.percent import pct
 
     t = Table(
         title="Triggering (catalog mode)",

@@ -10,8 +10,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from upskill_hub.cli.formats import OutputFormat, format_option, json_option, printer
-from upskill_hub.cli.output import make_console
+from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
+from upskill_hub.cli._output import make_console
 
 console = make_console()
 console.soft_wrap = True  # keep URLs on one line, on a terminal too
