@@ -100,3 +100,16 @@ def test_find_resumable_picks_the_latest_matching_plan(tmp_path: Path):
     (tmp_path / "junk" / rundir.RUN_FILE).write_text(json.dumps("not a plan"))
     assert rundir.find_resumable(tmp_path, "f1") == tmp_path / "b"
     assert rundir.find_resumable(tmp_path, "zz") is None
+
+
+def test_create_run_makes_the_folder_with_its_plan_once(tmp_path: Path):
+    """Local runs, runs on Jobs and shards all start a run folder through create_run."""
+    plan = RunPlan(run_id="r1", created="2026-11-23T00:00:00.000Z", runs=2)
+    run_dir = rundir.create_run(tmp_path / "out", plan)
+    assert run_dir == tmp_path / "out" / "r1"
+    assert rundir.read_plan(run_dir) == plan
+    with pytest.raises(UpskillError, match=r"^cannot create run folder .*r1: File exists$"):
+        rundir.create_run(tmp_path / "out", plan)
+    (run_dir / rundir.RESULTS_FILE).write_text("kept\n")
+    assert rundir.create_run(tmp_path / "out", plan, exist_ok=True) == run_dir  # a shard's retry
+    assert (run_dir / rundir.RESULTS_FILE).read_text() == "kept\n"

@@ -13,10 +13,10 @@ import concurrent.futures
 import contextlib
 import errno
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from upskill_hub import __version__
 from upskill_hub._util.fsutil import StorageError, storage_error
@@ -31,12 +31,25 @@ from upskill_hub.evals.harness import AgentClient, HarnessOptions, prepare_agent
 from upskill_hub.evals.runner import EvalPlan, ExecStats, Runner, conditions_for, new_run_id
 from upskill_hub.evals.schema import ResultRow, RunSummary
 from upskill_hub.evals.stats import summarize_rows
-from upskill_hub.jobs.assign import ShardTarget
 from upskill_hub.models.base import GenerationParams, ModelClient
 from upskill_hub.models.spec import ModelSpec
 from upskill_hub.skill import Skill, find_skills, require_skill
 
 DEFAULT_OUTPUT = Path("upskill-runs")
+
+
+class ShardPart(Protocol):
+    """One shard's part of a run planned elsewhere (:class:`upskill_hub.jobs.assign.ShardTarget`).
+
+    A protocol, so the eval engine runs a shard without importing the Jobs package above it.
+    """
+
+    run_id: str
+    created: str
+    fingerprint: str
+    index: int
+
+    def owns(self, keys: Iterable[tuple[str, str, str, int]]) -> set[tuple[str, str, str, int]]: ...
 
 
 @dataclass
@@ -66,7 +79,7 @@ class EvalOptions:
     max_retries: int = 4
     #: Run only this shard's calls of a run planned elsewhere (a Hugging Face Job; see
     #: :mod:`upskill_hub.jobs.assign`): the plan must have the launcher's fingerprint.
-    shard: ShardTarget | None = None
+    shard: ShardPart | None = None
     #: Agent CLIs to evaluate the skill in (``--agent``: ``claude-code[:MODEL]``, ``codex``,
     #: ``gemini``, ``opencode``, ``cmd:'TEMPLATE'``); see :mod:`upskill_hub.evals.harness`.
     agents: Sequence[str] = ()
@@ -79,6 +92,35 @@ class EvalOptions:
     distractors: str | Path | None = None
     #: ``catalog`` mode: model turns one answer may take.
     max_turns: int = DEFAULT_MAX_TURNS
+
+    #: The fields that travel with a run planned on one machine and run on others (a
+    #: Job bundle's ``options``): plain JSON values, no paths, hooks or client objects.
+    PORTABLE = ("runs", "include_baseline", "concurrency", "params", "timeout", "max_retries")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The :data:`PORTABLE` fields as JSON values (generation parameters as a dict)."""
+        params = self.params.to_dict() if isinstance(self.params, GenerationParams) else self.params
+        out: dict[str, Any] = {name: getattr(self, name) for name in self.PORTABLE}
+        out["params"] = params
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], **fields: Any) -> EvalOptions:
+        """Options from :meth:`to_dict`'s output, plus ``fields`` (cases, output folder, hooks...).
+
+        A value missing from ``data`` takes the field's default; a value of the wrong type
+        raises ``TypeError``/``ValueError`` for the caller to report.
+        """
+        defaults = cls()
+        values: dict[str, Any] = {
+            "runs": int(data.get("runs", defaults.runs)),
+            "include_baseline": bool(data.get("include_baseline", defaults.include_baseline)),
+            "concurrency": data.get("concurrency"),
+            "params": data.get("params") or None,
+            "timeout": float(data.get("timeout") or defaults.timeout),
+            "max_retries": int(data.get("max_retries") or defaults.max_retries),
+        }
+        return cls(**{**values, **fields})
 
 
 @dataclass
@@ -414,15 +456,8 @@ async def run_eval_async(
             done = rundir.compact_results(run_dir, {c.key for c in plan.calls()})
         else:
             plan.run_id = new_run_id(plan.skill_name)
-            run_dir = output / plan.run_id
-            try:
-                run_dir.mkdir(parents=True, exist_ok=False)
-            except OSError as exc:
-                if storage_error(exc) is not None:
-                    raise storage_error(exc, run_dir) from None
-                raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
+            run_dir = rundir.create_run(output, plan.record())
             lock.enter_context(rundir.run_lock(run_dir))
-            rundir.write_plan(run_dir, plan.record())
 
         cache = ResponseCache(o.cache_dir or default_cache_dir()) if o.use_cache else None
         runner = Runner(
@@ -467,7 +502,7 @@ def _resumable(exc: StorageError) -> StorageError:
     return StorageError(exc.path, exc.errno, "then run the same eval with --resume: the answers already written are kept")
 
 
-def _shard_folder(plan: EvalPlan, shard: ShardTarget, output: Path) -> tuple[Path, set]:
+def _shard_folder(plan: EvalPlan, shard: ShardPart, output: Path) -> tuple[Path, set]:
     """The run folder of one shard of a run planned elsewhere, and the keys it owns.
 
     The plan rebuilt here must be the launcher's (same fingerprint), or the shard would
@@ -479,12 +514,7 @@ def _shard_folder(plan: EvalPlan, shard: ShardTarget, output: Path) -> tuple[Pat
             f"(fingerprint {plan.fingerprint()} != {shard.fingerprint}); run the same upskill-hub version"
         )
     plan.run_id, plan.created = shard.run_id, shard.created
-    run_dir = output / plan.run_id
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
-    rundir.write_plan(run_dir, plan.record())
+    run_dir = rundir.create_run(output, plan.record(), exist_ok=True)
     return run_dir, shard.owns(c.key for c in plan.calls())
 
 

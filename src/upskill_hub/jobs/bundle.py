@@ -33,7 +33,6 @@ from upskill_hub.evals.api import EvalOptions
 from upskill_hub.evals.schema import RunPlan
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.jobs.assign import ASSIGNMENT, ShardTarget
-from upskill_hub.models.base import GenerationParams
 from upskill_hub.models.spec import ModelSpec
 from upskill_hub.skill import Skill, require_skill
 
@@ -91,7 +90,6 @@ def bundle_files(
     """
     if options.judge is not None and not isinstance(options.judge, str):
         raise UpskillError("--jobs needs the judge as a model spec, not a client object")
-    params = options.params.to_dict() if isinstance(options.params, GenerationParams) else options.params
     plan = {
         "format": FORMAT,
         "run": run.to_dict(),
@@ -100,14 +98,7 @@ def bundle_files(
         "skill": skill.name,
         "models": [spec_record(m) for m in models],
         "judge": options.judge,
-        "options": {
-            "runs": options.runs,
-            "include_baseline": options.include_baseline,
-            "concurrency": options.concurrency,
-            "params": params,
-            "timeout": options.timeout,
-            "max_retries": options.max_retries,
-        },
+        "options": options.to_dict(),
     }
     if wheel is not None:
         plan["wheel"] = wheel[0]._asdict()
@@ -200,18 +191,8 @@ def rebuild(folder: Path, bundle: JobBundle, **overrides: Any) -> tuple[Skill, l
     ``overrides`` set further options (output folder, hooks, the shard to run).
     """
     skill = require_skill(folder / SKILL_DIR / bundle.skill_name)
-    o = bundle.options
-    options = EvalOptions(
-        runs=int(o["runs"]),
-        cases=folder / CASES_FILE,
-        include_baseline=bool(o["include_baseline"]),
-        concurrency=o.get("concurrency"),
-        judge=bundle.judge,
-        params=o.get("params") or None,
-        plots=False,
-        timeout=float(o.get("timeout") or 60.0),
-        max_retries=int(o.get("max_retries") or 4),
-        **overrides,
+    options = EvalOptions.from_dict(
+        bundle.options, cases=folder / CASES_FILE, judge=bundle.judge, plots=False, **overrides
     )
     return skill, list(bundle.models), options
 

@@ -153,12 +153,7 @@ def run_on_jobs(
         say(line)
     wheel = _own_wheel(say) if jobs.image is None else None  # before anything is written
     plan.run_id = new_run_id(plan.skill_name)
-    run_dir = Path(options.output_dir) / plan.run_id
-    try:
-        run_dir.mkdir(parents=True, exist_ok=False)
-    except OSError as exc:
-        raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
-    rundir.write_plan(run_dir, plan.record())
+    run_dir = rundir.create_run(options.output_dir, plan.record())
     files = bundle_files(
         plan.record(), jobs.shards, specs, skill, plan.cases, _bundle_options(options, plan), wheel=wheel
     )

@@ -36,6 +36,7 @@ from upskill_hub.evals.rundir.files import (
     SUMMARY_FILE,
     ResultsWriter,
     compact_results,
+    create_run,
     find_resumable,
     has_results,
     read_plan,
@@ -63,7 +64,7 @@ from upskill_hub.evals.rundir.shard import (
 
 __all__ = [
     "LOCK_FILE", "RESULTS_CHECK", "RESULTS_FILE", "RESULTS_PARQUET", "ROW_GROUP_SIZE", "RUN_FILE", "SUMMARY_FILE",
-    "ResultsWriter", "RunnerShard", "arrow_schema", "compact_results", "find_resumable", "has_results", "may_hold_secret",
+    "ResultsWriter", "RunnerShard", "arrow_schema", "compact_results", "create_run", "find_resumable", "has_results", "may_hold_secret",
     "read_plan", "read_results", "read_results_raw", "read_results_shard", "read_results_table", "read_summary",
     "redact_table", "row_line", "rows_from_table", "rows_table", "run_lock", "runs_arrow_schema", "shard_run_ids",
     "result_arrow_schema", "summary_from_record", "summary_record", "table_parquet_bytes", "write_plan",

@@ -53,6 +53,24 @@ def write_plan(run_dir: Path, plan: RunPlan) -> None:
     write_json_atomic(Path(run_dir) / RUN_FILE, plan.to_dict())
 
 
+def create_run(output_dir: str | Path, plan: RunPlan, *, exist_ok: bool = False) -> Path:
+    """Make ``<output_dir>/<plan.run_id>/`` and write its plan: the one way a run folder is born.
+
+    A local run, a run launched on Jobs and one shard of it all start here, so they fail
+    alike (one line naming the folder) when it cannot be made. ``exist_ok`` is for a shard,
+    whose folder may hold the rows of an earlier attempt.
+    """
+    run_dir = Path(output_dir) / plan.run_id
+    try:
+        run_dir.mkdir(parents=True, exist_ok=exist_ok)
+    except OSError as exc:
+        if storage_error(exc) is not None:  # a full or read-only disk says what to do
+            raise storage_error(exc, run_dir) from None
+        raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
+    write_plan(run_dir, plan)
+    return run_dir
+
+
 def find_resumable(output_dir: Path, fingerprint: str) -> Path | None:
     """The most recent run folder under ``output_dir`` whose plan has ``fingerprint``."""
     best: tuple[str, Path] | None = None
