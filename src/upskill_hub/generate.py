@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub._util import safejson
-from upskill_hub._util.percent import pct
+from upskill_hub._util.percent import pct, points
 from upskill_hub._util.redact import redact
 from upskill_hub.cases import Case, CasesError, SkillMeta, parse_meta
 from upskill_hub.errors import UpskillError
@@ -859,8 +859,7 @@ def format_score(s: ModelScore, prefix: str = "") -> str:
     """``60% -> 95% (+35%)`` like upskill prints it."""
     if s.lift is None:
         return f"{prefix}with skill {pct(s.with_skill)} ({s.n_cases} cases)"
-    sign = "+" if s.lift >= 0 else ""
-    return f"{prefix}{pct(s.baseline)} -> {pct(s.with_skill)} ({sign}{round(s.lift * 100)}%)"
+    return f"{prefix}{pct(s.baseline)} -> {pct(s.with_skill)} ({points(s.lift, unit='%')})"
 
 
 def generate_skill(task: str, options: GenerateOptions, progress: Progress | None = None) -> GenerateResult:

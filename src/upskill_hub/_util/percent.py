@@ -33,11 +33,26 @@ def rate(p: float | None, lo: float | None = None, hi: float | None = None) -> s
     return f"{pct(p)} {ci}" if ci else pct(p)
 
 
-def points(lift: float | None, lo: float | None = None, hi: float | None = None, *, unit: str = "pts") -> str:
-    """A lift in signed percentage points with its interval: ``+25 pts [+5, +45]``."""
+def points(
+    lift: float | None,
+    lo: float | None = None,
+    hi: float | None = None,
+    *,
+    unit: str = "pts",
+    sep: str = " ",
+    compact: bool = False,
+) -> str:
+    """A lift in signed percentage points with its interval: ``+25 pts [+5, +45]``.
+
+    The one lift formatter; the variants are layout only: ``unit`` (``"points"``, ``""``,
+    or ``"%"`` which attaches like upskill prints it, ``+25%``), ``sep`` between the value
+    and the interval (a newline in a table cell), ``compact`` for ``[+5,+45]``.
+    """
     if _missing(lift):
         return MISSING
-    text = f"{lift * 100:+.0f} {unit}"
+    value = f"{lift * 100:+.0f}"
+    text = value + unit if unit in ("", "%") else f"{value} {unit}"
     if not _missing(lo) and not _missing(hi):
-        text += f" [{lo * 100:+.0f}, {hi * 100:+.0f}]"
+        comma = "," if compact else ", "
+        text += f"{sep}[{lo * 100:+.0f}{comma}{hi * 100:+.0f}]"
     return text

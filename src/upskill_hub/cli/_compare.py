@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from upskill_hub._util.percent import points
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals.compare import LiftChange, compare_runs
 from upskill_hub.evals.schema import ResultRow, TriggerStats
@@ -81,16 +82,12 @@ def compare_with(
     return Comparison(run_id, ref.run_id, ref.source, level, changes, ref.triggers, list(triggers or []))
 
 
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{x * 100:+.0f}"
-
-
 def _frac(x: float | None) -> str:
     return "?" if x is None else f"{x:+.2f}"
 
 
 def _with_ci(x: float | None, lo: float | None, hi: float | None) -> str:
-    return "–" if x is None else f"{_pct(x)} [{_pct(lo)},{_pct(hi)}]"
+    return points(x, lo, hi, unit="", compact=True)
 
 
 def render(comp: Comparison, console: Console) -> None:

@@ -409,7 +409,7 @@ def runs_command(
             err_console.print(f"No runs in {directory}.", highlight=False)
         return
 
-    from upskill_hub._util.percent import pct
+    from upskill_hub._util.percent import pct, points
 
     t = Table(title=f"Eval runs in {directory}", caption="pass rates; lift in points [95% CI]; status: done or calls done/planned (--resume)")
     t.add_column("run (time-skill-id)", overflow="fold", min_width=17)
@@ -430,11 +430,7 @@ def runs_command(
             lines = [(m, modes[0]) for m in s.models]
         for i, (m, mode) in enumerate(lines):
             b, w, x = by.get((m, mode, "baseline")), by.get((m, mode, "with_skill")), lifts.get((m, mode))
-            lift = (
-                "–"
-                if x is None or x.lift is None
-                else f"{x.lift * 100:+.0f} [{(x.ci_low or 0) * 100:+.0f},{(x.ci_high or 0) * 100:+.0f}]"
-            )
+            lift = "–" if x is None or x.lift is None else points(x.lift, x.ci_low, x.ci_high, unit="", compact=True)
             t.add_row(
                 s.run_id if i == 0 else "",
                 m,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from upskill_hub._util.percent import pct
+from upskill_hub._util.percent import pct, points
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli._output import make_console
 
@@ -76,13 +76,11 @@ def _render(result) -> None:  # noqa: ANN001 - GenerateResult
         err_console.print()
         err_console.print(f"  [bold]{s.model}[/] — train cases ({result.n_train}), attempt {best.number}")
         err_console.print(f"  baseline   {_bar(s.baseline)}  {pct(s.baseline)}")
-        lift = f"  ({'+' if (s.lift or 0) >= 0 else ''}{round(s.lift * 100)}%)" if s.lift is not None else ""
+        lift = f"  ({points(s.lift, unit='%')})" if s.lift is not None else ""
         err_console.print(f"  with skill {_bar(s.with_skill)}  {pct(s.with_skill)}{lift}")
     if result.holdout is not None:
         for s in result.holdout:
-            lift = (
-                f" ({'+' if (s.lift or 0) >= 0 else ''}{round(s.lift * 100)}%)" if s.lift is not None else ""
-            )
+            lift = f" ({points(s.lift, unit='%')})" if s.lift is not None else ""
             err_console.print(
                 f"  held-out ({result.n_holdout} case(s), never shown to the teacher): "
                 f"{pct(s.baseline)} -> {pct(s.with_skill)}{lift}"

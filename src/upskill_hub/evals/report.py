@@ -9,7 +9,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from upskill_hub._util.percent import interval, pct
+from upskill_hub._util.percent import interval, pct, points
 from upskill_hub.evals.schema import ConditionStats, LiftStats, RunSummary, TriggerRow, TriggerStats
 
 BAR_WIDTH = 30
@@ -25,7 +25,7 @@ def _lift_cell(x: LiftStats | None) -> Text:
     if x is None or x.lift is None:
         return Text("–")
     style = "green" if x.conclusive and x.lift > 0 else "red" if x.conclusive and x.lift < 0 else "yellow"
-    txt = f"{x.lift * 100:+.0f} pts\n[{(x.ci_low or 0) * 100:+.0f},{(x.ci_high or 0) * 100:+.0f}]"
+    txt = points(x.lift, x.ci_low, x.ci_high, sep="\n", compact=True)
     if x.p_value is not None:
         txt += f"\np={x.p_value:.2g}"
     return Text(txt, style=style)
@@ -113,7 +113,7 @@ def notes(summary: RunSummary) -> list[str]:
         if not x.conclusive and x.note:
             out.append(f"{who}: not conclusive — {x.note}")
         elif x.conclusive and x.lift is not None:
-            out.append(f"{who}: the skill changes the pass rate by {x.lift * 100:+.0f} points (p = {x.p_value:.2g})")
+            out.append(f"{who}: the skill changes the pass rate by {points(x.lift, unit='points')} (p = {x.p_value:.2g})")
         if x.token_savings is not None and x.token_savings != 0:
             word = "saves" if x.token_savings > 0 else "costs"
             out.append(f"{who}: the skill {word} {abs(x.token_savings):.0f} tokens per call on average")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,34 +35,23 @@ from upskill_hub.evals import rundir
 from upskill_hub.evals.routing import ROUTING_FILE, RoutingRow, read_routing, routing_records
 from upskill_hub.evals.schema import RunPlan, RunSummary, TriggerRow
 from upskill_hub.evals.trigger_rows import TRIGGERS_FILE, read_trigger_rows
+from upskill_hub.hub import layout
 from upskill_hub.skill import Skill
 
-SKILLS_DIR = "skills"
-SKILLS_TABLE_DIR = "data/skills"
-RESULTS_TABLE_DIR = "data/results"
-RUNS_TABLE_DIR = "data/runs"
-TRIGGERS_TABLE_DIR = "data/triggers"
-ROUTING_TABLE_DIR = "data/routing"
-CARD_PATH = "README.md"
-
-#: Config name -> data_files glob (the card's YAML ``configs``).
-CONFIG_GLOBS = {
-    "skills": f"{SKILLS_TABLE_DIR}/*.parquet",
-    "results": f"{RESULTS_TABLE_DIR}/*.parquet",
-    "runs": f"{RUNS_TABLE_DIR}/*.parquet",
-    "triggers": f"{TRIGGERS_TABLE_DIR}/*.parquet",
-    "routing": f"{ROUTING_TABLE_DIR}/*.parquet",
-}
-
-
-
-#: The ``results`` files of runs sharded over Hugging Face Jobs (one folder per run).
-SHARDED_RESULTS_GLOB = f"{RESULTS_TABLE_DIR}/*/*.parquet"
-#: What a run's Jobs read (plan, cases, skill); outside ``data/`` so no config reads it.
-JOBS_DIR = "jobs"
-_SHARD_FILE_RE = re.compile(r"^shard-(\d{1,5})\.parquet$")
-
-RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
+# The layout's paths and globs are hub/layout.py's (the Space reads them too); code here
+# and its callers use them as dr.<NAME>.
+SKILLS_DIR = layout.SKILLS_DIR
+SKILLS_TABLE_DIR = layout.SKILLS_TABLE_DIR
+RESULTS_TABLE_DIR = layout.RESULTS_TABLE_DIR
+RUNS_TABLE_DIR = layout.RUNS_TABLE_DIR
+TRIGGERS_TABLE_DIR = layout.TRIGGERS_TABLE_DIR
+ROUTING_TABLE_DIR = layout.ROUTING_TABLE_DIR
+CARD_PATH = layout.CARD_PATH
+CONFIG_GLOBS = layout.CONFIG_GLOBS
+SHARDED_RESULTS_GLOB = layout.SHARDED_RESULTS_GLOB
+JOBS_DIR = layout.JOBS_DIR
+RUN_ID_RE = layout.RUN_ID_RE
+_SHARD_FILE_RE = layout.SHARD_FILE_RE
 
 
 def skill_dir_path(name: str) -> str:

@@ -20,6 +20,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from upskill_hub._util.percent import points
+
 #: Colours: baseline grey, with-skill orange (the CLI's plots use the same pair).
 BASELINE = "#9aa5b1"
 WITH_SKILL = "#ff9d00"
@@ -59,17 +61,15 @@ def empty(message: str) -> str:
 
 
 def _pp(x: float) -> str:
-    return f"{x * 100:+.0f}"
+    return points(x, unit="")
 
 
 def lift_text(iv: Interval) -> str:
     """``+25 pp [+5, +45]`` (or ``–``), the same text as the tables."""
     if not iv.measured:
         return "–"
-    s = f"{_pp(iv.value)} pp"
-    if _finite(iv.low) and _finite(iv.high):
-        s += f" [{_pp(iv.low)}, {_pp(iv.high)}]"
-    return s
+    bounded = _finite(iv.low) and _finite(iv.high)
+    return points(iv.value, iv.low if bounded else None, iv.high if bounded else None, unit="pp")
 
 
 def _label(text: str, n: int = 28) -> str:
@@ -100,7 +100,7 @@ def lift_chart(rows: Sequence[tuple[str, Interval]], *, title: str = "Lift by mo
         tx = x(tick)
         stroke = "#444" if tick == 0 else "#ddd"
         parts.append(f'<line x1="{tx:.1f}" y1="{top - 6}" x2="{tx:.1f}" y2="{height - 20}" stroke="{stroke}"/>')
-        parts.append(f'<text x="{tx:.1f}" y="{height - 6}" text-anchor="middle" fill="#666">{tick * 100:+.0f}</text>')
+        parts.append(f'<text x="{tx:.1f}" y="{height - 6}" text-anchor="middle" fill="#666">{_pp(tick)}</text>')
     for i, (model, iv) in enumerate(rows):
         cy = top + row_h * i + row_h / 2
         colour = "#888" if iv.crosses_zero else ("#1a9850" if iv.value > 0 else "#d73027")

@@ -32,6 +32,10 @@ from typing import TYPE_CHECKING, Any
 
 from upskill_hub._util.limits import env_int
 from upskill_hub.errors import UpskillError
+
+# The repo layout is hub/layout.py's (a run sharded over Hugging Face Jobs has one file per
+# Job under data/results/<run_id>/: SHARDED_RESULTS_GLOB).
+from upskill_hub.hub.layout import RESULTS_GLOB, ROUTING_GLOB, RUNS_GLOB, SHARDED_RESULTS_GLOB, SKILLS_GLOB
 from upskill_hub.space.intake import MB, ReadBudget, plan_download
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,13 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from upskill_hub.space.aggregate import Aggregates
 
-SKILLS_GLOB = "data/skills/*.parquet"
-RESULTS_GLOB = "data/results/*.parquet"
-#: A run sharded over Hugging Face Jobs: one file per Job under ``data/results/<run_id>/``.
-SHARDED_RESULTS_GLOB = "data/results/*/*.parquet"
-RUNS_GLOB = "data/runs/*.parquet"
-#: Library routing runs (``triggers --library``): one row per model x query skill x skill loaded.
-ROUTING_GLOB = "data/routing/*.parquet"
 
 #: Result columns the browse views need; model outputs and assertion details stay on disk.
 RESULT_COLUMNS = (

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from upskill_hub._util.limits import env_int
 from upskill_hub.errors import UpskillError
+from upskill_hub.hub import layout
 
 MB = 1024 * 1024
 
@@ -37,9 +38,7 @@ MAX_README_BYTES = 1 * MB
 #: What ``snapshot_download`` may fetch: the tables and the card, nothing else.
 #: (``fnmatch``'s ``*`` crosses ``/``: ``data/results/*.parquet`` also selects the per-Job files
 #: ``data/results/<run_id>/shard-<i>.parquet`` of a sharded run, and they count against the bounds.)
-ALLOW_PATTERNS = [
-    "data/skills/*.parquet", "data/results/*.parquet", "data/runs/*.parquet", "data/routing/*.parquet", "README.md",
-]  # fmt: skip
+ALLOW_PATTERNS = [layout.SKILLS_GLOB, layout.RESULTS_GLOB, layout.RUNS_GLOB, layout.ROUTING_GLOB, layout.CARD_PATH]
 
 
 def plan_download(repo: str, listing: Iterable[tuple[str, int | None]]) -> list[str]:
