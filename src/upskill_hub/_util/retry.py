@@ -19,6 +19,12 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
+#: Seconds one attempt of a model call may take, and retries after a failed attempt: the
+#: defaults of every model call (CLI, library, Space, Jobs). Change them here only.
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MAX_RETRIES = 4
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How many times to retry and how long to wait in between.
@@ -29,8 +35,8 @@ class RetryPolicy:
     ``max_retry_after``, so a hostile header cannot park a run for an hour).
     """
 
-    max_retries: int = 4
-    timeout: float = 60.0
+    max_retries: int = DEFAULT_MAX_RETRIES
+    timeout: float = DEFAULT_TIMEOUT_S
     backoff_base: float = 0.5
     backoff_cap: float = 20.0
     max_retry_after: float = 60.0

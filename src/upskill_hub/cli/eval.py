@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from upskill_hub._util.retry import DEFAULT_TIMEOUT_S
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli._output import make_console
 from upskill_hub.errors import UpskillError
@@ -89,7 +90,7 @@ def eval_command(
     temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature for every call."),
     max_tokens: int = typer.Option(1024, "--max-tokens", help="Maximum output tokens per call."),
     seed: int | None = typer.Option(None, "--seed", help="Sampling seed, for providers that accept one."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per attempt before a call times out."),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", help="Seconds per attempt before a call times out."),
     retries: int = typer.Option(4, "--retries", help="Retries after a 429/5xx/timeout/dropped connection."),
     no_plots: bool = typer.Option(False, "--no-plots", help="Skip the PNG/HTML plots."),
     device: str | None = typer.Option(

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from upskill_hub import __version__
 from upskill_hub._util.fsutil import StorageError, storage_error
+from upskill_hub._util.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
 from upskill_hub._util.timestamps import utc_now
 from upskill_hub.cases import WORKSPACE_TYPES, Case, CasesError, load_cases_file
 from upskill_hub.errors import PathError, UpskillError
@@ -75,8 +76,8 @@ class EvalOptions:
     on_row: Callable[[ResultRow], None] | None = None
     on_start: Callable[[int, int], None] | None = None
     plots: bool = True
-    timeout: float = 60.0
-    max_retries: int = 4
+    timeout: float = DEFAULT_TIMEOUT_S
+    max_retries: int = DEFAULT_MAX_RETRIES
     #: Run only this shard's calls of a run planned elsewhere (a Hugging Face Job; see
     #: :mod:`upskill_hub.jobs.assign`): the plan must have the launcher's fingerprint.
     shard: ShardPart | None = None

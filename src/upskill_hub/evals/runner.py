@@ -400,7 +400,7 @@ class Runner:
         return row
 
     def _limit(self, client: ModelClient) -> int:
-        return max(1, int(self.concurrency or getattr(client, "default_concurrency", 4) or 4))
+        return max(1, int(self.concurrency or client.default_concurrency))
 
     async def _worker(self, todo: collections.deque[PlannedCall], out: list[ResultRow]) -> None:
         while todo:

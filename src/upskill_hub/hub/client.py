@@ -72,8 +72,12 @@ def _first_line(exc: BaseException) -> str:
 
 
 @contextmanager
-def hub_errors(repo_id: str, *, action: str) -> Iterator[None]:
-    """Turn Hub client exceptions raised inside the block into :class:`HubError` s (one line each)."""
+def hub_errors(repo_id: str, *, action: str, kind: str = "dataset repo", prefix: str = "") -> Iterator[None]:
+    """Turn Hub client exceptions raised inside the block into :class:`HubError` s (one line each).
+
+    The one mapper of Hub failures: dataset repos, Jobs and kernel repos (``kind``) alike.
+    ``prefix`` says what the failure left behind (``"upload failed, nothing was committed: "``).
+    """
     from huggingface_hub.errors import (
         GatedRepoError,
         HfHubHTTPError,
@@ -84,7 +88,7 @@ def hub_errors(repo_id: str, *, action: str) -> Iterator[None]:
     )
 
     def fail(problem: str, status: int | None = None) -> HubError:
-        return HubError(repo_id, problem, action=action, status=status)
+        return HubError(repo_id, prefix + problem, action=action, status=status)
 
     try:
         yield
@@ -94,7 +98,7 @@ def hub_errors(repo_id: str, *, action: str) -> Iterator[None]:
         raise fail("it is gated and your token has no access", http_status(exc)) from None
     except RepositoryNotFoundError as exc:
         raise fail(
-            "dataset repo not found (or it is private and your token cannot see it)", http_status(exc)
+            f"{kind} not found (or it is private and your token cannot see it)", http_status(exc)
         ) from None
     except RevisionNotFoundError as exc:
         raise fail("revision not found", http_status(exc)) from None

@@ -17,9 +17,8 @@ from pathlib import Path
 
 from upskill_hub._util.boundedread import read_json_file
 from upskill_hub._util.fsutil import require_clean_tree
-from upskill_hub._util.redact import redact
-from upskill_hub.errors import HubError, UpskillError
-from upskill_hub.hub.client import check_repo_id, http_status
+from upskill_hub.errors import UpskillError
+from upskill_hub.hub.client import check_repo_id, hub_errors
 from upskill_hub.kernels import layout
 from upskill_hub.kernels.buildtoml import BuildConfig, load_build
 from upskill_hub.kernels.card import render_card
@@ -142,13 +141,13 @@ def push_kernel(
 ) -> PushResult:
     """Upload ``root/build`` to ``repo_id`` on branch ``v<N>`` in one commit."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
-    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
+    from huggingface_hub.errors import HfHubHTTPError
 
     plan = plan_push(root, repo_id, version)
     repo_id = plan.repo_id
     api = HfApi(token=token)
     branch = plan.branch
-    try:
+    with hub_errors(repo_id, action=ACTION, kind="kernel repo"):
         if not create_pr:
             api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
         refs = api.list_repo_refs(repo_id, repo_type=REPO_TYPE)
@@ -162,10 +161,6 @@ def push_kernel(
             existing: list[str] = []
         else:
             existing = api.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=branch)
-    except RepositoryNotFoundError as exc:
-        raise HubError(repo_id, "kernel repo not found (or no access)", action=ACTION, status=http_status(exc)) from None
-    except HfHubHTTPError as exc:
-        raise HubError(repo_id, redact(str(exc).splitlines()[0]), action=ACTION, status=http_status(exc)) from None
 
     uploads = dict(plan.files)
     # Replace the variants being pushed wholesale; keep other variants already on the branch.
@@ -178,28 +173,24 @@ def push_kernel(
     ]
     ops.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=plan.card.encode("utf-8")))
     message = f"Upload {plan.cfg.name} v{plan.version}: {', '.join(sorted(plan.variants))}"
-    try:
-        if is_new_branch:
-            api.create_branch(repo_id, branch=branch, repo_type=REPO_TYPE, exist_ok=True)
-        info = api.create_commit(
-            repo_id,
-            operations=ops,
-            commit_message=message,
-            commit_description="Uploaded with `upskill-hub kernels push`.",
-            revision=branch,
-            repo_type=REPO_TYPE,
-            create_pr=create_pr,
-        )
-    except HfHubHTTPError as exc:
-        if is_new_branch:  # leave no empty v<N> branch behind: get_kernel would find it
-            with contextlib.suppress(HfHubHTTPError):
-                api.delete_branch(repo_id, branch=branch, repo_type=REPO_TYPE)
-        raise HubError(
-            repo_id,
-            f"upload failed, nothing was committed: {redact(str(exc).splitlines()[0])}",
-            action=ACTION,
-            status=http_status(exc),
-        ) from None
+    with hub_errors(repo_id, action=ACTION, kind="kernel repo", prefix="upload failed, nothing was committed: "):
+        try:
+            if is_new_branch:
+                api.create_branch(repo_id, branch=branch, repo_type=REPO_TYPE, exist_ok=True)
+            info = api.create_commit(
+                repo_id,
+                operations=ops,
+                commit_message=message,
+                commit_description="Uploaded with `upskill-hub kernels push`.",
+                revision=branch,
+                repo_type=REPO_TYPE,
+                create_pr=create_pr,
+            )
+        except HfHubHTTPError:
+            if is_new_branch:  # leave no empty v<N> branch behind: get_kernel would find it
+                with contextlib.suppress(HfHubHTTPError):
+                    api.delete_branch(repo_id, branch=branch, repo_type=REPO_TYPE)
+            raise
     return PushResult(
         repo_id=repo_id,
         branch=branch,

@@ -22,6 +22,9 @@ from upskill_hub.models.base import (
 )
 from upskill_hub.models.retry import RetryingClient, RetryPolicy
 
+#: Calls in flight per model when the run does not say (``--concurrency``): this client's own.
+DEFAULT_CONCURRENCY = 8
+
 
 class AnthropicClient(RetryingClient):
     """A :class:`~upskill_hub.models.base.ModelClient` over ``/v1/messages``."""
@@ -35,7 +38,7 @@ class AnthropicClient(RetryingClient):
         base_url: str,
         api_key: str,
         policy: RetryPolicy,
-        default_concurrency: int = 8,
+        default_concurrency: int | None = None,
         connections: int | None = None,
     ) -> None:
         import anthropic
@@ -44,12 +47,12 @@ class AnthropicClient(RetryingClient):
 
         self.model = model
         self.endpoint = base_url
-        self.default_concurrency = default_concurrency
+        self.default_concurrency = default_concurrency or DEFAULT_CONCURRENCY
         self._policy = policy
         self._label = f"anthropic {self.model}"
         self._secrets = (api_key,)
         self._sdk = anthropic
-        http = sdk_http_client(anthropic, connections=connections or default_concurrency)
+        http = sdk_http_client(anthropic, connections=connections or self.default_concurrency)
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, timeout=policy.timeout, max_retries=0, http_client=http
         )

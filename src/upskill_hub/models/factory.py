@@ -10,6 +10,7 @@ import os
 import socket
 from urllib.parse import urlparse
 
+from upskill_hub._util.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
 from upskill_hub.errors import UpskillError
 from upskill_hub.models.base import ModelClient
 from upskill_hub.models.endpoints import with_endpoint
@@ -106,8 +107,8 @@ def create_client(
     *,
     api_key: str | None = None,
     base_url: str | None = None,
-    timeout: float = 60.0,
-    max_retries: int = 4,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    max_retries: int = DEFAULT_MAX_RETRIES,
     policy: RetryPolicy | None = None,
     default_concurrency: int | None = None,
     connections: int | None = None,
@@ -134,7 +135,7 @@ def create_client(
             base_url=parsed.endpoint,
             api_key=key,
             policy=policy,
-            default_concurrency=default_concurrency or 8,
+            default_concurrency=default_concurrency,
             connections=connections,
         )
     from upskill_hub.models.openai_client import OpenAIChatClient

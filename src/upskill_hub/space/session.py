@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub._util.redact import redact
+from upskill_hub._util.retry import DEFAULT_TIMEOUT_S
 from upskill_hub.errors import UpskillError
 
 #: Limits that keep one visitor from tying up a shared Space (operator can raise them).
@@ -107,7 +108,7 @@ def build_clients(
                         "anthropic": "enter an Anthropic key"}[spec.provider]  # fmt: skip
                 raise UpskillError(f"model {spec.raw!r} needs a key: {what} (used for this session only)")
             key = NO_KEY
-        clients.append(create_client(spec, api_key=key, timeout=60.0, max_retries=2))
+        clients.append(create_client(spec, api_key=key, timeout=DEFAULT_TIMEOUT_S, max_retries=2))
     return clients
 
 
