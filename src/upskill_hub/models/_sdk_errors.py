@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import sys
+import time
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -98,3 +100,21 @@ def classify(exc: BaseException, sdk: ModuleType) -> AttemptError:
 def malformed(detail: str) -> AttemptError:
     """A reply we could not read. Retried: proxies return HTML error pages with status 200."""
     return AttemptError(f"malformed response from server ({detail})", retryable=True)
+
+
+async def post_json(client: Any, sdk: ModuleType, path: str, body: dict[str, Any], read: Callable[[object, float], Any]) -> Any:
+    """One attempt through an SDK's generic ``post`` (``cast_to=object``), read by ``read(data, latency)``.
+
+    The SDK still builds and sends the request, decodes the JSON and raises its typed errors
+    (timeouts, dropped connections, status errors), but skips walking the request through
+    its typed ``create`` signature (~40% of the client's CPU per call,
+    benchmarks/llm_server_throughput.py) and building pydantic models of the reply that it
+    would not validate anyway (~0.3 ms per call, benchmarks/eval_throughput.py); ``read``
+    checks the few fields we use instead. Every failure is classified by :func:`classify`.
+    """
+    start = time.perf_counter()
+    try:
+        data = await client.post(path, cast_to=object, body=body)
+        return read(data, time.perf_counter() - start)
+    except Exception as exc:  # classified into retryable / final; unknown errors re-raise
+        raise classify(exc, sdk) from None

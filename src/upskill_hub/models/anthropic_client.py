@@ -7,10 +7,9 @@ cache writes separately; we add them up) and ``cached_tokens`` is the cache-read
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from upskill_hub.models._sdk_errors import classify, malformed
+from upskill_hub.models._sdk_errors import malformed, post_json
 from upskill_hub.models.base import (
     Completion,
     GenerationParams,
@@ -78,17 +77,9 @@ class AnthropicClient(RetryingClient):
         return body
 
     async def _attempt(self, body: dict[str, Any]) -> Completion:
-        start = time.perf_counter()
-        try:
-            # The SDK's generic ``post`` with ``cast_to=object``, as for OpenAI: the SDK still
-            # builds and sends the request, decodes the JSON and raises its typed errors, but
-            # skips the typed ``messages.create`` walk of the request and the unvalidated
-            # pydantic models of the reply (together ~0.5 ms of CPU per call).
-            data = await self._client.post("/v1/messages", cast_to=object, body=body)
-            latency = time.perf_counter() - start
-            return read_message(data, latency)
-        except Exception as exc:  # classified into retryable / final; unknown errors re-raise
-            raise classify(exc, self._sdk) from None
+        # The SDK's generic ``post``, as for OpenAI: no typed ``messages.create`` walk of the
+        # request, no unvalidated pydantic models of the reply (~0.5 ms of CPU per call).
+        return await post_json(self._client, self._sdk, "/v1/messages", body, read_message)
 
 
 def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:

@@ -127,25 +127,18 @@ def create_client(
 
         return LocalModelClient(parsed)
     key = resolve_api_key(parsed, api_key) or NO_KEY
+    common = {
+        "model": parsed.model,
+        "base_url": parsed.endpoint,
+        "api_key": key,
+        "policy": policy,
+        "default_concurrency": default_concurrency,
+        "connections": connections,
+    }
     if parsed.provider == "anthropic":
         from upskill_hub.models.anthropic_client import AnthropicClient
 
-        return AnthropicClient(
-            model=parsed.model,
-            base_url=parsed.endpoint,
-            api_key=key,
-            policy=policy,
-            default_concurrency=default_concurrency,
-            connections=connections,
-        )
+        return AnthropicClient(**common)
     from upskill_hub.models.openai_client import OpenAIChatClient
 
-    return OpenAIChatClient(
-        provider=parsed.provider,
-        model=parsed.model,
-        base_url=parsed.endpoint,
-        api_key=key,
-        policy=policy,
-        default_concurrency=default_concurrency,
-        connections=connections,
-    )
+    return OpenAIChatClient(provider=parsed.provider, **common)

@@ -9,10 +9,9 @@ The SDK's own retries are off; :func:`call_with_retries` does them so they are e
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
-from upskill_hub.models._sdk_errors import classify, malformed
+from upskill_hub.models._sdk_errors import malformed, post_json
 from upskill_hub.models.base import (
     Completion,
     GenerationParams,
@@ -88,20 +87,8 @@ class OpenAIChatClient(RetryingClient):
         return body
 
     async def _attempt(self, body: dict[str, Any]) -> Completion:
-        start = time.perf_counter()
-        try:
-            # The SDK's generic (documented) ``post``: the typed ``chat.completions.create``
-            # re-walks the request through its TypedDict annotations (~40% of the client's
-            # CPU per call, benchmarks/llm_server_throughput.py). ``cast_to=object`` has the
-            # SDK decode the JSON but skip building its pydantic models, which it would do
-            # without validating anyway (another ~0.3 ms per call, benchmarks/eval_throughput.py);
-            # :func:`read_chat_completion` checks the few fields we use instead. Status
-            # errors, timeouts and dropped connections are still the SDK's typed exceptions.
-            data = await self._client.post("/chat/completions", cast_to=object, body=body)
-            latency = time.perf_counter() - start
-            return read_chat_completion(data, latency)
-        except Exception as exc:  # classified into retryable / final; unknown errors re-raise
-            raise classify(exc, self._sdk) from None
+        # The SDK's generic (documented) ``post``; see :func:`post_json` for why.
+        return await post_json(self._client, self._sdk, "/chat/completions", body, read_chat_completion)
 
 
 def openai_message(m: Message) -> dict[str, Any]:
