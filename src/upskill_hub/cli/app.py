@@ -14,10 +14,26 @@ from rich.console import Console
 
 from upskill_hub import __version__
 from upskill_hub._util.redact import redact
-from upskill_hub.cli import check as corpus
-from upskill_hub.cli import demo, doctor, generate, hub, jobs, kernels, models, skills, space
-from upskill_hub.cli import eval as evals
-from upskill_hub.cli import push as publish
+
+# One module per command (or command group), named after it; each adds itself with
+# register(app). Modules starting with "_" are the commands' shared helpers.
+from upskill_hub.cli import (
+    check,
+    demo,
+    doctor,
+    generate,
+    hub,
+    jobs,
+    kernels,
+    models,
+    pull,
+    push,
+    runs,
+    skills,
+    space,
+    triggers,
+)
+from upskill_hub.cli import eval as eval_
 from upskill_hub.errors import UpskillError
 
 app = typer.Typer(
@@ -29,18 +45,10 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-app.add_typer(skills.app, name="skills")
-evals.register(app)
-generate.register(app)
-publish.register(app)
-app.add_typer(hub.app, name="hub")
-app.add_typer(jobs.app, name="jobs")
-app.add_typer(kernels.app, name="kernels")
-app.add_typer(space.app, name="space")
-demo.register(app)
-doctor.register(app)
-corpus.register(app)
-models.register(app)
+#: In the order --help lists them (Typer lists single commands before groups).
+COMMANDS = (eval_, triggers, runs, generate, push, pull, demo, doctor, check, models, skills, hub, jobs, kernels, space)
+for command in COMMANDS:
+    command.register(app)
 
 
 def _version_callback(value: bool) -> None:

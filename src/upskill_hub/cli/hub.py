@@ -173,3 +173,8 @@ def _listen(host: str, port: int):
         )
         raise UpskillError(f"cannot listen on {host}:{port}: {hint}") from None
     return sock
+
+
+def register(root: typer.Typer) -> None:
+    """Add the ``hub`` command group to the root app."""
+    root.add_typer(app, name="hub")

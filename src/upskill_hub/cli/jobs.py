@@ -156,3 +156,8 @@ def _escape(text: str) -> str:
     from rich.markup import escape
 
     return escape(text)
+
+
+def register(root: typer.Typer) -> None:
+    """Add the ``jobs`` command group to the root app."""
+    root.add_typer(app, name="jobs")

@@ -328,3 +328,8 @@ def verify(
         return
     err_console.print(res.test_output, markup=False)
     raise UpskillError(f"{repo_id}: the kernel's tests failed ({summary})")
+
+
+def register(root: typer.Typer) -> None:
+    """Add the ``kernels`` command group to the root app."""
+    root.add_typer(app, name="kernels")

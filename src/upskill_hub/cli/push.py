@@ -1,6 +1,6 @@
-"""``upskill-hub push`` and ``upskill-hub pull``: share skills and eval results on the Hub.
+"""``upskill-hub push``: share skills and eval results on the Hub (``pull``: :mod:`.pull`).
 
-Thin commands: the work is in :mod:`upskill_hub.hub.push` and :mod:`upskill_hub.hub.pull`.
+A thin command: the work is in :mod:`upskill_hub.hub.push`.
 """
 
 from __future__ import annotations
@@ -98,46 +98,6 @@ def push_cmd(
         )
 
 
-def pull_cmd(
-    repo: str = typer.Argument(..., help="Hub dataset repo OWNER/NAME."),
-    skill_names: list[str] = typer.Option(
-        [], "--skill", "-s", help="Skill to pull (repeatable; default: all)."
-    ),
-    revision: str | None = typer.Option(None, "--revision", help="Branch, tag or commit to pull from."),
-    output: Path = typer.Option(
-        Path("skills"), "--output", "-o", help="Folder to write skills/<name>/ into."
-    ),
-    force: bool = typer.Option(False, "--force", help="Replace local skill folders that differ."),
-    fmt: OutputFormat = format_option(),
-    as_json: bool = json_option(),
-) -> None:
-    """Download skills from a Hub dataset repo, byte-identical, after checking every file's hash."""
-    from upskill_hub.hub.pull import pull
-
-    out = printer(fmt, as_json)
-    with err_console.status(f"Pulling from {repo}..."):
-        result = pull(repo, skill_names or None, revision=revision, out_dir=output, force=force)
-    if not out.human:
-        rows = [
-            {
-                "name": s.name,
-                "version": s.version,
-                "path": str(output / s.name),
-                "status": result.status.get(s.name, "?"),
-            }
-            for s in result.skills
-        ]
-        json_data = {"repo": repo, "commit": result.commit, "skills": rows}
-        out.table(rows, ["name", "version", "status", "path"], id_key="path", json_data=json_data)
-        return
-    for skill in result.skills:
-        state = result.status.get(skill.name, "?")
-        mark = "[green]✓[/]" if state == "written" else "[dim]=[/]"
-        console.print(f"{mark} {skill.name} ({skill.version}) -> {output / skill.name} ({state})")
-    at = f" at {result.commit[:12]}" if result.commit else ""
-    console.print(f"{len(result.skills)} skill(s) from {repo}{at}")
-
-
 PUSH_HELP = "\n\n".join(
     [
         "Publish skills and their eval results to a Hub dataset repo, in one commit.",
@@ -148,17 +108,6 @@ PUSH_HELP = "\n\n".join(
         "Example: upskill-hub push skills/my-skill --results upskill-runs/RUN_ID --repo me/my-skills",
     ]
 )
-PULL_HELP = "\n\n".join(
-    [
-        "Download skills from a Hub dataset repo into DIR/<name>/ (default skills/).",
-        "Files are checked against the sizes and sha256 recorded in the repo's skills table; a repo "
-        "with unsafe paths or mismatching files is refused and nothing is written.",
-        "Example: upskill-hub pull me/my-skills --skill my-skill -o skills",
-    ]
-)
-
-
 def register(app: typer.Typer) -> None:
-    """Add ``push`` and ``pull`` to the root app."""
+    """Add ``push`` to the root app."""
     app.command("push", help=PUSH_HELP)(push_cmd)
-    app.command("pull", help=PULL_HELP)(pull_cmd)

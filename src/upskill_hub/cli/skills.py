@@ -336,3 +336,8 @@ def update(
     unreachable = [i for i in infos if i.status == "source_unreachable"]
     if unreachable:
         raise UpskillError(f"{len(unreachable)} managed skill(s) could not be updated (first: {unreachable[0].detail})")
+
+
+def register(root: typer.Typer) -> None:
+    """Add the ``skills`` command group to the root app."""
+    root.add_typer(app, name="skills")

@@ -84,3 +84,8 @@ def deploy_cmd(
     with err_console.status(f"Deploying {repo}..."):
         url = deploy(repo, skills_repo=skills_repo, private=private)
     console.print(f"[green]✓[/] Deployed {repo}: {url}")
+
+
+def register(root: typer.Typer) -> None:
+    """Add the ``space`` command group to the root app."""
+    root.add_typer(app, name="space")

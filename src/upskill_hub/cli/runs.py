@@ -1,0 +1,167 @@
+"""``upskill-hub runs``: list past eval runs and compare their pass rates and lifts.
+
+Thin: :mod:`upskill_hub.evals.history` and :mod:`upskill_hub.evals.upskill_runs` read the
+run folders (upskill's batch folders too); this module renders them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
+from upskill_hub.cli._output import make_console
+from upskill_hub.errors import UpskillError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+err_console = make_console(stderr=True, highlight=True)
+
+
+def runs_command(
+    directory: Path = typer.Argument(Path("upskill-runs"), help="Output folder of past runs (or one run folder)."),
+    as_csv: bool = typer.Option(False, "--csv", help="Print one CSV row per run x model x condition."),
+    fmt: OutputFormat = format_option(),
+    as_json: bool = json_option(),
+) -> None:
+    """List past eval runs and compare their pass rates and lifts (upskill's batch folders too)."""
+    from rich.table import Table
+
+    from upskill_hub.cli._eval_rows import RUNS_HEADERS
+    from upskill_hub.evals.history import comparison_rows, scan_runs, to_csv
+    from upskill_hub.evals.upskill_runs import batch_rows, find_batches
+
+    if not directory.is_dir():
+        raise UpskillError(f"{directory} is not a folder of eval runs")
+    infos, damaged = scan_runs(directory)
+    for line in damaged:
+        err_console.print(f"Warning: skipped a damaged run: {line}", markup=False, highlight=False, soft_wrap=True)
+    batches = find_batches(directory)
+    upskill_rows = [row for b in batches for row in batch_rows(b)]
+    rows = comparison_rows(infos) + upskill_rows
+    if as_csv:
+        typer.echo(to_csv(rows), nl=False)
+        return
+    out = printer(fmt, as_json)
+    if not out.human:
+        out.table(rows, RUNS_HEADERS)
+        return
+    if upskill_rows:
+        err_console.print(
+            f"read {len(batches)} upskill batch folder(s) (batch_summary.json / run_*/run_result.json) from {directory}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        _print_upskill_batches(upskill_rows)
+    if not infos:
+        if damaged and not upskill_rows:
+            raise UpskillError(f"no readable runs in {directory}: {len(damaged)} damaged (see above)")
+        if not upskill_rows:
+            err_console.print(f"No runs in {directory}.", highlight=False)
+        return
+
+    from upskill_hub._util.percent import pct, points
+
+    t = Table(title=f"Eval runs in {directory}", caption="pass rates; lift in points [95% CI]; status: done or calls done/planned (--resume)")
+    t.add_column("run (time-skill-id)", overflow="fold", min_width=17)
+    t.add_column("model", overflow="fold")
+    t.add_column("mode")
+    t.add_column("base", justify="right", no_wrap=True)
+    t.add_column("skill", justify="right", no_wrap=True)
+    t.add_column("lift", justify="right", no_wrap=True)
+    t.add_column("p", justify="right", no_wrap=True)
+    t.add_column("status")
+    for info in infos:
+        s = info.summary
+        by = {(c.model, c.mode, c.condition): c for c in s.conditions}
+        lifts = {(x.model, x.mode): x for x in s.lifts}
+        modes = list(dict.fromkeys(c.mode for c in s.conditions)) or ["inject"]
+        lines = [(m, mode) for m in s.models for mode in modes if (m, mode, "baseline") in by or (m, mode, "with_skill") in by]
+        if not lines and not s.triggers:
+            lines = [(m, modes[0]) for m in s.models]
+        for i, (m, mode) in enumerate(lines):
+            b, w, x = by.get((m, mode, "baseline")), by.get((m, mode, "with_skill")), lifts.get((m, mode))
+            lift = "–" if x is None or x.lift is None else points(x.lift, x.ci_low, x.ci_high, unit="", compact=True)
+            t.add_row(
+                s.run_id if i == 0 else "",
+                m,
+                mode,
+                pct(b.pass_rate) if b else "–",
+                pct(w.pass_rate) if w else "–",
+                lift,
+                "–" if x is None or x.p_value is None else f"{x.p_value:.2g}",
+                ("done" if info.complete else f"{info.done}/{info.planned}") if i == 0 else "",
+            )
+        t.add_section()
+    make_console().print(t)
+    triggered = [(info.summary, tr) for info in infos for tr in info.summary.triggers]
+    if triggered:
+        make_console().print(_triggers_table(triggered))
+
+
+def _triggers_table(items: list) -> Table:
+    """Trigger figures per run and model: recall and false-trigger rate with Wilson intervals."""
+    from rich.table import Table
+
+    from upskill_hub._util.percent import pct
+
+    t = Table(
+        title="Triggering (catalog mode)",
+        caption="recall: loaded on should-trigger queries; false: loaded on should-not queries; [95% Wilson CI]",
+    )
+    for col in ("run", "model", "recall", "false triggers", "F1", "errors"):
+        t.add_column(col, justify="left" if col in ("run", "model") else "right", overflow="fold")
+    last = None
+    for s, tr in items:
+        recall = "–" if tr.recall is None else f"{pct(tr.recall)} [{pct(tr.recall_ci_low)}–{pct(tr.recall_ci_high)}] {tr.triggered_should}/{tr.n_should}"
+        false = (
+            "–"
+            if tr.false_trigger_rate is None
+            else f"{pct(tr.false_trigger_rate)} [{pct(tr.fpr_ci_low)}–{pct(tr.fpr_ci_high)}] {tr.triggered_should_not}/{tr.n_should_not}"
+        )
+        t.add_row(
+            s.run_id if s.run_id != last else "",
+            tr.model,
+            recall,
+            false,
+            "–" if tr.f1 is None else f"{tr.f1:.2f}",
+            str(tr.errors),
+        )
+        last = s.run_id
+    return t
+
+
+def _print_upskill_batches(rows: list[dict]) -> None:
+    """upskill's batches: pass rates with Wilson intervals; no lift (upskill keeps no case pairing)."""
+    from rich.table import Table
+
+    t = Table(
+        title="upskill batches",
+        caption="assertions passed/total (upskill's per-test score); runs passed (every assertion) "
+        "[95% Wilson CI]; mean total tokens per run",
+    )
+    for col in ("batch", "skill", "model", "condition", "assertions", "runs passed", "tokens", "status"):
+        t.add_column(col, justify="right" if col in ("assertions", "runs passed", "tokens") else "left")
+    for r in rows:
+        if r["status"] == "incomplete":
+            t.add_row(r["run_id"], r["skill_name"], r["model"], "–", "–", "–", "–", f"incomplete: {r['reason']}")
+            continue
+        rate = r["pass_rate"]
+        shown = (
+            "–"
+            if rate is None
+            else f"{r['passed']}/{r['n']} {rate * 100:.0f}% [{(r['ci_low'] or 0) * 100:.0f}–{(r['ci_high'] or 0) * 100:.0f}%]"
+        )
+        tokens = "–" if r["mean_total_tokens"] is None else f"{r['mean_total_tokens']:.0f}"
+        a_total = r.get("assertions_total") or 0
+        asserted = f"{r['assertions_passed']}/{a_total}" if a_total else "–"
+        t.add_row(r["run_id"], r["skill_name"], r["model"], r["condition"], asserted, shown, tokens, "done")
+    make_console().print(t)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``runs`` to the root app."""
+    app.command("runs")(runs_command)
