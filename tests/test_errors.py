@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from upskill_hub.errors import HubError, PathError, UpskillError
+from upskill_hub.errors import HubError, OptionError, PathError, UpskillError
 from upskill_hub.evals.api import resolve_cases
 from upskill_hub.hub.client import hub_errors
 from upskill_hub.skill import Skill
@@ -42,3 +42,20 @@ def test_hub_client_failures_become_hub_errors_with_status(hub_server, hub_repo_
         HfApi().dataset_info(hub_repo_id)
     assert exc.value.repo_id == hub_repo_id and exc.value.status == 404
     assert str(exc.value).startswith(f"cannot read skills from {hub_repo_id}: dataset repo not found")
+
+
+def test_an_option_error_names_the_field_and_each_front_end_says_it_its_way() -> None:
+    """The library names the option by its field; the CLI alone turns it into its flag."""
+    from upskill_hub.cli.app import flag, message
+    from upskill_hub.evals.api import EvalOptions, run_eval
+
+    exc = OptionError("max_tokens", 0, "must be at least 1, got 0")
+    assert isinstance(exc, UpskillError)
+    assert (exc.name, exc.value, str(exc)) == ("max_tokens", 0, "max_tokens must be at least 1, got 0")
+    assert exc.describe("Max tokens") == "Max tokens must be at least 1, got 0"  # e.g. a Space label
+    assert message(exc) == "--max-tokens must be at least 1, got 0"
+    assert flag("shards") == "--jobs" and flag("job_timeout") == "--job-timeout"
+    assert message(UpskillError("plain")) == "plain"
+    with pytest.raises(OptionError) as raised:
+        run_eval(Path(__file__).resolve().parents[1] / "skills" / "hub-kernels", ["local"], EvalOptions(runs=0))
+    assert (raised.value.name, raised.value.value) == ("runs", 0)

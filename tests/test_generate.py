@@ -317,12 +317,12 @@ def test_improve_existing_skill_keeps_its_cases_and_hides_holdout(tmp_path: Path
 @pytest.mark.parametrize(
     ("kw", "task", "needle"),
     [
-        ({"attempts": 0}, "t", "--attempts must be at least 1"),
+        ({"attempts": 0}, "t", "attempts must be at least 1"),  # OptionError: the CLI says --attempts
         ({}, "   ", "give a task"),
         ({"teacher": "nonsense-model"}, "t", "unknown model spec"),
         ({"eval_models": ["openai-compatible:m@http://127.0.0.1:9"]}, "t", "cannot reach model endpoint"),
         ({"source": "missing-trace.json"}, "t", "not found"),
-        ({"name": "Bad--Name"}, "t", "--name"),
+        ({"name": "Bad--Name"}, "t", "name 'Bad--Name'"),
     ],
 )
 def test_bad_input_fails_before_any_call(tmp_path: Path, kw: dict, task: str, needle: str) -> None:

@@ -53,6 +53,27 @@ class PathError(UpskillError):
         return f"{what}: {where}{self.problem}"
 
 
+class OptionError(UpskillError):
+    """An option's value cannot be used: the option's field ``name``, the ``value`` and the ``reason``.
+
+    The library names an option by its field (``max_tokens``, as in ``EvalOptions`` and
+    ``GenerationParams``), because the CLI, the Space and Python callers all reach the same
+    check; each front end says the name its own way: the CLI as its flag
+    (``--max-tokens``; ``upskill_hub.cli.app.flag``), the Space as its own field.
+    ``str()`` reads ``max_tokens must be at least 1, got 0``.
+    """
+
+    def __init__(self, name: str, value: object, reason: str) -> None:
+        self.name = name
+        self.value = value
+        self.reason = _one_line(reason)
+        super().__init__(self.describe())
+
+    def describe(self, label: str | None = None) -> str:
+        """The line, with the option called ``label`` (default: its field name)."""
+        return f"{label or self.name} {self.reason}"
+
+
 class HubError(UpskillError):
     """A Hub request failed: ``action`` on ``repo_id`` (HTTP ``status`` when there was one)."""
 

@@ -42,7 +42,7 @@ from upskill_hub._util import safejson
 from upskill_hub._util.percent import pct, points
 from upskill_hub._util.redact import redact
 from upskill_hub.cases import Case, CasesError, SkillMeta, parse_meta
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import OptionError, UpskillError
 from upskill_hub.models.base import GenerationParams, Message, ModelCallError, ModelClient
 from upskill_hub.skill import (
     META_FILE,
@@ -609,11 +609,11 @@ async def generate_skill_async(
             "give a task: what the skill should teach (e.g. 'write CUDA kernels with kernel-builder')"
         )
     if opts.attempts < 1:
-        raise UpskillError(f"--attempts must be at least 1, got {opts.attempts}")
+        raise OptionError("attempts", opts.attempts, f"must be at least 1, got {opts.attempts}")
     if opts.num_cases < 1:
-        raise UpskillError(f"--num-cases must be at least 1, got {opts.num_cases}")
+        raise OptionError("num_cases", opts.num_cases, f"must be at least 1, got {opts.num_cases}")
     if opts.name is not None and name_problem(opts.name):
-        raise UpskillError(f"--name: {name_problem(opts.name)}")
+        raise OptionError("name", opts.name, f"{opts.name!r}: {name_problem(opts.name)}")
     out_dir = Path(opts.output_dir)
 
     # Read the source first: a bad path or trace fails before any model is touched.

@@ -47,7 +47,8 @@ def test_bad_input_is_one_line_before_any_call(skill: Path, tmp_path: Path, caps
             (["--model", "anything", "--base-url", f"http://127.0.0.1:{_closed_port()}/v1"], "cannot reach"),
             (["--model", f"openai-compatible:m@{srv.openai_base_url}", "--tests", str(empty)], "no test cases"),
             (["--model", f"openai-compatible:m@{srv.openai_base_url}", "--tests", str(badre)], "does not compile"),
-            (["--model", f"openai-compatible:m@{srv.openai_base_url}", "--runs", "0"], "--runs"),
+            (["--model", f"openai-compatible:m@{srv.openai_base_url}", "--runs", "0"], "--runs must be at least 1, got 0"),
+            (["--model", f"openai-compatible:m@{srv.openai_base_url}", "--max-tokens", "0"], "Error: --max-tokens must be"),
         ]
         for extra, expected in cases:
             code, out, err = run_main(["eval", str(skill), "--output", str(out_dir), *extra], capsys, monkeypatch)

@@ -8,7 +8,7 @@ import pytest
 from _evalkit import make_skill
 from cli_runner import run_cli as run_main
 
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import OptionError
 from upskill_hub.evals.compare import compare_runs, z_for_level
 from upskill_hub.evals.schema import ResultRow
 from upskill_hub.testing.llm_server import running_llm_server
@@ -55,8 +55,9 @@ def test_lift_drop_is_a_regression_and_noise_is_not():
     )
     assert rep.regression and rep.p_value <= drop.p_value
     assert abs(z_for_level(0.95) - 1.959964) < 1e-5
-    with pytest.raises(UpskillError, match="--level"):
+    with pytest.raises(OptionError) as exc:
         compare_runs(then, then, level=1.5)
+    assert (exc.value.name, exc.value.value) == ("level", 1.5)
 
 
 def test_only_shared_models_and_cases_are_compared():

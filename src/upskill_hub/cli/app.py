@@ -34,7 +34,7 @@ from upskill_hub.cli import (
     triggers,
 )
 from upskill_hub.cli import eval as eval_
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import OptionError, UpskillError
 
 app = typer.Typer(
     name="upskill-hub",
@@ -78,13 +78,31 @@ def printable(message: str) -> str:
     return escape(shown)
 
 
+#: Options whose flag is not ``--`` + the field name with dashes.
+_FLAGS = {"shards": "--jobs"}
+
+
+def flag(name: str) -> str:
+    """The CLI flag of the library's option field ``name`` (``max_tokens`` -> ``--max-tokens``).
+
+    The library raises :class:`OptionError` with field names, so the Space can name its own
+    fields; only the CLI knows its flags, here.
+    """
+    return _FLAGS.get(name, "--" + name.replace("_", "-"))
+
+
+def message(exc: UpskillError) -> str:
+    """The one line the CLI prints for ``exc``: option errors name the flag."""
+    return exc.describe(flag(exc.name)) if isinstance(exc, OptionError) else str(exc)
+
+
 def main() -> None:
     """Run the CLI; turn user errors into one clean line on stderr and exit code 1."""
     err = Console(stderr=True, highlight=False)
     try:
         app()
     except UpskillError as exc:
-        err.print(f"[bold red]Error:[/] {printable(redact(str(exc)))}", markup=True, soft_wrap=True)
+        err.print(f"[bold red]Error:[/] {printable(redact(message(exc)))}", markup=True, soft_wrap=True)
         sys.exit(exc.exit_code)
     except OSError as exc:  # a full disk, a file-size limit, a read-only folder: one line, not a traceback
         from upskill_hub._util.fsutil import storage_error

@@ -23,7 +23,7 @@ from upskill_hub._util.fsutil import StorageError, storage_error
 from upskill_hub._util.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
 from upskill_hub._util.timestamps import utc_now
 from upskill_hub.cases import WORKSPACE_TYPES, Case, CasesError, load_cases_file
-from upskill_hub.errors import PathError, UpskillError
+from upskill_hub.errors import OptionError, PathError, UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.evals.assertions import needs_judge, requires_explicit_judge
 from upskill_hub.evals.cache import ResponseCache, default_cache_dir
@@ -171,9 +171,9 @@ def _make_params(params: GenerationParams | dict[str, Any] | None) -> Generation
     except TypeError as exc:
         raise UpskillError(f"bad generation parameters: {exc}") from None
     if not 0 <= p.temperature <= 2:
-        raise UpskillError(f"--temperature must be between 0 and 2, got {p.temperature}")
+        raise OptionError("temperature", p.temperature, f"must be between 0 and 2, got {p.temperature}")
     if p.max_tokens < 1:
-        raise UpskillError(f"--max-tokens must be at least 1, got {p.max_tokens}")
+        raise OptionError("max_tokens", p.max_tokens, f"must be at least 1, got {p.max_tokens}")
     return p
 
 
@@ -275,9 +275,9 @@ async def prepare_eval(
     if isinstance(skill, (str, Path)):
         skill = require_skill(skill)
     if runs < 1:
-        raise UpskillError(f"--runs must be at least 1, got {runs}")
+        raise OptionError("runs", runs, f"must be at least 1, got {runs}")
     if concurrency is not None and concurrency < 1:
-        raise UpskillError(f"--concurrency must be at least 1, got {concurrency}")
+        raise OptionError("concurrency", concurrency, f"must be at least 1, got {concurrency}")
     if not model_specs and not o.agents:
         model_specs = ("local",)
     the_cases = resolve_cases(skill, o.cases)

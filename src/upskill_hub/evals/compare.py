@@ -93,9 +93,9 @@ def compare_runs(
     things (inject is an upper bound; catalog includes whether the model loads the skill).
     """
     if not 0.5 <= level < 1:
-        from upskill_hub.errors import UpskillError
+        from upskill_hub.errors import OptionError
 
-        raise UpskillError(f"--level must be between 0.5 and 1 (e.g. 0.95), not {level}")
+        raise OptionError("level", level, f"must be between 0.5 and 1 (e.g. 0.95), not {level}")
     then_modes = {r.mode for r in then_rows}
     out = []
     for mode in dict.fromkeys(r.mode for r in now_rows):

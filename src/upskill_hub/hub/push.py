@@ -32,7 +32,7 @@ from typing import Any
 from upskill_hub._util.hashing import git_blob_sha1, sha256_hex
 from upskill_hub._util.redact import redact
 from upskill_hub._util.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
-from upskill_hub.errors import HubError, UpskillError
+from upskill_hub.errors import HubError, OptionError, UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub import table_cache
@@ -388,13 +388,13 @@ def push(
     status = on_status or (lambda _msg: None)
     check_repo_id(repo_id)
     if revision is not None and not revision.strip():
-        raise UpskillError("--revision must not be empty")
+        raise OptionError("revision", revision, "must not be empty")
     skills, runs = load_local(skill_dirs, results)
     token = token or require_token("push to the Hub")
     api = make_api(token)
     commit_message = redact(message or default_message(skills, runs))
     if not commit_message.strip():
-        raise UpskillError("--message must not be empty")
+        raise OptionError("message", message, "must not be empty")
 
     with hub_errors(repo_id, action="push to"):
         status(f"Reading {repo_id}")

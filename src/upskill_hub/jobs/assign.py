@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import OptionError, UpskillError
 from upskill_hub.evals.schema import CallKey, RunPlan
 
 #: The name of the assignment rule above (stored in the run's Job bundle).
@@ -43,7 +43,7 @@ class ShardTarget:
 def check_shard_count(shards: int, planned_calls: int) -> int:
     """``shards`` when it can split ``planned_calls`` calls (1 to one shard per call); else one line."""
     if shards < 1:
-        raise UpskillError(f"--jobs must be at least 1, got {shards}")
+        raise OptionError("shards", shards, f"must be at least 1, got {shards}")
     if shards > planned_calls:
         raise UpskillError(
             f"--jobs {shards} is more shards than the run has calls ({planned_calls}); use at most {planned_calls}"

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import OptionError, UpskillError
 from upskill_hub.evals.runner import EvalPlan
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, hub_errors
@@ -93,12 +93,12 @@ def parse_timeout(value: str | int | float | None) -> int | None:
         return None
     m = _TIMEOUT_RE.match(str(value))
     if not m:
-        raise UpskillError(
-            f"--job-timeout {value!r}: use seconds or a number with s, m, h or d (e.g. 2h, 30m)"
+        raise OptionError(
+            "job_timeout", value, f"{value!r}: use seconds or a number with s, m, h or d (e.g. 2h, 30m)"
         )
     seconds = int(float(m.group(1)) * _UNITS[m.group(2)])
     if seconds < 1:
-        raise UpskillError(f"--job-timeout {value!r} must be at least one second")
+        raise OptionError("job_timeout", value, f"{value!r} must be at least one second")
     return seconds
 
 
@@ -106,14 +106,16 @@ def check_options(jobs: JobsOptions) -> None:
     """Everything about ``jobs`` that can be checked without the network (one line each)."""
     check_repo_id(jobs.repo_id)
     if jobs.shards < 1:
-        raise UpskillError(f"--jobs must be at least 1, got {jobs.shards}")
+        raise OptionError("shards", jobs.shards, f"must be at least 1, got {jobs.shards}")
     if jobs.attempts < 1:
-        raise UpskillError(f"--attempts must be at least 1, got {jobs.attempts}")
+        raise OptionError("attempts", jobs.attempts, f"must be at least 1, got {jobs.attempts}")
     parse_timeout(jobs.timeout)
     if not jobs.flavor or not re.match(r"^[a-z0-9][a-z0-9\-]*$", jobs.flavor):
-        raise UpskillError(f"--flavor {jobs.flavor!r} is not a hardware flavor name (see `hf jobs hardware`)")
+        raise OptionError(
+            "flavor", jobs.flavor, f"{jobs.flavor!r} is not a hardware flavor name (see `hf jobs hardware`)"
+        )
     if jobs.image is not None and not jobs.image.strip():
-        raise UpskillError("--image must not be empty")
+        raise OptionError("image", jobs.image, "must not be empty")
 
 
 def job_secrets(plan: EvalPlan, judges: Sequence[Any], token: str) -> dict[str, str]:
