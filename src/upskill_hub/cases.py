@@ -77,7 +77,7 @@ CASE_AWARE_TYPES = frozenset({"contains", "contains-any", "not-contains", "equal
 #: upskill's verifier types and how each maps onto an assertion type. upskill compares
 #: expected strings case-insensitively (``item.lower() in output.lower()``), so they are
 #: read with ``case_sensitive: false`` unless the verifier says otherwise.
-UPSKILL_VERIFIER_TYPES = {"contains": "contains"}
+VERIFIER_TYPES_OF_UPSKILL = {"contains": "contains"}
 
 #: Keys of upskill's ``TestCase`` that upskill-hub reads beyond ``input``/``expected``.
 _UPSKILL_CASE_KEYS = {"context", "output_file", "validator", "validator_config"}
@@ -393,14 +393,14 @@ def _verifiers_to_assertions(verifiers: Any, where: str) -> list[Assertion]:
         if not isinstance(v, dict):
             raise CasesError(loc, "a verifier must be an object with a 'type'")
         vtype = v.get("type")
-        if vtype not in UPSKILL_VERIFIER_TYPES:
-            known = ", ".join(UPSKILL_VERIFIER_TYPES)
+        if vtype not in VERIFIER_TYPES_OF_UPSKILL:
+            known = ", ".join(VERIFIER_TYPES_OF_UPSKILL)
             raise CasesError(f"{loc}.type", f"unknown upskill verifier type {vtype!r} (read here: {known})")
         unknown = set(v) - {"type", "values", "value", "case_sensitive"}
         if unknown:
             raise CasesError(loc, f"unknown verifier keys: {', '.join(sorted(unknown))}")
         value = v.get("values", v.get("value"))
-        raw: dict[str, Any] = {"type": UPSKILL_VERIFIER_TYPES[vtype], "value": value}
+        raw: dict[str, Any] = {"type": VERIFIER_TYPES_OF_UPSKILL[vtype], "value": value}
         if "case_sensitive" in v:
             raw["case_sensitive"] = v["case_sensitive"]
         out.append(parse_assertion(raw, loc, False))
