@@ -74,8 +74,11 @@ def test_429_retry_after_seconds_is_honoured(provider: str) -> None:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_429_retry_after_http_date_is_honoured(provider: str) -> None:
-    # HTTP dates have 1 s resolution: ask for "now + 2 s" -> a wait between 1 and 2 s.
-    when = email.utils.formatdate(time.time() + 2, usegmt=True)
+    # HTTP dates have 1 s resolution: ask for "now + 2 s" -> a wait between 1 and 2 s. The date
+    # is made when the 429 is sent, so a slow server start cannot eat into the wait.
+    def when() -> str:
+        return email.utils.formatdate(time.time() + 2, usegmt=True)
+
     with running_llm_server(faults=[Fault.rate_limit(retry_after=when)]) as srv:
         out, elapsed = _call(provider, srv)
         assert srv.calls == 2

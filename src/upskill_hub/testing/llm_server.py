@@ -78,7 +78,9 @@ class Fault:
 
     kind: str  # "rate_limit" | "error" | "malformed" | "hang" | "drop"
     status: int = 500
-    retry_after: float | str | None = None  # seconds, or an HTTP date string sent verbatim
+    #: seconds, an HTTP date string sent verbatim, or a callable making that string when the
+    #: fault is served (a date relative to the moment of the answer, whatever the load)
+    retry_after: float | str | Callable[[], str] | None = None
     hang_s: float = 30.0
     times: int = 1
     match: str | Callable[[str, list[dict[str, str]]], bool] | None = None
@@ -91,7 +93,7 @@ class Fault:
             raise ValueError(f"unknown fault kind {self.kind!r}; one of {', '.join(self.KINDS)}")
 
     @classmethod
-    def rate_limit(cls, retry_after: float | str | None = 1.0, **kw: Any) -> Fault:
+    def rate_limit(cls, retry_after: float | str | Callable[[], str] | None = 1.0, **kw: Any) -> Fault:
         return cls("rate_limit", status=429, retry_after=retry_after, **kw)
 
     @classmethod
@@ -598,7 +600,7 @@ class ScriptedLLMServer:
         if fault.kind == "rate_limit":
             status, headers, payload = _error(api, 429, "rate_limit_error", "rate limited (scripted)")
             if fault.retry_after is not None:
-                ra = fault.retry_after
+                ra = fault.retry_after() if callable(fault.retry_after) else fault.retry_after
                 headers.append(("retry-after", ra if isinstance(ra, str) else f"{ra:g}"))
             return status, headers, payload
         return _error(api, fault.status, "api_error", f"server error {fault.status} (scripted)")
