@@ -98,8 +98,8 @@ def test_the_readme_names_published_and_unpublished_installs() -> None:
     assert any(line.startswith("pipx install") for line in published)
     assert any(line.startswith("uvx upskill-hub") for line in published)
     assert any("git+" in line for line in now) and any(WHEEL in line for line in now)
-    # The GitHub Actions example installs something that exists today.
-    workflow = (REPO / "README.md").read_text(encoding="utf-8").split("actions/setup-python", 1)[1]
+    # The GitHub Actions example (docs/guide/regressions.md) installs something that exists today.
+    workflow = (REPO / "docs" / "guide" / "regressions.md").read_text(encoding="utf-8").split("actions/setup-python", 1)[1]
     run_line = next(line for line in workflow.splitlines() if line.strip().startswith("- run: pip install"))
     assert f"git+{GIT_URL}" in run_line
 

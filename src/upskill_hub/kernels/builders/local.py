@@ -13,6 +13,8 @@ compiled, linked and imported, so a failed build leaves the previous ``build/`` 
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import os
 import re
 import shutil
@@ -155,21 +157,40 @@ def _stub_cuda_cmake_macros(gen_dir: Path) -> None:
     ``c10/cuda/impl/cuda_cmake_macros.h`` they include; an empty stand-in is enough to
     compile. A CUDA torch has the real file, and then no stub is written.
     """
-    from torch.utils import cpp_extension
-
     rel = Path("c10/cuda/impl/cuda_cmake_macros.h")
-    if any((Path(p) / rel).is_file() for p in cpp_extension.include_paths()):
+    if any((Path(p) / rel).is_file() for p in _torch_paths()[0]):
         return
     stub = gen_dir / rel
     stub.parent.mkdir(parents=True, exist_ok=True)
     stub.write_text("#pragma once\n")
 
 
-def _torch_flags() -> tuple[list[str], list[str]]:
-    from torch.utils import cpp_extension
+_PATHS_SCRIPT = (
+    "import json; from torch.utils import cpp_extension as c; "
+    "print(json.dumps([c.include_paths(), c.library_paths()]))"
+)
 
-    includes = [f"-I{p}" for p in cpp_extension.include_paths()]
-    libdirs = [f"-L{p}" for p in cpp_extension.library_paths()]
+
+@functools.cache
+def _torch_paths() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """torch's C++ include and library folders, asked of a fresh interpreter.
+
+    ``torch.utils.cpp_extension`` imports setuptools, whose distutils override fails in a
+    process that already loaded the stdlib's distutils (a build tool earlier in the same
+    process can): a child process always starts clean, and costs about a second once.
+    """
+    proc = subprocess.run([sys.executable, "-c", _PATHS_SCRIPT], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise BuildError(f"cannot read torch's C++ include paths: {tail}")
+    includes, libs = json.loads(proc.stdout.strip().splitlines()[-1])
+    return tuple(includes), tuple(libs)
+
+
+def _torch_flags() -> tuple[list[str], list[str]]:
+    include_paths, library_paths = _torch_paths()
+    includes = [f"-I{p}" for p in include_paths]
+    libdirs = [f"-L{p}" for p in library_paths]
     return includes, libdirs
 
 
