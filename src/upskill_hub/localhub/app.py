@@ -921,22 +921,6 @@ def _register_job_routes(app: FastAPI, hub: HubApp) -> None:
     jobs, config = hub.jobs, hub.config
     orgs = tuple(config.trusted_publishers)  # the organizations whoami reports for the token
 
-    @app.exception_handler(OSError)
-    async def _disk_error(request: Request, exc: OSError) -> Response:
-        """A full disk is 507 and a read-only one 503, with a message: never a 500 traceback.
-
-        Every write is atomic (temporary file, then rename), so a failed request stored nothing.
-        """
-        if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", -1), errno.EFBIG):
-            logger.warning("%s %s: disk full (%s)", request.method, request.url.path, exc.strerror)
-            return _error(507, "Insufficient storage: the server's disk is full; nothing was stored. "
-                          "Retry once the operator has freed space.", "InsufficientStorage")  # fmt: skip
-        if exc.errno == errno.EROFS:
-            logger.warning("%s %s: read-only storage", request.method, request.url.path)
-            return _error(503, "The server's storage is read-only; nothing was stored. Retry later.",
-                          "StorageReadOnly", {"Retry-After": "60"})  # fmt: skip
-        raise exc
-
     def ctx(request: Request) -> _Ctx:
         return _Ctx(request, hub.policy)
 
