@@ -63,14 +63,16 @@ def _cuda_include() -> Path:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("g++") is None or NVCC is None, reason="needs g++ and CUDA headers")
 def test_torch_wrapper_parses_against_torch_headers(tmp_path):
-    from torch.utils import cpp_extension
+    # torch's include folders come from a fresh interpreter, as the local builder asks for them:
+    # importing torch.utils.cpp_extension here fails once anything earlier loaded stdlib distutils.
+    from upskill_hub.kernels.builders.local import torch_cpp_paths
 
     # The CPU wheel ships c10/cuda headers but not this CMake-generated one.
     stub = tmp_path / "c10" / "cuda" / "impl" / "cuda_cmake_macros.h"
     stub.parent.mkdir(parents=True)
     stub.write_text("#pragma once\n")
     cuda_include = _cuda_include()
-    includes = [f"-I{p}" for p in cpp_extension.include_paths()]
+    includes = [f"-I{p}" for p in torch_cpp_paths()[0]]
     includes += [f"-I{tmp_path}", f"-I{cuda_include}", f"-I{sysconfig.get_paths()['include']}"]
     includes += [f"-I{PROJECT / 'torch-ext'}", f"-I{PROJECT / 'rmsnorm_cuda'}"]
     for src in ["rmsnorm_cuda/rmsnorm_torch.cpp", "torch-ext/torch_binding.cpp"]:

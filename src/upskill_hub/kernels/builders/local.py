@@ -158,7 +158,7 @@ def _stub_cuda_cmake_macros(gen_dir: Path) -> None:
     compile. A CUDA torch has the real file, and then no stub is written.
     """
     rel = Path("c10/cuda/impl/cuda_cmake_macros.h")
-    if any((Path(p) / rel).is_file() for p in _torch_paths()[0]):
+    if any((Path(p) / rel).is_file() for p in torch_cpp_paths()[0]):
         return
     stub = gen_dir / rel
     stub.parent.mkdir(parents=True, exist_ok=True)
@@ -172,7 +172,7 @@ _PATHS_SCRIPT = (
 
 
 @functools.cache
-def _torch_paths() -> tuple[tuple[str, ...], tuple[str, ...]]:
+def torch_cpp_paths() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """torch's C++ include and library folders, asked of a fresh interpreter.
 
     ``torch.utils.cpp_extension`` imports setuptools, whose distutils override fails in a
@@ -188,7 +188,7 @@ def _torch_paths() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _torch_flags() -> tuple[list[str], list[str]]:
-    include_paths, library_paths = _torch_paths()
+    include_paths, library_paths = torch_cpp_paths()
     includes = [f"-I{p}" for p in include_paths]
     libdirs = [f"-L{p}" for p in library_paths]
     return includes, libdirs
