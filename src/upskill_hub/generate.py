@@ -43,6 +43,7 @@ from upskill_hub._util.percent import pct, points
 from upskill_hub._util.redact import redact
 from upskill_hub.cases import Case, CasesError, SkillMeta, parse_meta
 from upskill_hub.errors import OptionError, UpskillError
+from upskill_hub.models import spec as _spec
 from upskill_hub.models.base import GenerationParams, Message, ModelCallError, ModelClient
 from upskill_hub.skill import (
     META_FILE,
@@ -56,7 +57,7 @@ from upskill_hub.skill import (
     split_frontmatter,
 )
 
-DEFAULT_TEACHER = "sonnet"
+DEFAULT_TEACHER = _spec.DEFAULT_TEACHER
 DEFAULT_ATTEMPTS = 3
 DEFAULT_NUM_CASES = 8
 HOLDOUT_FRACTION = 0.25

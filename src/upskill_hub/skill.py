@@ -372,7 +372,7 @@ class Skill:
         all_files = dict(files or {})
         all_files[SKILL_FILE] = text.encode("utf-8")
         meta = meta or SkillMeta()
-        if meta.cases or META_FILE in all_files:
+        if meta.cases or meta.triggers or META_FILE in all_files:
             all_files[META_FILE] = meta.to_json().encode("utf-8")
         return cls(name=name, description=description, body=parsed_body, frontmatter=fm, files=all_files, meta=meta)
 

@@ -83,7 +83,13 @@ def test_errors_count_nowhere_and_other_models_are_apart():
 
 def test_a_library_run_resumes_with_the_calls_it_has(tmp_path):
     from upskill_hub.cases import TriggerQuery
-    from upskill_hub.evals.routing import ROUTING_FILE, ROUTING_PNG, read_routing, run_library_routing
+    from upskill_hub.evals.routing import (
+        ROUTING_FILE,
+        ROUTING_PNG,
+        one_at_a_time,
+        read_routing,
+        run_library_routing,
+    )
 
     library = {s: [TriggerQuery(f"{s}-{i}", q, True) for i, q in enumerate(qs)] for s, qs in QUERIES.items()}
     asked = []
@@ -98,16 +104,16 @@ def test_a_library_run_resumes_with_the_calls_it_has(tmp_path):
 
     run = tmp_path / "lib"
     with pytest.raises(KeyboardInterrupt):
-        run_library_routing(library, ["m"], ask, run, run_id="lib", timestamp="t")
+        run_library_routing(library, ["m"], one_at_a_time(ask), run, run_id="lib", timestamp="t")
     with (run / "triggers.jsonl").open("a") as fh:
         fh.write('{"run_id": "lib", "mod')  # the torn line a kill -9 leaves
     assert not (run / ROUTING_FILE).exists()
     ask.resumed = True  # type: ignore[attr-defined]
     before = len(asked)
-    (report,) = run_library_routing(library, ["m"], ask, run, run_id="lib", timestamp="t")
+    (report,) = run_library_routing(library, ["m"], one_at_a_time(ask), run, run_id="lib", timestamp="t")
     assert len(asked) - before == 15 - 6  # only the calls not answered before the kill
     assert report.n == 15 and read_routing(run)[2][0].matrix == report.matrix
     assert (run / ROUTING_PNG).is_file()
     again = len(asked)
-    run_library_routing(library, ["m"], ask, run, run_id="lib", timestamp="t")
+    run_library_routing(library, ["m"], one_at_a_time(ask), run, run_id="lib", timestamp="t")
     assert len(asked) == again  # everything answered: nothing asked

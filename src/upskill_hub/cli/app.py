@@ -32,6 +32,7 @@ from upskill_hub.cli import (
     skills,
     space,
     triggers,
+    tune,
 )
 from upskill_hub.cli import eval as eval_
 from upskill_hub.errors import OptionError, UpskillError
@@ -46,7 +47,7 @@ app = typer.Typer(
 )
 
 #: In the order --help lists them (Typer lists single commands before groups).
-COMMANDS = (eval_, triggers, runs, generate, push, pull, demo, doctor, check, models, skills, hub, jobs, kernels, space)
+COMMANDS = (eval_, triggers, tune, runs, generate, push, pull, demo, doctor, check, models, skills, hub, jobs, kernels, space)
 for command in COMMANDS:
     command.register(app)
 

@@ -6,9 +6,13 @@ computes the figures; this module renders them.
 
 from __future__ import annotations
 
+import contextlib
+import re
+import tempfile
 from pathlib import Path
 
 import typer
+from rich.progress import MofNCompleteColumn, Progress
 
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli._output import make_console
@@ -18,7 +22,13 @@ err_console = make_console(stderr=True, highlight=True)
 
 
 def triggers_command(
-    skill: list[Path] = typer.Argument(..., help="Skill folder(s) whose descriptions to test."),
+    skill: list[Path] = typer.Argument(
+        ..., help="Skill folder(s) whose descriptions to test; with --library, one folder of skills or a Hub repo OWNER/NAME."
+    ),
+    library: bool = typer.Option(
+        False, "--library", help="Route every skill's queries against a catalog of the whole library: confusion "
+        "matrix, per-skill recall and routing accuracy, and the pairs that steal each other's queries.",
+    ),  # fmt: skip
     model: list[str] = typer.Option(None, "--model", "-m", help="Model spec, repeatable (as for eval)."),
     runs: int = typer.Option(1, "--runs", "-n", help="Repeats of each query per model."),
     triggers: Path | None = typer.Option(
@@ -42,8 +52,18 @@ def triggers_command(
     iff the model loads the skill. Reports recall and false-trigger rate with 95% Wilson
     intervals, precision, F1 and the queries that went wrong.
 
+    With --library, every skill's queries go to a catalog of all the library's skills and the
+    report is who loads what: a confusion matrix (and its heat map), per-skill recall and
+    routing accuracy with intervals, and the stealing pairs with example queries.
+
     Example: [cyan]upskill-hub triggers skills/hf-dataset-card -m haiku --runs 3[/]
+    Library: [cyan]upskill-hub triggers ./my-skills --library -m haiku[/]
     """
+    if library:
+        _library_command(skill, model or ["local"], runs=runs, base_url=base_url, output=output, resume=resume,
+                         no_cache=no_cache, concurrency=concurrency, fmt=fmt, as_json=as_json,
+                         ignored={"--triggers": triggers, "--distractors": distractors})  # fmt: skip
+        return
     from upskill_hub.evals.report import print_trigger_report
     from upskill_hub.evals.triggers import run_triggers, wrong_queries
 
@@ -67,6 +87,59 @@ def triggers_command(
     failed = [r for res in results for r in res.rows if r.error is not None]
     if failed:
         raise UpskillError(f"{len(failed)} trigger calls failed (first: {failed[0].error}); rerun with --resume")
+
+
+#: A Hub repo id as ``triggers --library`` takes one (a local folder of that name wins).
+_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def _library_command(
+    sources: list[Path], models: list[str], *, runs: int, base_url: str | None, output: Path, resume: bool,
+    no_cache: bool, concurrency: int | None, fmt: OutputFormat | None, as_json: bool, ignored: dict[str, object],
+) -> None:  # fmt: skip
+    """``triggers --library``: the routing run of one library (a folder, or pulled from the Hub)."""
+    from upskill_hub.evals.description_report import print_routing_report
+    from upskill_hub.evals.routing_run import run_routing
+
+    if len(sources) != 1:
+        raise UpskillError(f"--library takes one folder of skills or one Hub repo, got {len(sources)}")
+    given = [k for k, v in ignored.items() if v is not None]
+    if given:
+        raise UpskillError(f"{', '.join(given)} cannot be used with --library (the library is the catalog)")
+    out = printer(fmt, as_json)
+    source = sources[0]
+    with contextlib.ExitStack() as stack:
+        label = None
+        if not source.exists() and _REPO_ID.match(str(source)):
+            from upskill_hub.hub.pull import pull
+
+            label = str(source)
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="upskill-library-")))
+            with err_console.status(f"Pulling the skills of {label}..."):
+                pulled = pull(label, None, out_dir=folder)
+            if not out.machine:
+                err_console.print(f"{len(pulled.skills)} skill(s) from {label}", markup=False, highlight=False)
+            source = folder
+        elif not source.is_dir():
+            raise UpskillError(f"{source}: not a folder of skills (nor a Hub repo OWNER/NAME)")
+        with Progress(*Progress.get_default_columns(), MofNCompleteColumn(), console=err_console,
+                      disable=out.machine, transient=True) as bar:  # fmt: skip
+            task = bar.add_task("routing", total=None)
+            run = run_routing(
+                source, models, label=label, base_url=base_url, runs=runs, output_dir=output, resume=resume,
+                use_cache=not no_cache, concurrency=concurrency,
+                on_plan=lambda n: bar.update(task, total=n, completed=0),
+                on_row=lambda _r: bar.advance(task),
+            )  # fmt: skip
+    if out.human:
+        print_routing_report(run, make_console())
+    else:
+        rows = [{"model": r.model, **p.__dict__} for r in run.reports for p in r.per_skill]
+        data = {"run_dir": str(run.run_dir), "reports": [r.to_dict() for r in run.reports], "no_queries": run.no_queries}
+        out.table(rows, ["model", "skill", "n", "recall", "accuracy", "errors"], json_data=data)
+    errors = sum(r.errors for r in run.reports)
+    if errors:
+        raise UpskillError(f"{errors} routing calls failed; rerun with --resume to ask them again")
 
 
 def register(app: typer.Typer) -> None:

@@ -294,12 +294,27 @@ def read_routing(run_dir: Path) -> tuple[str, str, list[RoutingReport]] | None:
 #: ``ask(model, skill_name, query, repeat)``: send ``query`` to ``model`` with the whole
 #: library in its catalog; one :class:`TriggerRow` whose ``skill_name`` is the query's skill.
 Ask = Callable[[str, str, TriggerQuery, int], TriggerRow]
+#: One routing call: ``(model, skill_name, query, repeat)``.
+RoutingCall = tuple[str, str, TriggerQuery, int]
+#: ``ask_many(calls, emit)``: answer every call, in any order and concurrently if it likes,
+#: handing each row to ``emit`` as soon as it is answered.
+AskMany = Callable[[list[RoutingCall], Callable[[TriggerRow], None]], None]
+
+
+def one_at_a_time(ask: Ask) -> AskMany:
+    """An :data:`AskMany` from a one-call :data:`Ask` (calls in order, one after another)."""
+
+    def ask_many(calls: list[RoutingCall], emit: Callable[[TriggerRow], None]) -> None:
+        for model, skill, q, k in calls:
+            emit(ask(model, skill, q, k))
+
+    return ask_many
 
 
 def run_library_routing(
     library: dict[str, list[TriggerQuery]],
     models: list[str],
-    ask: Ask,
+    ask_many: AskMany,
     run_dir: Path,
     *,
     run_id: str,
@@ -324,23 +339,36 @@ def run_library_routing(
     if path.exists():  # rewrite without errors and the torn tail, then append
         path.write_text("".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in kept), encoding="utf-8")
     done = {(r.model, r.skill_name, r.query_id, r.repeat) for r in kept}
+    todo: list[RoutingCall] = [
+        (model, skill, q, k)
+        for model in models
+        for skill, queries in library.items()
+        for q in queries
+        if q.should_trigger
+        for k in range(runs)
+        if (model, skill, q.id, k) not in done
+    ]
     rows = list(kept)
     with path.open("a", encoding="utf-8") as fh:
-        for model in models:
-            for skill, queries in library.items():
-                for q in queries:
-                    if not q.should_trigger:
-                        continue
-                    for k in range(runs):
-                        if (model, skill, q.id, k) in done:
-                            continue
-                        row = ask(model, skill, q, k)
-                        fh.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
-                        fh.flush()
-                        os.fsync(fh.fileno())
-                        rows.append(row)
-                        if on_row is not None:
-                            on_row(row)
+
+        def emit(row: TriggerRow) -> None:
+            fh.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
+
+        if todo:
+            ask_many(todo, emit)
+    # The figures and example queries follow the plan's order, not the order calls landed in.
+    order = {
+        (m, s, q.id, k): i
+        for i, (m, s, q, k) in enumerate(
+            (m, s, q, k) for m in models for s, qs in library.items() for q in qs for k in range(runs)
+        )
+    }
+    rows.sort(key=lambda r: order.get((r.model, r.skill_name, r.query_id, r.repeat), len(order)))
     names = list(library)
     reports = [routing_report(rows, names, m) for m in models]
     write_routing(run_dir, reports, run_id, timestamp)

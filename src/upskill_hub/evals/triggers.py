@@ -197,9 +197,10 @@ class TriggerPlan:
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _find_resumable(output: Path, fingerprint: str) -> Path | None:
+def find_resumable(output: Path, fingerprint: str, plan_file: str = PLAN_FILE) -> Path | None:
+    """The latest run folder in ``output`` whose ``plan_file`` has this ``fingerprint``."""
     found = []
-    for plan in output.glob(f"*/{PLAN_FILE}"):
+    for plan in output.glob(f"*/{plan_file}"):
         try:
             if json.loads(plan.read_text()).get("fingerprint") == fingerprint:
                 found.append(plan.parent)
@@ -292,7 +293,7 @@ async def run_triggers_async(
     plan = TriggerPlan(skill, Catalog.of([skill, *others]), queries, list(clients), runs, params or GenerationParams())
     output = Path(output_dir)
     fp = plan.fingerprint()
-    run_dir = _find_resumable(output, fp) if resume and output.is_dir() else None
+    run_dir = find_resumable(output, fp) if resume and output.is_dir() else None
     if resume and run_dir is None:
         raise UpskillError(f"no trigger run in {output} matches this one; run without --resume to start one")
     if run_dir is None:

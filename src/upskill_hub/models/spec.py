@@ -36,6 +36,10 @@ API_KEY_ENV: dict[str, str] = {
     "openai-compatible": "UPSKILL_API_KEY",
 }
 
+#: The teacher model of ``generate`` and ``tune`` when none is named: a strong model writes
+#: what cheaper ones then read.
+DEFAULT_TEACHER = "sonnet"
+
 PROVIDERS = ("anthropic", "openai", "openai-compatible", "hf", "local")
 
 _PROVIDER_PREFIXES = {

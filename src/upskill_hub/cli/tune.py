@@ -1,0 +1,106 @@
+"""``upskill-hub tune``: rewrite a skill's description until it triggers, judged on held-out queries.
+
+Thin: :mod:`upskill_hub.evals.tune_run` runs the loop; this module shows its progress and
+renders the result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
+from upskill_hub.cli._output import make_console
+from upskill_hub.errors import UpskillError
+
+err_console = make_console(stderr=True, highlight=False)
+
+
+def tune_command(
+    skill: Path = typer.Argument(..., help="Skill folder whose description to tune."),
+    model: str = typer.Option(..., "--model", "-m", help="The model the description must work for (as for eval)."),
+    teacher: str | None = typer.Option(
+        None, "--teacher", "-t", help="Model that proposes descriptions (default: generate's teacher, sonnet)."
+    ),
+    iterations: int = typer.Option(5, "--iterations", "-i", help="Proposals to ask the teacher for, at most."),
+    runs: int = typer.Option(3, "--runs", "-n", help="Repeats of each query per candidate."),
+    write: bool = typer.Option(False, "--write", help="Put the winner into SKILL.md (only its description changes)."),
+    triggers: Path | None = typer.Option(
+        None, "--triggers", help="Trigger eval-set file, a JSON list of {query, should_trigger} (default: as for triggers)."
+    ),
+    distractors: str | None = typer.Option(
+        None, "--distractors", help="Folder of other skills in the catalog, or 'none' (default: the shipped skills)."
+    ),
+    held_out: float = typer.Option(0.4, "--held-out", help="Share of each kind of query kept from the teacher."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the train / held-out split."),
+    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for the model (and the teacher)."),
+    teacher_base_url: str | None = typer.Option(None, "--teacher-base-url", help="Endpoint for the teacher only."),
+    output: Path = typer.Option(Path("upskill-runs"), "--output", "-o", help="Folder that receives run folders."),
+    resume: bool = typer.Option(False, "--resume", help="Finish the latest matching tune run instead."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Call the models even if answers are cached."),
+    concurrency: int | None = typer.Option(None, "--concurrency", "-c", help="Concurrent calls to the model."),
+    fmt: OutputFormat | None = format_option(),
+    as_json: bool = json_option(),
+) -> None:
+    """Tune a skill's description so MODEL loads the skill when it should, and only then.
+
+    The trigger queries are split into train and held-out (stratified, seeded). Each
+    iteration the teacher sees the train failures of the best description so far and
+    proposes a new one (spec-valid, at most 1,024 characters; others are rejected and
+    counted). Every candidate is scored on both halves --runs times; the winner is the best
+    on held-out queries, ties to the shorter. Prints both figures before and after, with 95%
+    intervals. The history lives in a run folder; --resume continues a killed run.
+
+    Example: [cyan]upskill-hub tune skills/hf-dataset-card -m haiku --teacher sonnet --write[/]
+    """
+    from upskill_hub.evals.description_report import print_tune_report
+    from upskill_hub.evals.tune_run import run_tune
+
+    out = printer(fmt, as_json)
+    if not 0 < held_out < 1:
+        raise UpskillError(f"--held-out must be between 0 and 1, not {held_out}")
+    calls = 0
+    with err_console.status("Scoring the original description...") as status:
+        state = {"step": "scoring the original description"}
+
+        def on_row(_row: object) -> None:
+            nonlocal calls
+            calls += 1
+            status.update(f"{state['step']}: {calls} trigger calls so far")
+
+        def on_step(message: str) -> None:
+            if not out.machine:
+                err_console.print(message, markup=False)
+            state["step"] = "scoring the next candidate"
+
+        run = run_tune(
+            skill, model, teacher=teacher, base_url=base_url, teacher_base_url=teacher_base_url,
+            iterations=iterations, runs=runs, seed=seed, held_out=held_out, triggers_file=triggers,
+            distractors=distractors, output_dir=output, resume=resume, use_cache=not no_cache,
+            concurrency=concurrency, write=write, on_step=on_step, on_row=on_row,
+        )  # fmt: skip
+    if out.human:
+        err_console.print(run.source, markup=False)
+        print_tune_report(run, make_console())
+        return
+    res = run.result
+    rows = []
+    for c in res.candidates:
+        rows.append({
+            "index": c.index, "iteration": c.iteration, "winner": c.index == res.winner.index,
+            "train_recall": c.train.recall, "train_false_trigger_rate": c.train.false_trigger_rate,
+            "held_out_recall": c.held_out.recall, "held_out_recall_ci_low": c.held_out.recall_ci_low,
+            "held_out_recall_ci_high": c.held_out.recall_ci_high,
+            "held_out_false_trigger_rate": c.held_out.false_trigger_rate, "held_out_accuracy": c.held_out.accuracy,
+            "description": c.description,
+        })  # fmt: skip
+    data = {"run_dir": str(run.run_dir), "model": run.model, "teacher": run.teacher, "written": run.written,
+            **res.to_dict()}  # fmt: skip
+    out.table(rows, ["index", "iteration", "winner", "held_out_recall", "held_out_false_trigger_rate",
+                     "held_out_accuracy", "description"], id_key="index", json_data=data)  # fmt: skip
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``tune`` to the root app."""
+    app.command("tune", no_args_is_help=True)(tune_command)

@@ -1,0 +1,126 @@
+"""Trigger calls against any catalog, from synchronous code: the engine of ``tune`` and ``triggers --library``.
+
+The description-tuning loop and the library routing run decide each step from the last, so
+they are written as plain functions, while model clients are async and bound to the event
+loop they first ran on. A :class:`TriggerSession` owns that loop, one client per model
+spec, the response cache and the run's prices, and sends a batch of trigger calls
+concurrently (each model under its own concurrency limit).
+
+Every call goes through :func:`upskill_hub.evals.triggers._trigger_call`, the one that
+``upskill-hub triggers`` uses: the same rows, the same cache keys (the key holds the whole
+catalog prompt, so a changed description is a new call and an unchanged one is free).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from upskill_hub.cases import TriggerQuery
+from upskill_hub.errors import UpskillError
+from upskill_hub.evals.cache import ResponseCache, default_cache_dir
+from upskill_hub.evals.catalog import Catalog
+from upskill_hub.evals.schema import TriggerRow
+from upskill_hub.evals.triggers import TriggerPlan, _trigger_call
+from upskill_hub.models.base import GenerationParams, ModelClient
+from upskill_hub.skill import Skill
+
+
+@dataclass(frozen=True)
+class Call:
+    """One trigger call: ``query`` (written for ``skill``) to ``model``, repeat number ``repeat``."""
+
+    model: str
+    skill: Skill
+    query: TriggerQuery
+    repeat: int
+
+
+class TriggerSession:
+    """Clients, cache and an event loop for trigger calls; close it (or use ``with``).
+
+    ``fresh_calls`` counts the calls that reached a model (the rest came from the cache).
+    """
+
+    def __init__(
+        self,
+        model_specs: Sequence[str],
+        *,
+        base_url: str | None = None,
+        use_cache: bool = True,
+        cache_dir: str | Path | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        concurrency: int | None = None,
+        params: GenerationParams | None = None,
+    ) -> None:
+        from upskill_hub.evals.api import _clients_for, _RunPrices
+
+        if concurrency is not None and concurrency < 1:
+            raise UpskillError(f"--concurrency must be at least 1, got {concurrency}")
+        self.clients = _clients_for(list(model_specs), base_url, timeout=timeout, max_retries=max_retries)
+        self.cache = ResponseCache(cache_dir or default_cache_dir()) if use_cache else None
+        self.params = params or GenerationParams()
+        self.concurrency = concurrency
+        self.fresh_calls = 0
+        self._prices = _RunPrices()
+        self._loop = asyncio.new_event_loop()
+
+    @property
+    def models(self) -> list[str]:
+        return [c.model for c in self.clients]
+
+    def client(self, model: str) -> ModelClient:
+        for c in self.clients:
+            if c.model == model:
+                return c
+        raise UpskillError(f"model {model!r} is not in this session")
+
+    def send(
+        self,
+        catalog: Catalog,
+        calls: Sequence[Call],
+        run_id: str,
+        on_row: Callable[[TriggerRow], None] | None = None,
+    ) -> list[TriggerRow]:
+        """Send ``calls`` with ``catalog`` in the system prompt; the rows in the order of ``calls``.
+
+        ``on_row`` sees each row as its call finishes (on this thread), so a caller can
+        append it to disk before the next one lands: a kill loses no answered call.
+        """
+
+        async def go() -> list[TriggerRow]:
+            limit = self.concurrency
+            sems = {id(c): asyncio.Semaphore(limit or getattr(c, "default_concurrency", 4) or 4) for c in self.clients}
+
+            async def one(call: Call) -> TriggerRow:
+                client = self.client(call.model)
+                plan = TriggerPlan(call.skill, catalog, [], self.clients, 1, self.params)
+                row, called = await _trigger_call(
+                    plan, client, call.query, call.repeat, run_id, self.cache, sems[id(client)], self._prices
+                )
+                self.fresh_calls += called
+                if on_row is not None:
+                    on_row(row)
+                return row
+
+            return list(await asyncio.gather(*(one(c) for c in calls)))
+
+        return self._loop.run_until_complete(go())
+
+    def close(self) -> None:
+        """Release every client's connections, then the loop."""
+        from upskill_hub.evals.api import _close_all
+
+        try:
+            self._loop.run_until_complete(_close_all(self.clients))
+        finally:
+            self._loop.close()
+
+    def __enter__(self) -> TriggerSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
