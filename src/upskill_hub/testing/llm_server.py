@@ -780,7 +780,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every completion")
     args = parser.parse_args(argv)
-    server = ScriptedLLMServer(latency_s=args.latency, host=args.host, port=args.port).start()
+    from upskill_hub.testing.scripted_teacher import demo_script
+
+    server = ScriptedLLMServer(demo_script, latency_s=args.latency, host=args.host, port=args.port).start()
     print(f"scripted LLM server on {server.url}  (OpenAI base_url {server.openai_base_url})", flush=True)
     try:
         while True:
