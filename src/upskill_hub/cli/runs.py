@@ -56,10 +56,15 @@ def runs_command(
             soft_wrap=True,
         )
         _print_upskill_batches(upskill_rows)
+    from upskill_hub.evals.description_runs import description_runs
+
+    others = description_runs(directory)
+    if others:
+        _print_description_runs(others)
     if not infos:
-        if damaged and not upskill_rows:
+        if damaged and not upskill_rows and not others:
             raise UpskillError(f"no readable runs in {directory}: {len(damaged)} damaged (see above)")
-        if not upskill_rows:
+        if not upskill_rows and not others:
             err_console.print(f"No runs in {directory}.", highlight=False)
         return
 
@@ -159,6 +164,19 @@ def _print_upskill_batches(rows: list[dict]) -> None:
         a_total = r.get("assertions_total") or 0
         asserted = f"{r['assertions_passed']}/{a_total}" if a_total else "–"
         t.add_row(r["run_id"], r["skill_name"], r["model"], r["condition"], asserted, shown, tokens, "done")
+    make_console().print(t)
+
+
+def _print_description_runs(items: list) -> None:
+    """``tune`` and ``triggers --library`` runs: one line each."""
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(title="Description runs (tune, triggers --library)")
+    for col in ("run", "kind", "skill / library", "model(s)", "result"):
+        t.add_column(col, overflow="fold")
+    for d in items:
+        t.add_row(Text(d.run_id), d.kind, Text(d.subject), Text(d.models), Text(d.result))
     make_console().print(t)
 
 
