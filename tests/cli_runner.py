@@ -17,3 +17,15 @@ def run_cli(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def default_ctrl_c() -> None:
+    """``preexec_fn`` for a child that a test stops with SIGINT, as Ctrl-C in a terminal would.
+
+    A shell that starts a command in the background without job control (``cmd &`` in a
+    script, as a CI runner may) sets SIGINT to "ignore", and every descendant inherits it:
+    the child would then never see the test's Ctrl-C. Give it the default back.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -305,12 +305,15 @@ def _free_port() -> int:
 
 
 def _cli(*args: str, env: dict | None = None) -> subprocess.Popen:
+    from cli_runner import default_ctrl_c
+
     return subprocess.Popen(
         [sys.executable, "-m", "upskill_hub.cli.app", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=default_ctrl_c,  # the test's SIGINT is a Ctrl-C, whatever the runner ignores
     )
 
 

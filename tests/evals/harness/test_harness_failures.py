@@ -159,7 +159,10 @@ def test_ctrl_c_on_the_cli_kills_the_agent_process_group(agents_env, widget_skil
            "--agent", "claude-code", "--agent-env", "FAKE_AGENT_MODE=hang", "--agent-env", f"FAKE_AGENT_PIDFILE={pidfile}",
            "--no-baseline", "--no-plots", "-o", str(tmp_path / "runs"), "--cache-dir", str(tmp_path / "cache"),
            "--concurrency", "1"]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    from cli_runner import default_ctrl_c
+
+    # The SIGINT below is a user's Ctrl-C, whatever disposition the test runner left ignored.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_ctrl_c)
     try:
         deadline = time.monotonic() + 120
         while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
