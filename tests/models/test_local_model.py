@@ -24,7 +24,7 @@ def test_default_spec_is_local() -> None:
 
 def test_local_model_answers_deterministically() -> None:
     client = create_client("local")
-    assert (client.provider, client.default_concurrency, client.backend) == ("local", local.DEFAULT_BATCH, "transformers")
+    assert (client.provider, client.default_concurrency, client.backend) == ("local", 2 * local.DEFAULT_BATCH, "transformers")
     assert client.endpoint == f"in-process:{client.backend}:SmolLM2-135M-Instruct.Q4_1.gguf"
     system = "You are a helpful assistant. Answer in one short sentence."
     question = [Message("user", "What is the capital of France?")]

@@ -42,7 +42,7 @@ DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_CTX = 8192  # SmolLM2's trained context; skills can be a few thousand tokens
 #: Requests answered as one batched generation (``$UPSKILL_LOCAL_BATCH``). Measured with
 #: benchmarks/local_model.py on 2 cores: see docs/design/offline-model.md.
-DEFAULT_BATCH = 8
+DEFAULT_BATCH = 16
 MAX_BATCH = 64
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -184,8 +184,10 @@ class LocalModelClient:
         self.endpoint = f"in-process:{self.backend}:{self.path.name}"
         # Resolved once: the settings were checked above, and every call goes to this worker.
         self.worker = shared_worker(self.path, n_ctx=n_ctx)
-        # As many calls in flight as one batch holds: the worker answers them together.
-        self.default_concurrency = self.worker.config.batch
+        # Two batches' worth of calls in flight: the worker answers a batch while the next one
+        # queues, and it can group prompts of similar length (a batch is padded to its longest).
+        batch = self.worker.config.batch
+        self.default_concurrency = 1 if batch == 1 else 2 * batch
 
     @staticmethod
     def _request(system: str, messages: list[Message], params: GenerationParams) -> dict[str, Any]:

@@ -133,6 +133,12 @@ def _chat(request: dict[str, Any]) -> list[dict[str, str]]:
     return wire
 
 
+#: A batch whose prompts share at least this many first tokens computes them once.
+MIN_SHARED_PREFIX = 32
+#: The prompt prefixes whose key/value caches are kept, in tokens all together (LRU). For
+#: the default model a token's cache is 46 KB: 16,384 tokens are about 750 MB.
+PREFIX_CACHE_TOKENS = 16_384
+
 #: Written last into a converted copy: a folder without it is unfinished and never loaded.
 CONVERTED_MARKER = "upskill-converted.json"
 
@@ -201,14 +207,25 @@ def _write_converted_copy(model: Any, tok: Any, dest: Path) -> bool:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _cache_kwarg(model: Any) -> str:
+    """The keyword that passes a key/value cache in: ``cache`` from transformers 5.24 on
+    (``past_key_values`` is deprecated there), ``past_key_values`` before."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
 class TransformersBackend:
     """The GGUF de-quantised into a transformers model on torch (CPU or CUDA)."""
 
     def __init__(self) -> None:
+        from collections import OrderedDict
+
         self._model: Any = None
         self._tok: Any = None
         self._device = "cpu"
         self._n_ctx = 0
+        self._prefixes: OrderedDict[tuple[int, ...], Any] = OrderedDict()
 
     def load(self, options: LoadOptions) -> dict[str, Any]:
         import torch
@@ -334,24 +351,64 @@ class TransformersBackend:
             raise BackendError(f"prompt of {len(ids)} tokens does not fit the context window of {self._n_ctx}")
         return ids, max(1, min(int(request["max_tokens"]), self._n_ctx - len(ids)))
 
+    def _prefix_cache(self, prefix: list[int]) -> Any:
+        """The key/value cache of ``prefix`` (batch 1), computed once and kept (LRU, bounded)."""
+        import torch
+        from transformers import DynamicCache
+
+        key = tuple(prefix)
+        if key in self._prefixes:
+            self._prefixes.move_to_end(key)
+            return self._prefixes[key]
+        with torch.inference_mode():
+            out = self._model(input_ids=torch.tensor([prefix], device=self._device), use_cache=True,
+                              **{_cache_kwarg(self._model): DynamicCache()})  # fmt: skip
+            cache = out.past_key_values
+        self._prefixes[key] = cache
+        while sum(len(k) for k in self._prefixes) > PREFIX_CACHE_TOKENS and len(self._prefixes) > 1:
+            self._prefixes.popitem(last=False)
+        return cache
+
     def _greedy_batch(self, prepared: list[tuple[int, list[int], int]]) -> list[dict[str, Any]]:
+        """One batched greedy generation; a prompt start shared by every row is computed once.
+
+        Rows are ``[shared prefix][left padding][rest of the prompt]``: the attention mask
+        hides the padding and generate derives each row's positions from the mask, so every
+        row sees exactly the positions and tokens it would see alone. The shared prefix (the
+        system prompt with the skill text, or the skill catalog) comes from
+        :meth:`_prefix_cache` instead of being computed again for every request.
+        """
+        import copy
+
         import torch
 
         tok, model = self._tok, self._model
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-        width = max(len(ids) for _, ids, _ in prepared)
-        # Left padding: every prompt ends where generation starts; the mask hides the pads
-        # (and generate derives each row's positions from it).
-        input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for _, ids, _ in prepared], device=self._device)
-        mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for _, ids, _ in prepared], device=self._device)
+        rows = [ids for _, ids, _ in prepared]
+        shared = 0
+        shortest = min(len(r) for r in rows)
+        while shared < shortest - 1 and len({r[shared] for r in rows}) == 1:
+            shared += 1
+        if shared < MIN_SHARED_PREFIX:
+            shared = 0
+        prefix, rests = rows[0][:shared], [r[shared:] for r in rows]
+        width = max(len(r) for r in rests)
+        input_ids = torch.tensor([prefix + [pad] * (width - len(r)) + r for r in rests], device=self._device)
+        mask = torch.tensor([[1] * shared + [0] * (width - len(r)) + [1] * len(r) for r in rests], device=self._device)
+        kwargs: dict[str, Any] = {}
+        if shared:
+            cache = copy.deepcopy(self._prefix_cache(prefix))
+            cache.batch_repeat_interleave(len(rows))
+            kwargs[_cache_kwarg(model)] = cache
         max_new = max(n for _, _, n in prepared)
         with torch.inference_mode():
             out = model.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=max_new, do_sample=False,
-                                 temperature=None, top_p=None, top_k=None, pad_token_id=pad)  # fmt: skip
+                                 temperature=None, top_p=None, top_k=None, pad_token_id=pad, **kwargs)  # fmt: skip
         eos = tok.eos_token_id
+        start = shared + width
         answers = []
         for row, (_, ids, limit) in enumerate(prepared):
-            new = out[row, width:].tolist()[:limit]
+            new = out[row, start:].tolist()[:limit]
             if eos is not None and eos in new:  # a finished row is padded until the longest ends
                 new = new[: new.index(eos) + 1]
             ended = bool(new) and new[-1] == eos

@@ -5,9 +5,10 @@ CPUs, the OOM killer, an abort in a BLAS library). The eval process therefore ne
 the model itself: it starts ``python -m upskill_hub.models.local_worker`` and talks to it
 over pipes, one JSON line per request and per answer.
 
-Calls are batched: callers queue their requests, and one dispatcher thread sends whatever
-is waiting (up to the batch size, shortest prompts first so that padding stays small) to
-the worker as one ``generate_batch``; a backend that batches (transformers) answers them in
+Calls are batched: callers queue their requests, and one dispatcher thread sends what is
+waiting with the same system prompt as the oldest request (up to the batch size, shortest
+first, so that the shared prompt start is computed once and padding stays small) to the
+worker as one ``generate_batch``; a backend that batches (transformers) answers them in
 one batched generation, any other answers them one by one. A model at batch size 1 is bound
 by memory bandwidth, so a batch of 8 costs little more than one answer.
 
@@ -69,6 +70,19 @@ class WorkerConfig:
 def _prompt_size(request: dict[str, Any]) -> int:
     """A prompt's length in characters: batches group prompts of similar length."""
     return len(request.get("system") or "") + sum(len(str(m.get("content") or "")) for m in request.get("messages") or [])
+
+
+def _next_batch(queue: list[tuple[dict[str, Any], Any]], size: int) -> list[tuple[dict[str, Any], Any]]:
+    """Up to ``size`` waiting requests with the oldest one's system prompt, shortest first.
+
+    One system prompt per batch: every row then starts with the same tokens (the skill
+    text, or the catalog), which the backend computes once; and prompts of one kind have
+    similar lengths, so little is padded. The oldest request always goes out next: no
+    kind of request waits behind another for long.
+    """
+    system = queue[0][0].get("system") or ""
+    same = [item for item in queue if (item[0].get("system") or "") == system]
+    return sorted(same, key=lambda item: _prompt_size(item[0]))[:size]
 
 
 def _signal_name(returncode: int | None) -> str:
@@ -252,9 +266,9 @@ class LocalWorker:
                     deadline = time.monotonic() + GATHER_S
                     while len(self._queue) < self.config.batch and (left := deadline - time.monotonic()) > 0:
                         self._cond.wait(left)
-                # Shortest prompts first: a batch is padded to its longest prompt.
-                self._queue.sort(key=lambda item: _prompt_size(item[0]))
-                batch, self._queue = self._queue[: self.config.batch], self._queue[self.config.batch :]
+                batch = _next_batch(self._queue, self.config.batch)
+                taken = {id(fut) for _, fut in batch}
+                self._queue = [item for item in self._queue if id(item[1]) not in taken]
             batch = [(r, f) for r, f in batch if f.set_running_or_notify_cancel()]
             if batch:
                 self._serve(batch)
