@@ -104,7 +104,7 @@ def test_backend_is_part_of_the_cache_key(monkeypatch) -> None:
 
 def test_batched_answers_equal_unbatched_token_for_token(monkeypatch) -> None:
     """Greedy fp32: the demo's prompts (hub-kernels, with and without the skill) answered in
-    one batch of 8 are the answers the worker gives one at a time, token for token."""
+    batches are the answers the worker gives one at a time, token for token."""
     from upskill_hub.evals.runner import system_prompt
     from upskill_hub.shipped import shipped_skill
     from upskill_hub.skill import require_skill
@@ -117,12 +117,16 @@ def test_batched_answers_equal_unbatched_token_for_token(monkeypatch) -> None:
         for case in skill.meta.cases[:4] for condition in ("baseline", "with_skill")
     ]  # fmt: skip
     path = local.default_gguf_path()
-    answers = {}
-    for batch in (1, 8):
+    answers, batches = {}, {}
+    for batch in (1, 16):
         monkeypatch.setenv("UPSKILL_LOCAL_BATCH", str(batch))
         worker = local.shared_worker(path)
+        before = len(worker.batches)
         answers[batch] = [f.result(600) for f in worker.submit_many(requests)]
-        assert worker.batches[-8 // batch :] == [batch] * (8 // batch)
+        batches[batch] = worker.batches[before:]
+    # One batch per system prompt (the 4 baseline prompts, then the 4 with the skill, whose
+    # shared start is computed once); without batching, 8 calls one by one.
+    assert (batches[1], batches[16]) == ([1] * 8, [4, 4])
     key = ("text", "input_tokens", "output_tokens", "finish_reason")
-    assert [[a[k] for k in key] for a in answers[8]] == [[a[k] for k in key] for a in answers[1]]
-    assert any(a["output_tokens"] == 64 for a in answers[8]) and len({a["text"] for a in answers[8]}) > 1
+    assert [[a[k] for k in key] for a in answers[16]] == [[a[k] for k in key] for a in answers[1]]
+    assert any(a["output_tokens"] == 64 for a in answers[16]) and len({a["text"] for a in answers[16]}) > 1

@@ -43,8 +43,15 @@ BROKEN_IMAGES = """() => Array.from(document.querySelectorAll('img'))
     .filter(i => i.offsetParent !== null && (!i.complete || i.naturalWidth === 0)).map(i => i.outerHTML)"""
 
 
+#: Every image has finished loading (or failed to): only then can a broken one be told apart.
+IMAGES_SETTLED = "() => Array.from(document.images).every(i => i.complete)"
+
+
 def _no_placeholders(page) -> None:
     assert page.evaluate(PLACEHOLDER_HEADERS) == [], "a table shows placeholder headers"
+    # An image still loading (a slow, shared machine) is not a broken one: wait for every
+    # image to settle, then look for those that failed.
+    page.wait_for_function(IMAGES_SETTLED, timeout=30_000)
     assert page.evaluate(BROKEN_IMAGES) == [], "an empty or broken image frame is shown"
 
 
