@@ -200,3 +200,15 @@ def test_batched_eval_crash_is_error_rows_and_resume_completes_once(scripted_ggu
     rows = rows_of(out)
     keys = [(r["model"], r["condition"], r["case_id"], r["repeat"]) for r in rows]
     assert len(keys) == len(set(keys)) == 8 and all(r["error"] is None for r in rows)
+
+
+def test_a_batch_takes_the_oldest_request_and_others_of_its_system_prompt_shortest_first():
+    from upskill_hub.models.local_worker import _next_batch
+
+    def item(system: str, text: str, tag: str):
+        return ({"system": system, "messages": [{"role": "user", "content": text}]}, tag)
+
+    queue = [item("A", "a long question " * 10, "old"), item("B", "b", "other"),
+             *(item("A", "q" * n, f"a{n}") for n in (5, 1, 9, 3))]  # fmt: skip
+    assert [tag for _, tag in _next_batch(queue, 3)] == ["a1", "a3", "old"]
+    assert [tag for _, tag in _next_batch(queue[1:], 8)] == ["other"]

@@ -80,9 +80,11 @@ def _next_batch(queue: list[tuple[dict[str, Any], Any]], size: int) -> list[tupl
     similar lengths, so little is padded. The oldest request always goes out next: no
     kind of request waits behind another for long.
     """
-    system = queue[0][0].get("system") or ""
-    same = [item for item in queue if (item[0].get("system") or "") == system]
-    return sorted(same, key=lambda item: _prompt_size(item[0]))[:size]
+    oldest = queue[0]
+    system = oldest[0].get("system") or ""
+    same = [item for item in queue[1:] if (item[0].get("system") or "") == system]
+    picked = [oldest, *sorted(same, key=lambda item: _prompt_size(item[0]))[: size - 1]]
+    return sorted(picked, key=lambda item: _prompt_size(item[0]))
 
 
 def _signal_name(returncode: int | None) -> str:
