@@ -18,8 +18,10 @@ Then batching (issue 30): the worker answers N short prompts queued together as 
 generation, for each N of ``--batches``: aggregate tokens/s, time to the answers, and the
 ratio to N=1 (the worker before batching). With ``--demo-eval``, the demo's eval step as a
 whole command (hub-kernels, 14 cases x 2 conditions, 64 tokens, model load included): the
-old path (``UPSKILL_LOCAL_BATCH=1``, the GGUF de-quantised at every load) against the new
-one (batches of ``$UPSKILL_LOCAL_BATCH``, the converted copy), in one run, with the ratio.
+old path (``UPSKILL_LOCAL_BATCH=1``, the GGUF de-quantised at every load, fp32) against the
+new one in fp32 and with the defaults (bf16 where the CPU has it), in one run, with the
+ratios. ``--precisions fp32,bf16`` adds bf16 rows to the batch table and ``--agreement``
+counts the demo's answers that bf16 gives word for word as fp32 does.
 
     .venv/bin/python benchmarks/local_model.py [--tokens 64] [--repeat 2] [--batches 1,4,8,16] [--demo-eval]
 """
@@ -73,15 +75,16 @@ def measure(call, tokens: int, repeat: int) -> dict[str, tuple[int, int, float]]
     return out
 
 
-def batched(options: LoadOptions, sizes: list[int], tokens: int) -> None:
-    """Aggregate tokens/s of N short prompts queued at once, for each N (one worker per N)."""
-    print(f"\nbatched generation ({tokens} tokens per answer, {options.threads} thread(s)):")
-    header = f"{'batch':>6s} {'answers':>8s} {'out tok':>8s} {'wall s':>8s} {'tok/s':>8s} {'ratio':>6s}"
+def batched(options: LoadOptions, sizes: list[int], tokens: int, precisions: list[str]) -> None:
+    """Aggregate tokens/s of N short prompts queued at once, for each N and precision (one worker each)."""
+    print(f"\nbatched generation ({tokens} tokens per answer, {options.threads} thread(s)); ratio to fp32 batch 1:")
+    header = f"{'precision':>9s} {'batch':>6s} {'answers':>8s} {'out tok':>8s} {'wall s':>8s} {'tok/s':>8s} {'ratio':>6s}"
     print(header)
     print("-" * len(header))
     base = None
-    for n in sizes:
-        worker = LocalWorker(WorkerConfig(backend="transformers", options=options, batch=n))
+    for precision, n in [(p, n) for p in precisions for n in sizes]:
+        opts = LoadOptions(**{**asdict(options), "precision": precision})
+        worker = LocalWorker(WorkerConfig(backend="transformers", options=opts, batch=n))
         try:
             worker.ensure_started()
             prompts = [request("", f"{PROMPTS['short'][1]} Story number {i + 1}.", tokens) for i in range(n)]
@@ -93,7 +96,27 @@ def batched(options: LoadOptions, sizes: list[int], tokens: int) -> None:
         out = sum(int(a["output_tokens"]) for a in answers)
         speed = out / wall
         base = base or speed
-        print(f"{n:6d} {len(answers):8d} {out:8d} {wall:8.2f} {speed:8.1f} {speed / base:6.2f}")
+        print(f"{precision:>9s} {n:6d} {len(answers):8d} {out:8d} {wall:8.2f} {speed:8.1f} {speed / base:6.2f}")
+
+
+def agreement(options: LoadOptions) -> None:
+    """How often bf16 gives the fp32 answer, on the demo's 28 prompts (greedy, 64 tokens)."""
+    from upskill_hub.evals.runner import system_prompt
+    from upskill_hub.shipped import shipped_skill
+    from upskill_hub.skill import require_skill
+
+    skill = require_skill(shipped_skill("hub-kernels"))
+    text = (skill.path / "SKILL.md").read_text(encoding="utf-8")
+    prompts = [request(system_prompt(c, text), case.input, 64) for case in skill.meta.cases for c in ("baseline", "with_skill")]
+    answers = {}
+    for precision in ("fp32", "bf16"):
+        worker = LocalWorker(WorkerConfig(backend="transformers", options=LoadOptions(**{**asdict(options), "precision": precision}), batch=16))
+        try:
+            answers[precision] = [f.result()["text"] for f in worker.submit_many(prompts)]
+        finally:
+            worker.close()
+    same = sum(a == b for a, b in zip(answers["fp32"], answers["bf16"], strict=True))
+    print(f"\nbf16 against fp32 on the demo's {len(prompts)} prompts: {same} identical answers ({same / len(prompts):.0%})")
 
 
 def demo_eval() -> None:
@@ -107,8 +130,12 @@ def demo_eval() -> None:
 
     skill = shipped_skill("hub-kernels")
     rows = []
-    for label, env in (("old: batch 1, GGUF load", {"UPSKILL_LOCAL_BATCH": "1", "UPSKILL_LOCAL_CACHE": "off"}),
-                       ("new: batches, converted copy", {})):  # fmt: skip
+    old = {"UPSKILL_LOCAL_BATCH": "1", "UPSKILL_LOCAL_CACHE": "off", "UPSKILL_LOCAL_PRECISION": "fp32"}
+    from upskill_hub.models.local import local_precision
+
+    for label, env in (("old: batch 1, GGUF load, fp32", old),
+                       ("new: batches, copy, fp32", {"UPSKILL_LOCAL_PRECISION": "fp32"}),
+                       (f"new: defaults ({local_precision()})", {})):  # fmt: skip
         with tempfile.TemporaryDirectory() as tmp:
             args = [*cli, "eval", str(skill), "--model", "local", "--runs", "1", "--max-tokens", "64", "--no-plots",
                     "--no-cache", "--output", tmp, "--format", "quiet"]  # fmt: skip
@@ -127,6 +154,8 @@ def main() -> None:
     ap.add_argument("--batches", default="1,4,8,16", help="batch sizes to measure, comma-separated ('' skips)")
     ap.add_argument("--demo-eval", action="store_true", help="also time the demo's eval step, old path vs new")
     ap.add_argument("--only-batching", action="store_true", help="skip the backend comparison")
+    ap.add_argument("--precisions", default="fp32", help="precisions of the batched rows, e.g. fp32,bf16")
+    ap.add_argument("--agreement", action="store_true", help="also count bf16 answers equal to fp32 ones")
     args = ap.parse_args()
     path = default_gguf_path()
     options = LoadOptions(path=str(path), threads=local_threads(), device=local_device(), n_ctx=DEFAULT_N_CTX)
@@ -134,9 +163,12 @@ def main() -> None:
     print(f"cpu {cpu_model()} [{' '.join(cpu_features())}]\n")
 
     sizes = [int(x) for x in args.batches.split(",") if x.strip()]
+    precisions = [p.strip() for p in args.precisions.split(",") if p.strip()]
     if args.only_batching:
         if sizes:
-            batched(options, sizes, args.tokens)
+            batched(options, sizes, args.tokens, precisions)
+        if args.agreement:
+            agreement(options)
         if args.demo_eval:
             demo_eval()
         return
@@ -187,7 +219,9 @@ def main() -> None:
     if speeds:
         print(f"\nmedian generation speed over all rows: {statistics.median(speeds):.1f} tokens/s")
     if sizes:
-        batched(options, sizes, args.tokens)
+        batched(options, sizes, args.tokens, precisions)
+    if args.agreement:
+        agreement(options)
     if args.demo_eval:
         demo_eval()
 

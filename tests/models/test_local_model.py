@@ -25,7 +25,8 @@ def test_default_spec_is_local() -> None:
 def test_local_model_answers_deterministically() -> None:
     client = create_client("local")
     assert (client.provider, client.default_concurrency, client.backend) == ("local", 2 * local.DEFAULT_BATCH, "transformers")
-    assert client.endpoint == f"in-process:{client.backend}:SmolLM2-135M-Instruct.Q4_1.gguf"
+    suffix = "" if client.precision == "fp32" else f":{client.precision}"  # the cache key names bf16
+    assert client.endpoint == f"in-process:{client.backend}:SmolLM2-135M-Instruct.Q4_1.gguf{suffix}"
     system = "You are a helpful assistant. Answer in one short sentence."
     question = [Message("user", "What is the capital of France?")]
     params = GenerationParams(temperature=0.0, max_tokens=32)
@@ -117,6 +118,7 @@ def test_batched_answers_equal_unbatched_token_for_token(monkeypatch) -> None:
         for case in skill.meta.cases[:4] for condition in ("baseline", "with_skill")
     ]  # fmt: skip
     path = local.default_gguf_path()
+    monkeypatch.setenv("UPSKILL_LOCAL_PRECISION", "fp32")  # the exact claim is fp32's; bf16's agreement is measured
     answers, batches = {}, {}
     for batch in (1, 16):
         monkeypatch.setenv("UPSKILL_LOCAL_BATCH", str(batch))

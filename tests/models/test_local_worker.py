@@ -121,7 +121,9 @@ def test_threads_follow_env_and_never_oversubscribe(env, cores, expected, monkey
 @pytest.mark.parametrize(
     ("var", "value", "message"),
     [("UPSKILL_LOCAL_THREADS", "many", "whole number"), ("UPSKILL_LOCAL_THREADS", "0", "at least 1"),
-     ("UPSKILL_LOCAL_BACKEND", "onnx", "unknown local backend"), ("UPSKILL_LOCAL_DEVICE", "tpu", "must be one of")],
+     ("UPSKILL_LOCAL_BACKEND", "onnx", "unknown local backend"), ("UPSKILL_LOCAL_DEVICE", "tpu", "must be one of"),
+     ("UPSKILL_LOCAL_PRECISION", "fp16", "must be one of"), ("UPSKILL_LOCAL_BATCH", "0", "between 1 and 64"),
+     ("UPSKILL_LOCAL_BATCH", "lots", "whole number")],
 )
 def test_bad_local_settings_are_one_line_errors(var, value, message, tmp_path, monkeypatch):
     from upskill_hub.errors import UpskillError
@@ -212,3 +214,19 @@ def test_a_batch_takes_the_oldest_request_and_others_of_its_system_prompt_shorte
              *(item("A", "q" * n, f"a{n}") for n in (5, 1, 9, 3))]  # fmt: skip
     assert [tag for _, tag in _next_batch(queue, 3)] == ["a1", "a3", "old"]
     assert [tag for _, tag in _next_batch(queue[1:], 8)] == ["other"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "features", "precision"),
+    [("", ["avx2", "amx_bf16"], "bf16"), ("", ["avx2", "avx512f"], "fp32"), ("auto", ["avx512_bf16"], "bf16"),
+     ("fp32", ["amx_bf16"], "fp32"), ("bf16", [], "bf16")],
+)
+def test_precision_is_bf16_only_where_the_cpu_has_it_unless_asked(setting, features, precision, scripted_gguf, monkeypatch):
+    from upskill_hub.models import local_backends
+
+    monkeypatch.setenv("UPSKILL_LOCAL_PRECISION", setting)
+    monkeypatch.setattr(local_backends, "cpu_features", lambda: features)
+    client = local.LocalModelClient(local.ModelSpec("local", str(scripted_gguf), None, f"local:{scripted_gguf}"))
+    assert (client.precision, client.worker.config.options.precision) == (precision, precision)
+    # the cache key's endpoint names bf16, so its answers are never replayed for fp32
+    assert client.endpoint.endswith(":bf16") == (precision == "bf16")

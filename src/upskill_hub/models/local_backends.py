@@ -54,6 +54,7 @@ class LoadOptions:
     threads: int
     device: str  # "auto" | "cpu" | "cuda"
     n_ctx: int
+    precision: str = "fp32"  # "fp32" | "bf16": the weights' dtype once loaded
 
 
 class Backend(Protocol):
@@ -258,7 +259,10 @@ class TransformersBackend:
             )
             if copy is not None:
                 converted = _write_converted_copy(self._model, self._tok, copy)
-        self._model = self._model.to(self._device)
+        # Always loaded (and converted) in fp32, then cast: the copy on disk stays fp32, so an
+        # fp32 load never reads weights that were rounded for a bf16 one.
+        dtype = torch.bfloat16 if options.precision == "bf16" else torch.float32
+        self._model = self._model.to(device=self._device, dtype=dtype)
         self._model.eval()
         load_s = time.perf_counter() - t0
         self._n_ctx = min(options.n_ctx, int(getattr(self._model.config, "max_position_embeddings", options.n_ctx)))
@@ -269,6 +273,7 @@ class TransformersBackend:
             "threads": torch.get_num_threads(),
             "n_ctx": self._n_ctx,
             "loaded_from": source,
+            "precision": options.precision,
             "converted": str(copy) if converted else None,
             "load_s": round(load_s, 2),
         }
