@@ -164,15 +164,18 @@ def main() -> None:
 
     sizes = [int(x) for x in args.batches.split(",") if x.strip()]
     precisions = [p.strip() for p in args.precisions.split(",") if p.strip()]
-    if args.only_batching:
-        if sizes:
-            batched(options, sizes, args.tokens, precisions)
-        if args.agreement:
-            agreement(options)
-        if args.demo_eval:
-            demo_eval()
-        return
+    if not args.only_batching:
+        compare_backends(options, args.tokens, args.repeat)
+    if sizes:
+        batched(options, sizes, args.tokens, precisions)
+    if args.agreement:
+        agreement(options)
+    if args.demo_eval:
+        demo_eval()
 
+
+def compare_backends(options: LoadOptions, tokens: int, repeat: int) -> None:
+    """The backends side by side on the short and the long prompt, one call at a time."""
     results: dict[str, tuple[float | None, dict | None, str]] = {}
     for label, backend in (("transformers (worker)", "transformers"), ("llama.cpp (worker)", "llama.cpp")):
         missing = backend_missing(backend)
@@ -184,7 +187,7 @@ def main() -> None:
         try:
             worker.ensure_started()
             load = time.perf_counter() - t0
-            results[label] = (load, measure(worker.call, args.tokens, args.repeat), backend_version(backend))
+            results[label] = (load, measure(worker.call, tokens, repeat), backend_version(backend))
         except Exception as exc:  # noqa: BLE001 - a crashing backend is a result here
             results[label] = (None, None, f"failed: {exc}")
         finally:
@@ -194,7 +197,7 @@ def main() -> None:
     t0 = time.perf_counter()
     direct.load(LoadOptions(**asdict(options)))
     load = time.perf_counter() - t0
-    results["transformers (in-process)"] = (load, measure(direct.generate, args.tokens, args.repeat),
+    results["transformers (in-process)"] = (load, measure(direct.generate, tokens, repeat),
                                            backend_version("transformers"))
 
     base = results["transformers (worker)"][1]
@@ -218,12 +221,6 @@ def main() -> None:
     speeds = [o / w for _, r, _ in results.values() if r for (_, o, w) in r.values() if w]
     if speeds:
         print(f"\nmedian generation speed over all rows: {statistics.median(speeds):.1f} tokens/s")
-    if sizes:
-        batched(options, sizes, args.tokens, precisions)
-    if args.agreement:
-        agreement(options)
-    if args.demo_eval:
-        demo_eval()
 
 
 if __name__ == "__main__":

@@ -29,3 +29,11 @@ def default_ctrl_c() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def assert_one_line_errors(cases: list[tuple[list[str], str]], capsys, monkeypatch) -> None:
+    """Each ``(args, expected)``: a non-zero exit whose stderr is one line holding ``expected``."""
+    for args, expected in cases:
+        code, _out, err = run_cli(args, capsys, monkeypatch)
+        assert code != 0 and expected in err and "Traceback" not in err, (args, err)
+        assert len(err.strip().splitlines()) == 1, err

@@ -63,7 +63,7 @@ def test_a_hub_repo_is_routed_like_a_folder(hub_server, hub_repo_id, tmp_path: P
 
 
 def test_bad_library_input_is_one_line_and_calls_nothing(hub_server, tmp_path: Path, capsys, monkeypatch) -> None:
-    from cli_runner import run_cli
+    from cli_runner import assert_one_line_errors
 
     lib = write_library(tmp_path / "lib")
     with running_llm_server(answer) as srv:
@@ -76,9 +76,6 @@ def test_bad_library_input_is_one_line_and_calls_nothing(hub_server, tmp_path: P
             (["triggers", "user/no-such-library-repo", *common], "no-such-library-repo"),
             (["triggers", str(lib), *common, "--resume"], "no routing run"),
         ]
-        for args, expected in cases:
-            code, out, err = run_cli(args, capsys, monkeypatch)
-            assert code != 0 and expected in err and "Traceback" not in err, (args, err)
-            assert len(err.strip().splitlines()) == 1, err
+        assert_one_line_errors(cases, capsys, monkeypatch)
         assert srv.completion_requests == []
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

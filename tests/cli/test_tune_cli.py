@@ -90,7 +90,7 @@ def test_json_output_holds_every_candidate(tmp_path: Path, capsys, monkeypatch) 
 
 
 def test_bad_input_is_one_line_and_calls_nothing(tmp_path: Path, capsys, monkeypatch) -> None:
-    from cli_runner import run_cli
+    from cli_runner import assert_one_line_errors
 
     skill = write_skill(tmp_path / "skills")
     bare = tmp_path / "bare"
@@ -107,9 +107,6 @@ def test_bad_input_is_one_line_and_calls_nothing(tmp_path: Path, capsys, monkeyp
             (["tune", str(bare), "-m", MODEL, *common, "--distractors", "none"], "no trigger queries"),
             (["tune", str(skill), "-m", MODEL, *common, "--resume"], "no tune run"),
         ]
-        for args, expected in cases:
-            code, out, err = run_cli(args, capsys, monkeypatch)
-            assert code != 0 and expected in err and "Traceback" not in err, (args, err)
-            assert len(err.strip().splitlines()) == 1, err
+        assert_one_line_errors(cases, capsys, monkeypatch)
         assert srv.completion_requests == []
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

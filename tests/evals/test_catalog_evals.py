@@ -180,7 +180,7 @@ def test_cli_eval_catalog_and_triggers_report(tmp_path: Path, distractors: Path,
 
 
 def test_bad_catalog_input_is_one_line_and_calls_nothing(tmp_path: Path, capsys, monkeypatch) -> None:
-    from cli_runner import run_cli
+    from cli_runner import assert_one_line_errors
 
     skill = _write(tmp_path / "skills", "greeter", "Greet people warmly in house style.")
     bad = tmp_path / "bad.json"
@@ -193,9 +193,6 @@ def test_bad_catalog_input_is_one_line_and_calls_nothing(tmp_path: Path, capsys,
             (["triggers", str(skill), *common, "--triggers", str(bad)], "should_trigger"),
             (["triggers", str(skill), *common, "--triggers", str(tmp_path / "missing.json")], "missing.json"),
         ]
-        for args, expected in cases:
-            code, out, err = run_cli(args, capsys, monkeypatch)
-            assert code != 0 and expected in err and "Traceback" not in err, (args, err)
-            assert len(err.strip().splitlines()) == 1, err
+        assert_one_line_errors(cases, capsys, monkeypatch)
         assert srv.completion_requests == []
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

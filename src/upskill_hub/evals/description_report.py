@@ -14,19 +14,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from upskill_hub._util.percent import interval, pct
+from upskill_hub._util.percent import pct
+from upskill_hub.evals.report import _share  # the trigger table's cell: 62% (5/8) / [31%, 86%]
 from upskill_hub.evals.routing import RoutingReport
 from upskill_hub.evals.tune import Candidate, Figures
 
 if TYPE_CHECKING:
     from upskill_hub.evals.routing_run import RoutingRun
     from upskill_hub.evals.tune_run import TuneRun
-
-
-def _share(k: int, n: int, rate: float | None, lo: float | None, hi: float | None) -> str:
-    if rate is None:
-        return "–"
-    return f"{pct(rate)} ({k}/{n})\n{interval(lo, hi)}"
 
 
 def _figures_cells(f: Figures) -> list[str]:

@@ -15,14 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from upskill_hub import __version__
-from upskill_hub._util.fsutil import write_json_atomic
 from upskill_hub._util.timestamps import utc_now
 from upskill_hub.cases import TriggerQuery
 from upskill_hub.errors import UpskillError
@@ -31,7 +28,7 @@ from upskill_hub.evals.routing import ROUTING_PNG, RoutingCall, RoutingReport, r
 from upskill_hub.evals.runner import BASE_SYSTEM_PROMPT
 from upskill_hub.evals.schema import TriggerRow
 from upskill_hub.evals.trigger_session import Call, TriggerSession
-from upskill_hub.evals.triggers import find_resumable, resolve_queries
+from upskill_hub.evals.triggers import open_run_dir, resolve_queries
 from upskill_hub.skill import Skill, skills_in
 
 PLAN_FILE = "routing-plan.json"
@@ -116,21 +113,11 @@ def run_routing(
             "models": [[c.provider, c.endpoint, c.model] for c in session.clients],
             "queries": {k: [q.to_dict() for q in v] for k, v in library.items()}, "runs": runs,
         }, sort_keys=True).encode()).hexdigest()[:16]  # fmt: skip
-        output = Path(output_dir)
-        run_dir = find_resumable(output, fp, PLAN_FILE) if resume and output.is_dir() else None
-        if resume and run_dir is None:
-            raise UpskillError(f"no routing run in {output} matches this one; run without --resume to start one")
-        if run_dir is None:
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            run_dir = output / f"{stamp}-{_slug(label or Path(source).resolve().name)}-routing-{secrets.token_hex(3)}"
-            try:
-                run_dir.mkdir(parents=True, exist_ok=False)
-            except OSError as exc:
-                raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
-            write_json_atomic(run_dir / PLAN_FILE, {
-                "run_id": run_dir.name, "fingerprint": fp, "timestamp": utc_now(), "tool_version": __version__,
-                "library": label or str(source), "models": session.models, "skills": list(library), "runs": runs,
-            })  # fmt: skip
+        run_dir = open_run_dir(
+            output_dir, fp, PLAN_FILE, f"{_slug(label or Path(source).resolve().name)}-routing", "routing",
+            resume=resume, plan={"timestamp": utc_now(), "tool_version": __version__, "library": label or str(source),
+                                 "models": session.models, "skills": list(library), "runs": runs},
+        )  # fmt: skip
         run_id = run_dir.name
         plan = json.loads((run_dir / PLAN_FILE).read_text(encoding="utf-8"))
 

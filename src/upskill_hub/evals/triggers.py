@@ -209,6 +209,31 @@ def find_resumable(output: Path, fingerprint: str, plan_file: str = PLAN_FILE) -
     return max(found, default=None)
 
 
+def open_run_dir(
+    output_dir: str | Path, fingerprint: str, plan_file: str, name: str, kind: str, *, resume: bool,
+    plan: dict[str, object],
+) -> Path:  # fmt: skip
+    """The run folder of a resumable run: with ``resume``, the latest one in ``output_dir``
+    whose ``plan_file`` has this ``fingerprint`` (a one-line error when none does); else a new
+    ``<stamp>-<name>-<id>`` folder, with ``plan_file`` (run id, fingerprint, ``plan``) written
+    in it. ``kind`` names the run in the error ("trigger", "tune", "routing").
+    """
+    output = Path(output_dir)
+    if resume:
+        found = find_resumable(output, fingerprint, plan_file) if output.is_dir() else None
+        if found is None:
+            raise UpskillError(f"no {kind} run in {output} matches this one; run without --resume to start one")
+        return found
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    run_dir = output / f"{stamp}-{name}-{secrets.token_hex(3)}"
+    try:
+        run_dir.mkdir(parents=True, exist_ok=False)
+    except OSError as exc:
+        raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
+    write_json_atomic(run_dir / plan_file, {"run_id": run_dir.name, "fingerprint": fingerprint, **plan})
+    return run_dir
+
+
 def read_trigger_rows(run_dir: Path) -> list[TriggerRow]:
     """Rows of ``triggers.jsonl`` (a torn last line from a killed run is skipped)."""
     rows = []
@@ -291,22 +316,11 @@ async def run_triggers_async(
     others = load_distractors(distractors, skill.name)
     queries, source = resolve_queries(skill, others, triggers_file)
     plan = TriggerPlan(skill, Catalog.of([skill, *others]), queries, list(clients), runs, params or GenerationParams())
-    output = Path(output_dir)
-    fp = plan.fingerprint()
-    run_dir = find_resumable(output, fp) if resume and output.is_dir() else None
-    if resume and run_dir is None:
-        raise UpskillError(f"no trigger run in {output} matches this one; run without --resume to start one")
-    if run_dir is None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        run_id = f"{stamp}-{skill.name}-triggers-{secrets.token_hex(3)}"
-        run_dir = output / run_id
-        try:
-            run_dir.mkdir(parents=True, exist_ok=False)
-        except OSError as exc:
-            raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
-        write_json_atomic(run_dir / PLAN_FILE, {"run_id": run_id, "fingerprint": fp, "source": source,
-                                                "skill_name": skill.name, "models": [c.model for c in clients],
-                                                "catalog": plan.catalog.names(), "runs": runs})  # fmt: skip
+    run_dir = open_run_dir(
+        output_dir, plan.fingerprint(), PLAN_FILE, f"{skill.name}-triggers", "trigger", resume=resume,
+        plan={"source": source, "skill_name": skill.name, "models": [c.model for c in clients],
+              "catalog": plan.catalog.names(), "runs": runs},
+    )  # fmt: skip
     run_id = run_dir.name
     planned = [(c, q, r) for r in range(runs) for q in queries for c in clients]
     keys = {(c.model, q.id, r) for c, q, r in planned}

@@ -18,10 +18,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from upskill_hub._util.fsutil import read_text_capped, write_json_atomic, write_text_atomic
@@ -31,7 +29,7 @@ from upskill_hub.errors import UpskillError
 from upskill_hub.evals.catalog import Catalog, CatalogSkill
 from upskill_hub.evals.schema import TriggerRow
 from upskill_hub.evals.trigger_session import Call, TriggerSession
-from upskill_hub.evals.triggers import find_resumable, resolve_queries
+from upskill_hub.evals.triggers import open_run_dir, resolve_queries
 from upskill_hub.evals.tune import (
     DEFAULT_HELD_OUT,
     DEFAULT_ITERATIONS,
@@ -41,7 +39,7 @@ from upskill_hub.evals.tune import (
     tune_description,
 )
 from upskill_hub.models.spec import DEFAULT_TEACHER
-from upskill_hub.skill import Skill, require_skill
+from upskill_hub.skill import Skill, require_skill, skill_md_name
 
 PLAN_FILE = "tune-plan.json"
 RESULT_FILE = "tune_result.json"
@@ -125,22 +123,12 @@ def run_tune(
             "catalog": [[o.name, o.description] for o in others], "queries": [q.to_dict() for q in queries],
             "runs": runs, "seed": seed, "held_out": held_out,
         })  # fmt: skip
-        output = Path(output_dir)
-        run_dir = find_resumable(output, fp, PLAN_FILE) if resume and output.is_dir() else None
-        if resume and run_dir is None:
-            raise UpskillError(f"no tune run in {output} matches this one; run without --resume to start one")
-        if run_dir is None:
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            run_dir = output / f"{stamp}-{skill.name}-tune-{secrets.token_hex(3)}"
-            try:
-                run_dir.mkdir(parents=True, exist_ok=False)
-            except OSError as exc:
-                raise UpskillError(f"cannot create run folder {run_dir}: {exc.strerror}") from None
-            write_json_atomic(run_dir / PLAN_FILE, {
-                "run_id": run_dir.name, "fingerprint": fp, "skill_name": skill.name, "skill_path": str(skill.path or ""),
-                "model": client.model, "teacher": teacher_client.model, "source": source, "runs": runs,
-                "seed": seed, "held_out": held_out, "catalog": [skill.name, *(o.name for o in others)],
-            })  # fmt: skip
+        run_dir = open_run_dir(
+            output_dir, fp, PLAN_FILE, f"{skill.name}-tune", "tune", resume=resume,
+            plan={"skill_name": skill.name, "skill_path": str(skill.path or ""), "model": client.model,
+                  "teacher": teacher_client.model, "source": source, "runs": runs, "seed": seed,
+                  "held_out": held_out, "catalog": [skill.name, *(o.name for o in others)]},
+        )  # fmt: skip
         run_id = run_dir.name
 
         def scorer(description: str, subset: list[TriggerQuery], n: int) -> list[TriggerRow]:
@@ -164,12 +152,10 @@ def run_tune(
 
 
 def _skill_md(skill: Skill) -> Path:
-    if skill.path is None:
-        raise UpskillError(f"skill {skill.name!r} has no folder to write the description into")
-    for name in ("SKILL.md", "skill.md"):
-        if (skill.path / name).is_file():
-            return skill.path / name
-    raise UpskillError(f"{skill.path}: no SKILL.md to write the description into")
+    name = skill_md_name(skill.path) if skill.path is not None else None
+    if name is None:
+        raise UpskillError(f"skill {skill.name!r} has no SKILL.md on disk to write the description into")
+    return skill.path / name
 
 
 def write_description(skill_md: Path, description: str) -> None:
