@@ -42,11 +42,16 @@ def _wait_gone(pids: list[int], limit_s: float = 20.0) -> list[int]:
     return [p for p in pids if _alive(p)]
 
 
+def _pids(piddir: Path) -> list[int]:
+    """Every pid the hanging fake CLIs wrote (each writes its own file, whole, with its helper's pid)."""
+    return [int(p) for f in sorted(piddir.glob("*.pids")) for p in f.read_text().split()]
+
+
 def test_hanging_cli_is_killed_at_the_timeout_with_its_helpers(agents_env, widget_skill, tmp_path):
-    pidfile = tmp_path / "pids"
+    piddir = tmp_path / "pids"
     opts = _options(
         tmp_path, ["claude-code"], timeout=5,
-        agent_env=["FAKE_AGENT_MODE=hang", f"FAKE_AGENT_PIDFILE={pidfile}"],
+        agent_env=["FAKE_AGENT_MODE=hang", f"FAKE_AGENT_PIDDIR={piddir}"],
     )  # fmt: skip
     opts.include_baseline = False
     t0 = time.monotonic()
@@ -56,30 +61,30 @@ def test_hanging_cli_is_killed_at_the_timeout_with_its_helpers(agents_env, widge
     assert all(e and "timed out after 5 s; its process group was killed" in e for e in errors), errors
     assert all(r.passed is None for r in result.rows)
     # The CLI and the helper it started (same process group) are both gone: no orphan.
-    pids = [int(p) for p in pidfile.read_text().split()]
-    assert len(pids) == 2
+    pids = _pids(piddir)
+    assert pids and len(pids) == 2 * len(list(piddir.glob("*.pids")))
     assert _wait_gone(pids) == []
 
 
 def test_cancelling_a_call_kills_the_process_group(tmp_path):
     """Ctrl-C cancels the eval's tasks: the CLI's whole process group dies before the cancel returns."""
     write_fake_clis(tmp_path / "bin", ("claude",))
-    pidfile = tmp_path / "pids"
-    env = {"PATH": os.environ["PATH"], "FAKE_AGENT_MODE": "hang", "FAKE_AGENT_PIDFILE": str(pidfile)}
+    piddir = tmp_path / "pids"
+    env = {"PATH": os.environ["PATH"], "FAKE_AGENT_MODE": "hang", "FAKE_AGENT_PIDDIR": str(piddir)}
 
     async def scenario() -> list[int]:
         task = asyncio.ensure_future(
             run_process([str(tmp_path / "bin" / "claude"), "-p", "x"], cwd=tmp_path, env=env, timeout=3600)
         )
-        while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
+        while not _pids(piddir):
             await asyncio.sleep(0.02)  # the CLI and its helper are both running now
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        return [int(p) for p in pidfile.read_text().split()]
+        return _pids(piddir)
 
     pids = asyncio.run(scenario())
-    assert _wait_gone(pids) == []
+    assert len(pids) == 2 and _wait_gone(pids) == []
 
 
 def test_garbage_output_is_an_error_row_naming_cli_and_version(agents_env, widget_skill, tmp_path):
@@ -137,14 +142,16 @@ def test_user_level_skill_refuses_a_real_home_run(agents_env, widget_skill, tmp_
 def test_environment_is_allow_listed(agents_env, widget_skill, tmp_path, monkeypatch):
     monkeypatch.setenv("MY_PRIVATE_TOKEN", "do-not-leak-1234567890")
     monkeypatch.setenv("AGENT_FLAG", "on")
-    dump = tmp_path / "env.json"
-    opts = _options(tmp_path, ["claude-code"], agent_env=["AGENT_FLAG", f"FAKE_AGENT_ENV_DUMP={dump}"])
+    dumps = tmp_path / "env"
+    opts = _options(tmp_path, ["claude-code"], agent_env=["AGENT_FLAG", f"FAKE_AGENT_ENV_DUMP={dumps}"])
     opts.include_baseline = False
-    run_eval(widget_skill, [], opts)
-    env = json.loads(dump.read_text())
-    assert "MY_PRIVATE_TOKEN" not in env and "OPENAI_API_KEY" not in env  # not Claude Code's key
-    assert env["ANTHROPIC_API_KEY"] == API_KEY and env["AGENT_FLAG"] == "on"
-    assert env["HOME"] != os.environ["HOME"] and "/home" in env["HOME"]  # HOME inside the workspace
+    result = run_eval(widget_skill, [], opts)
+    envs = [json.loads(f.read_text()) for f in sorted(dumps.glob("*.json"))]
+    assert len(envs) == len(result.rows) > 0  # every call (they run concurrently) got the same treatment
+    for env in envs:
+        assert "MY_PRIVATE_TOKEN" not in env and "OPENAI_API_KEY" not in env  # not Claude Code's key
+        assert env["ANTHROPIC_API_KEY"] == API_KEY and env["AGENT_FLAG"] == "on"
+        assert env["HOME"] != os.environ["HOME"] and "/home" in env["HOME"]  # HOME inside the workspace
     with pytest.raises(UpskillError, match="--agent-env NOT_SET_ANYWHERE: not set in this environment"):
         run_eval(widget_skill, [], _options(tmp_path, ["claude-code"], agent_env=["NOT_SET_ANYWHERE"]))
 
@@ -154,9 +161,9 @@ def test_ctrl_c_on_the_cli_kills_the_agent_process_group(agents_env, widget_skil
     import signal
     import subprocess
 
-    pidfile = tmp_path / "pids"
+    piddir = tmp_path / "pids"
     cmd = [sys.executable, "-c", "from upskill_hub.cli.app import entry; entry()", "eval", str(widget_skill),
-           "--agent", "claude-code", "--agent-env", "FAKE_AGENT_MODE=hang", "--agent-env", f"FAKE_AGENT_PIDFILE={pidfile}",
+           "--agent", "claude-code", "--agent-env", "FAKE_AGENT_MODE=hang", "--agent-env", f"FAKE_AGENT_PIDDIR={piddir}",
            "--no-baseline", "--no-plots", "-o", str(tmp_path / "runs"), "--cache-dir", str(tmp_path / "cache"),
            "--concurrency", "1"]  # fmt: skip
     from cli_runner import default_ctrl_c
@@ -165,11 +172,10 @@ def test_ctrl_c_on_the_cli_kills_the_agent_process_group(agents_env, widget_skil
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_ctrl_c)
     try:
         deadline = time.monotonic() + 120
-        while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
+        while not _pids(piddir):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the agent never started"
             time.sleep(0.05)
-        pids = [int(p) for p in pidfile.read_text().split()]
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=60)
     finally:
@@ -177,7 +183,8 @@ def test_ctrl_c_on_the_cli_kills_the_agent_process_group(agents_env, widget_skil
             proc.kill()
             proc.communicate()
     assert proc.returncode != 0
-    assert _wait_gone(pids) == []
+    pids = _pids(piddir)  # read after exit: any call that started before the SIGINT is counted
+    assert len(pids) >= 2 and _wait_gone(pids) == []
 
 
 def test_a_key_the_cli_echoes_never_reaches_rows_or_artifacts(

@@ -14,10 +14,11 @@ Each executable the tests put on PATH runs ``main(<cli>)``. Like the real CLI it
 * prints its run in that CLI's documented JSON output shape, with the server's token counts.
 
 Behaviour switches (passed by the harness only through ``--agent-env``):
-``FAKE_AGENT_MODE=hang`` starts a helper process, writes both pids to
-``FAKE_AGENT_PIDFILE`` and never ends; ``FAKE_AGENT_MODE=garbage`` prints text that is not
+``FAKE_AGENT_MODE=hang`` starts a helper process, writes both pids to its own
+``<pid>.pids`` file in the folder ``FAKE_AGENT_PIDDIR`` names, and never ends; ``FAKE_AGENT_MODE=garbage`` prints text that is not
 the CLI's format; ``FAKE_AGENT_MODE=leak`` fails, echoing its key on stderr; ``FAKE_AGENT_VERSION`` changes what ``--version`` says;
-``FAKE_AGENT_ENV_DUMP`` names a file receiving the environment the CLI got.
+``FAKE_AGENT_ENV_DUMP`` names a folder receiving, per call, one ``<pid>.json`` file with the
+environment the CLI got (one file per process: concurrent calls never write the same file).
 """
 
 from __future__ import annotations
@@ -134,9 +135,20 @@ def ask_model(cli: str, model: str, system: str, prompt: str) -> tuple[str, int,
     )
 
 
+def _write_whole(folder: Path, name: str, text: str) -> None:
+    """One file per process, renamed into place: concurrent calls never share a file, and a
+    reader (the test) never sees half of one."""
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f".{name}.partial"
+    partial.write_text(text)
+    partial.rename(folder / name)
+
+
 def hang() -> None:
     helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
-    Path(os.environ["FAKE_AGENT_PIDFILE"]).write_text(f"{os.getpid()} {helper.pid}\n")
+    _write_whole(
+        Path(os.environ["FAKE_AGENT_PIDDIR"]), f"{os.getpid()}.pids", f"{os.getpid()} {helper.pid}\n"
+    )
     time.sleep(3600)
 
 
@@ -178,7 +190,9 @@ def main(cli: str) -> None:
         print(os.environ.get("FAKE_AGENT_VERSION", VERSIONS[cli]))
         return
     if os.environ.get("FAKE_AGENT_ENV_DUMP"):
-        Path(os.environ["FAKE_AGENT_ENV_DUMP"]).write_text(json.dumps(dict(os.environ)))
+        _write_whole(
+            Path(os.environ["FAKE_AGENT_ENV_DUMP"]), f"{os.getpid()}.json", json.dumps(dict(os.environ))
+        )
     mode = os.environ.get("FAKE_AGENT_MODE", "")
     if mode == "hang":
         hang()
