@@ -4,8 +4,8 @@ The HF clients (huggingface_hub, datasets, kernels) read ``HF_ENDPOINT`` and fri
 they are imported, so :func:`pytest_configure` sets them before any test module is
 collected:
 
-* ``HF_ENDPOINT=http://127.0.0.1:<port>`` — a free port picked now; the server starts on it
-  lazily, the first time a test asks for ``hub_server``.
+* ``HF_ENDPOINT=http://127.0.0.1:<port>`` — a free port bound now; the server starts on
+  that socket lazily, the first time a test asks for ``hub_server``.
 * ``HF_HUB_DISABLE_XET=1`` (LFS files go through the Git LFS batch API of the local server),
   ``HF_HUB_OFFLINE`` unset.
 * ``HF_HUB_DISABLE_TELEMETRY`` is deliberately UNSET: with it, kernels 0.17.2 sends the user
@@ -13,8 +13,9 @@ collected:
   every ``kernels`` Hub call fails. Telemetry only goes to ``HF_ENDPOINT``, i.e. the local Hub.
 * ``HF_HOME``, ``HF_HUB_CACHE``, ``HF_DATASETS_CACHE`` in a fresh temporary folder.
 * ``HF_TOKEN`` = ``TEST_WRITE_TOKEN`` (a token the server accepts for writes).
-* ``UPSKILL_HUB_CACHE`` and ``UPSKILL_HUB_TABLE_CACHE`` in the same temporary folder, so no
-  test sees the user's eval cache or push's copies of Hub tables.
+* ``UPSKILL_HUB_CACHE``, ``UPSKILL_HUB_TABLE_CACHE`` and ``UPSKILL_WHEEL_CACHE`` in the same
+  temporary folder, so no test sees the user's eval cache, push's copies of Hub tables or
+  the wheels Jobs carry.
 
 Fixtures:
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import uuid
@@ -47,12 +49,15 @@ _STATE: dict[str, Any] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from upskill_hub._util.netutil import free_port
     from upskill_hub.localhub.testing import TEST_WRITE_TOKEN
 
     tmp = tempfile.mkdtemp(prefix="upskill-hub-tests-")
-    port = free_port()
-    _STATE.update(tmp=tmp, port=port)
+    # Bound now, served later: the port is published in HF_ENDPOINT at once, and no other
+    # program (an outgoing connection's ephemeral port included) can take it in between.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    _STATE.update(tmp=tmp, port=port, sock=sock)
     os.environ.update(
         HF_ENDPOINT=f"http://127.0.0.1:{port}",
         HF_HUB_DISABLE_XET="1",
@@ -64,6 +69,8 @@ def pytest_configure(config: pytest.Config) -> None:
         UPSKILL_HUB_CACHE=os.path.join(tmp, "upskill-cache"),
         # Likewise the copies of Hub tables push keeps (hub/table_cache.py).
         UPSKILL_HUB_TABLE_CACHE=os.path.join(tmp, "upskill-table-cache"),
+        # And the wheels Jobs carry (jobs/wheel.py): never the user's ~/.cache.
+        UPSKILL_WHEEL_CACHE=os.path.join(tmp, "upskill-wheels"),
     )
     for name in (
         "HF_HUB_OFFLINE",
@@ -84,6 +91,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    sock = _STATE.get("sock")
+    if sock is not None:
+        sock.close()  # already closed if the Hub ran on it; a no-op then
     tmp = _STATE.get("tmp")
     if tmp:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -102,7 +112,7 @@ def hub_server() -> Iterator[Any]:
     root = os.path.join(_STATE["tmp"], "hub-root")
     with running_server(
         root,
-        port=_STATE["port"],
+        sock=_STATE["sock"],
         write_tokens=(TEST_WRITE_TOKEN,),
         read_tokens=(TEST_READ_TOKEN,),
         trusted_publishers=(TEST_TRUSTED_ORG,),

@@ -186,11 +186,21 @@ def test_job_records_are_json_without_secret_values(api: HfApi, jobs_hub: Server
     assert SECRET not in json.dumps(record)
 
 
+def _until_file(path: Path) -> str:
+    """Job code that waits (at most 60 s) until the test creates ``path``: the test, not the
+    clock, decides when the Job goes on."""
+    return (
+        f"import os, time\ndeadline = time.monotonic() + 60\n"
+        f"while not os.path.exists({str(path)!r}) and time.monotonic() < deadline:\n    time.sleep(0.02)\n"
+    )
+
+
 def test_timeout_ends_the_job_as_an_error(api: HfApi, jobs_hub: ServerHandle) -> None:
-    job = _run(api, "import time; time.sleep(60)", timeout=1)
-    pid = _wait_running(jobs_hub, job.id)
+    # The Job says its pid first (read from its log afterwards: no race with a short life).
+    job = _run(api, "import os, time; print(os.getpid(), flush=True); time.sleep(60)", timeout=3)
     done = _wait(api, job.id)
-    assert (done.status.stage, done.status.message) == ("ERROR", "timed out after 1s")
+    assert (done.status.stage, done.status.message) == ("ERROR", "timed out after 3s")
+    pid = int(next(iter(api.fetch_job_logs(job_id=job.id, namespace=NS))))
     with pytest.raises(ProcessLookupError):
         os.killpg(pid, 0)
 
@@ -213,14 +223,19 @@ def test_cancel_stops_the_whole_process_group_and_is_idempotent(api: HfApi, jobs
     assert api.inspect_job(job_id=job.id, namespace=NS).status.stage == "CANCELED"
 
 
-def test_follow_streams_the_log_of_a_running_job_as_it_is_written(api: HfApi) -> None:
-    code = "import time\nfor i in range(4):\n    print('tick', i)\n    time.sleep(0.4)\n"
+def test_follow_streams_the_log_of_a_running_job_as_it_is_written(api: HfApi, tmp_path: Path) -> None:
+    go_on = tmp_path / "go-on"
+    # "tick 0", then the Job waits for the test: only a stream that delivers lines as they are
+    # written lets the test see "tick 0" while the Job still runs (and so ever let it finish).
+    code = "print('tick 0', flush=True)\n" + _until_file(go_on) + "for i in (1, 2, 3):\n    print('tick', i, flush=True)\n"
     job = _run(api, code)
-    seen: list[tuple[str, float]] = []
+    seen: list[str] = []
     for line in api.fetch_job_logs(job_id=job.id, namespace=NS, follow=True):
-        seen.append((line, time.monotonic()))
-    assert [line for line, _ in seen] == ["tick 0", "tick 1", "tick 2", "tick 3"]
-    assert seen[-1][1] - seen[0][1] > 0.8  # lines arrived while the Job ran, not all at its end
+        if not seen:
+            assert api.inspect_job(job_id=job.id, namespace=NS).status.stage == "RUNNING"
+            go_on.touch()
+        seen.append(line)
+    assert seen == ["tick 0", "tick 1", "tick 2", "tick 3"]
     assert api.inspect_job(job_id=job.id, namespace=NS).status.stage == "COMPLETED"
 
 
@@ -305,10 +320,11 @@ def test_jobs_past_the_running_cap_wait_in_scheduling(tmp_path: Path) -> None:
         tmp_path / "hub", user=NS, job_limits=JobLimits(max_running=1, kill_grace_s=1)
     ) as hub:
         api = HfApi(endpoint=hub.url, token=TEST_WRITE_TOKEN)
-        first = _run(api, "import time; time.sleep(0.8)")
+        first = _run(api, _until_file(tmp_path / "first-may-end"))  # runs until the test says so
         _wait_running(hub, first.id)
         second = _run(api, "print('my turn')")
         assert api.inspect_job(job_id=second.id, namespace=NS).status.stage == "SCHEDULING"
+        (tmp_path / "first-may-end").touch()
         assert _wait(api, second.id).status.stage == "COMPLETED"
         first_done = api.inspect_job(job_id=first.id, namespace=NS)
         second_done = api.inspect_job(job_id=second.id, namespace=NS)

@@ -84,24 +84,45 @@ def test_oversized_authenticated_body_is_413(tmp_path):
         assert r.status_code == 413
 
 
-def test_validate_yaml_of_30mb_does_not_stall_other_requests(hub_server):
+def test_validate_yaml_of_30mb_does_not_stall_other_requests(hub_server, monkeypatch):
+    """Parsing runs off the event loop; a 30 MB document is refused before any parsing.
+
+    Race-free: the parser is held (it waits for ``release``) while another request is made.
+    Had the parse run on the event loop, that request could not be answered until release.
+    """
+    from upskill_hub._util import safeyaml
+    from upskill_hub.localhub import app as hub_app
+
+    started, release, parsed = threading.Event(), threading.Event(), []
+    real_load = safeyaml.load
+
+    def held_load(text, *args, **kwargs):
+        if len(text) > 100_000:  # only the big document (cards the listing reads pass through)
+            parsed.append(len(text))
+            started.set()
+            assert release.wait(60)
+        return real_load(text, *args, **kwargs)
+
+    monkeypatch.setattr(hub_app.safeyaml, "load", held_load)
     big = "---\n" + "".join(f"key{i}: value{i}\n" for i in range(45_000)) + "---\n"  # ~0.8 MB: parsed
     huge = "---\n" + "a: b\n" * 6_000_000 + "---\n"  # 30 MB: refused by size
-    for doc, status in ((huge, 413), (big, 200)):
-        result = {}
+    r = httpx2.post(f"{hub_server.url}/api/validate-yaml", json={"content": huge}, timeout=60)
+    assert r.status_code == 413 and parsed == []  # refused unread
+    result = {}
 
-        def post(doc=doc, result=result):
-            result["r"] = httpx2.post(f"{hub_server.url}/api/validate-yaml", json={"content": doc}, timeout=60)
+    def post() -> None:
+        result["r"] = httpx2.post(f"{hub_server.url}/api/validate-yaml", json={"content": big}, timeout=60)
 
-        t = threading.Thread(target=post)
-        t.start()
-        time.sleep(0.05)
-        started = time.monotonic()
-        httpx2.get(f"{hub_server.url}/api/models", timeout=10).raise_for_status()
-        waited = time.monotonic() - started
-        t.join()
-        assert result["r"].status_code == status, result["r"].text[:200]
-        assert waited < 1.0
+    t = threading.Thread(target=post)
+    t.start()
+    try:
+        assert started.wait(30), "the parse never started"
+        httpx2.get(f"{hub_server.url}/api/models", timeout=10).raise_for_status()  # answered mid-parse
+        assert "r" not in result  # the parse was indeed still held
+    finally:
+        release.set()
+        t.join(60)
+    assert result["r"].status_code == 200, result["r"].text[:200]
 
 
 def test_deeply_nested_yaml_is_400_not_500(hub_server):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -123,14 +124,20 @@ def test_anthropic_sends_system_and_stop_sequences() -> None:
 
 def test_concurrent_calls_share_one_client() -> None:
     """A client is safe to call concurrently; the server sees the calls overlap."""
-    with running_llm_server(latency_s=0.2) as srv:
+    with running_llm_server(hold_after=0) as srv:  # every call waits for release()
 
         async def go():
-            client = _client("openai", srv, timeout=5, max_retries=0)
+            client = _client("openai", srv, timeout=60, max_retries=0)
             try:
-                return await asyncio.gather(
+                calls = asyncio.gather(
                     *(client.complete("", [Message("user", f"q{i}")], GenerationParams()) for i in range(16))
                 )
+                deadline = time.monotonic() + 60
+                while srv.max_in_flight < 16:  # all 16 in flight at once, none answered yet
+                    assert time.monotonic() < deadline, srv.max_in_flight
+                    await asyncio.sleep(0.01)
+                srv.release()
+                return await calls
             finally:
                 await client.aclose()
 

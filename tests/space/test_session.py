@@ -173,11 +173,13 @@ def test_more_concurrent_evaluations_than_slots_are_refused(monkeypatch, tmp_pat
     monkeypatch.setattr(session, "MAX_EVALS", 1)
     monkeypatch.setattr(session, "_EVAL_SLOTS", threading.BoundedSemaphore(1))
     skill = load_skill(make_skills(tmp_path / "skills")["greeting"]).skill
-    with running_llm_server(banana_script, models=("m",), latency_s=0.3) as srv:
+    # Every call is held until release(): the first evaluation is surely still running below.
+    with running_llm_server(banana_script, models=("m",), hold_after=0) as srv:
         clients = build_clients(["m"], SessionKeys(), base_url=f"{srv.url}/v1")
         first = session.EvalSession(skill, clients, workdir=tmp_path / "w1").start()
         with pytest.raises(UpskillError, match="running 1 evaluations already"):
             session.EvalSession(skill, clients, workdir=tmp_path / "w2").start()
+        srv.release()
         assert list(first.updates())[-1].error is None
         # The slot is free again once the first one finished.
         second = session.EvalSession(skill, clients, workdir=tmp_path / "w3").start()

@@ -17,6 +17,7 @@ port chosen earlier (that is what ``tests/conftest.py`` does), or give clients
 from __future__ import annotations
 
 import contextlib
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from upskill_hub._util.netutil import free_port
 from upskill_hub.localhub.faults import FaultInjector, FaultRule, RequestRecord
 
 if TYPE_CHECKING:
@@ -85,6 +85,7 @@ def running_server(
     user: str = "user",
     port: int | None = None,
     host: str = "127.0.0.1",
+    sock: socket.socket | None = None,
     tree_page_size: int = 1000,
     commits_page_size: int = 50,
     max_json_bytes: int | None = None,
@@ -94,6 +95,10 @@ def running_server(
 ) -> Iterator[ServerHandle]:
     """Start the local Hub on ``host`` (a free port unless ``port``), yield its handle, stop it.
 
+    ``sock``: a socket already bound (not yet listening) to serve on. A caller that must
+    publish the URL long before the server starts (the test session's ``HF_ENDPOINT``) binds
+    it first, so no other program can take the port in between. Without ``port`` or
+    ``sock`` the free port is bound here and handed over the same way.
     Jobs are enabled here (``jobs_enabled``), unlike ``hub serve``: tests run them.
     """
     import uvicorn
@@ -120,7 +125,12 @@ def running_server(
         },
     )
     app = create_app(config)
-    port = port or free_port(host)
+    if sock is None and port is None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind((host, 0))
+    if sock is not None:
+        host, port = sock.getsockname()[:2]
+    assert port is not None
     server = uvicorn.Server(
         uvicorn.Config(
             app,
@@ -132,7 +142,10 @@ def running_server(
             date_header=False,
         )
     )
-    thread = threading.Thread(target=server.run, name=f"local-hub-{port}", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock] if sock is not None else None},
+        name=f"local-hub-{port}", daemon=True,
+    )  # fmt: skip
     thread.start()
     deadline = time.monotonic() + 15
     while not server.started:

@@ -236,6 +236,9 @@ class EvalSession:
                         with contextlib.suppress(Exception):
                             await c.aclose()
 
+            # The slot is given back *before* the final message goes out: a visitor who starts
+            # again the moment this run reports "done" must find the slot free.
+            final: tuple[str, Any] = ("error", "evaluation stopped")
             try:
                 options = EvalOptions(
                     runs=self.runs,
@@ -248,16 +251,14 @@ class EvalSession:
                     on_start=lambda total, _done: self._queue.put(("start", total)),
                     harness=HarnessOptions(allow_commands=False),
                 )
-                result = asyncio.run(run_then_close())
-                self._queue.put(("done", result))
+                final = ("done", asyncio.run(run_then_close()))
             except UpskillError as exc:
-                self._queue.put(("error", redact(str(exc), self.secrets)))
+                final = ("error", redact(str(exc), self.secrets))
             except Exception as exc:  # report, never crash the Space; no traceback to visitors
-                self._queue.put(
-                    ("error", redact(f"evaluation failed: {type(exc).__name__}: {exc}", self.secrets))
-                )
+                final = ("error", redact(f"evaluation failed: {type(exc).__name__}: {exc}", self.secrets))
             finally:
                 _EVAL_SLOTS.release()
+                self._queue.put(final)
 
         self._thread = threading.Thread(target=work, name="upskill-space-eval", daemon=True)
         try:

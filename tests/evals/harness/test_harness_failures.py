@@ -76,8 +76,10 @@ def test_cancelling_a_call_kills_the_process_group(tmp_path):
         task = asyncio.ensure_future(
             run_process([str(tmp_path / "bin" / "claude"), "-p", "x"], cwd=tmp_path, env=env, timeout=3600)
         )
-        while not _pids(piddir):
-            await asyncio.sleep(0.02)  # the CLI and its helper are both running now
+        deadline = time.monotonic() + 60
+        while not _pids(piddir):  # until the CLI and its helper are both running
+            assert not task.done() and time.monotonic() < deadline, "the fake CLI never started"
+            await asyncio.sleep(0.02)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
