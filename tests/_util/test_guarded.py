@@ -20,7 +20,7 @@ def test_regex_timeout_raises_budget_exceeded() -> None:
     started = time.monotonic()
     with pytest.raises(guarded.BudgetExceeded, match="gave up after 0.2s"):
         guarded.search("(x+x+)+y", "x" * 5000, timeout_s=0.2)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # the budget, not the minutes unbounded work takes
 
 
 def test_schema_step_budget_stops_an_exponential_schema() -> None:
@@ -34,7 +34,7 @@ def test_schema_step_budget_stops_an_exponential_schema() -> None:
     started = time.monotonic()
     with pytest.raises(guarded.BudgetExceeded, match="passed 10000 steps"):
         guarded.schema_errors(schema, data, max_steps=10_000)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # the budget, not the minutes unbounded work takes
 
 
 def test_schema_depth_budget_stops_a_self_reference() -> None:
@@ -78,7 +78,7 @@ def test_every_schema_regex_runs_under_the_schema_clock(schema, instance) -> Non
     started = time.monotonic()
     with pytest.raises(guarded.BudgetExceeded, match="catastrophic backtracking"):
         guarded.schema_errors(schema, instance, timeout_s=0.3)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # the budget, not the minutes unbounded work takes
 
 
 def test_schema_patterns_keep_their_meaning() -> None:

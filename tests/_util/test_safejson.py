@@ -37,4 +37,4 @@ def test_unmatched_quotes_do_not_make_the_scan_quadratic() -> None:
     text = '"' + '\\"' * 200_000  # one string that never ends
     started = time.monotonic()
     safejson.nesting_depth(text)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # linear; quadratic would take hours

@@ -149,7 +149,7 @@ def test_catastrophic_regex_fails_its_row_within_the_time_limit(monkeypatch) -> 
     took = time.monotonic() - started
     assert not r.passed
     assert "gave up after 0.3s" in r.evidence and "5000 characters" in r.evidence
-    assert took < 3
+    assert took < 10  # the 0.3 s budget, not the minutes the match would take
 
 
 def test_catastrophic_regex_does_not_stall_other_coroutines(monkeypatch) -> None:

@@ -69,7 +69,7 @@ def test_429_retry_after_seconds_is_honoured(provider: str) -> None:
         out, elapsed = _call(provider, srv)
         assert srv.calls == 2
     assert out.text == "You said: ping"
-    assert 0.75 <= elapsed < 3.0  # waited what the server asked, not the (shorter) backoff
+    assert 0.75 <= elapsed < 10  # waited what the server asked, not the (shorter) backoff; 10 s: load slack
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -83,7 +83,7 @@ def test_429_retry_after_http_date_is_honoured(provider: str) -> None:
         out, elapsed = _call(provider, srv)
         assert srv.calls == 2
     assert out.text == "You said: ping"
-    assert 0.9 <= elapsed < 3.5
+    assert 0.9 <= elapsed < 10  # 10 s: slack for a loaded machine
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -136,7 +136,7 @@ def test_hang_past_timeout_fails_in_about_the_timeout(provider: str) -> None:
         assert srv.calls == 1
     assert isinstance(err, ModelCallError)
     assert "timed out" in str(err)
-    assert 0.9 <= elapsed < 2.5
+    assert 0.9 <= elapsed < 10  # the 1 s timeout, not the 30 s hang
     _assert_clean(err)
 
 
@@ -146,7 +146,7 @@ def test_hang_then_success(provider: str) -> None:
         out, elapsed = _call(provider, srv, timeout=0.5, max_retries=1)
         assert srv.calls == 2
     assert out.text == "You said: ping"
-    assert elapsed < 3.0
+    assert elapsed < 10  # the 0.5 s timeout and one retry, not the 30 s hang
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
