@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -10,21 +11,18 @@ import time
 
 from typer.testing import CliRunner
 
-from upskill_hub._util.netutil import free_port
 
-
-def _wait_until_serving(proc: subprocess.Popen, url: str, timeout_s: float = 30) -> None:
-    """Poll ``url`` until the `hub serve` process answers; fail if it exits or takes too long."""
-    import httpx2
-
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            httpx2.get(url, timeout=1)
-            return
-        except httpx2.TransportError:
-            assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
-            time.sleep(0.1)
+def _serving_url(proc: subprocess.Popen) -> tuple[str, str]:
+    """The URL a `hub serve --port 0` child printed (its socket is bound before it says so),
+    and what it printed up to there. Fails if the child exits first."""
+    assert proc.stdout is not None
+    seen = ""
+    for raw in proc.stdout:
+        seen += raw.decode()
+        found = re.search(r"export HF_ENDPOINT=(http://\S+)", seen)
+        if found:
+            return found.group(1), seen
+    raise AssertionError(f"server did not start: {seen}")
 
 def test_serve_help_says_what_it_is_for():
     from upskill_hub.cli.app import app
@@ -44,16 +42,14 @@ def test_serve_help_says_what_it_is_for():
 def test_serve_process_serves_and_never_prints_tokens(tmp_path):
     import httpx2
 
-    port = free_port()
     write, read = "hf_" + "cliWriteTokenForServeTest0001", "hf_" + "cliReadTokenForServeTest00002"
     cmd = [sys.executable, "-m", "upskill_hub.cli.app", "hub", "serve", "--root", str(tmp_path / "root")]
-    cmd += ["--port", str(port), "--token", write, "--read-token", read, "--trusted-publisher", "acme"]
+    cmd += ["--port", "0", "--token", write, "--read-token", read, "--trusted-publisher", "acme"]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"}
     )
     try:
-        url = f"http://127.0.0.1:{port}"
-        _wait_until_serving(proc, f"{url}/api/models")
+        url, head = _serving_url(proc)
         auth = {"authorization": f"Bearer {write}"}
         created = httpx2.post(f"{url}/api/repos/create", json={"name": "r", "type": "dataset"}, headers=auth)
         assert created.status_code == 200
@@ -66,7 +62,7 @@ def test_serve_process_serves_and_never_prints_tokens(tmp_path):
     finally:
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=20)
-    text = out.decode()
+    text = head + out.decode()
     assert f"export HF_ENDPOINT={url}" in text
     assert "POST /api/repos/create 200" in text and "POST /api/repos/create 403" in text
     assert write not in text and read not in text
@@ -79,13 +75,19 @@ def test_serve_warns_when_any_token_may_write(tmp_path, monkeypatch):
     from upskill_hub.cli.app import app
 
     calls = {}
-    # Do not block in uvicorn.run: this test only checks the startup lines and the options.
-    monkeypatch.setattr(uvicorn, "run", lambda asgi_app, **kw: calls.update(kw))
-    port = free_port()
-    result = CliRunner().invoke(app, ["hub", "serve", "--root", str(tmp_path / "r"), "--port", str(port)])
+    # Do not block in the server: this test only checks the startup lines and the options.
+    monkeypatch.setattr(
+        uvicorn.Server, "run",
+        lambda server, sockets=None: calls.update(server=server, ports=[s.getsockname()[1] for s in sockets]),
+    )  # fmt: skip
+    result = CliRunner().invoke(app, ["hub", "serve", "--root", str(tmp_path / "r"), "--port", "0"])
     assert result.exit_code == 0, result.output
-    assert "any bearer token may write" in " ".join(result.output.split())
-    assert calls["port"] == port and calls["access_log"] is False
+    text = " ".join(result.output.split())
+    assert "any bearer token may write" in text
+    # --port 0: the OS picks the port; the URL printed is the socket the server was handed.
+    (port,) = calls["ports"]
+    assert port > 0 and f"export HF_ENDPOINT=http://127.0.0.1:{port}" in text
+    assert calls["server"].config.access_log is False
 
 
 def test_serve_bad_root_is_one_line_error(tmp_path):
@@ -121,17 +123,15 @@ def test_serve_runs_jobs_and_stops_them_when_it_stops(tmp_path):
 
     import httpx2
 
-    port = free_port()
     root = tmp_path / "root"
     cmd = [sys.executable, "-m", "upskill_hub.cli.app", "hub", "serve", "--root", str(root)]
-    cmd += ["--port", str(port), "--jobs", "--max-jobs", "1"]
+    cmd += ["--port", "0", "--jobs", "--max-jobs", "1"]
     write = "hf_" + "jobsWriteTokenForServeTest0001"
     env = {**os.environ, "UPSKILL_HUB_WRITE_TOKENS": write, "COLUMNS": "200"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
     auth = {"authorization": f"Bearer {write}"}
     try:
-        _wait_until_serving(proc, f"{url}/api/jobs/hardware")
+        url, head = _serving_url(proc)
         deadline = time.monotonic() + 30
         spec = {"command": ["python", "-c", "import time; time.sleep(60)"], "dockerImage": "python:3.12"}
         job = httpx2.post(f"{url}/api/jobs/user", json=spec, headers=auth).json()
@@ -154,8 +154,8 @@ def test_serve_runs_jobs_and_stops_them_when_it_stops(tmp_path):
         out, _ = proc.communicate(timeout=30)
     assert time.monotonic() - started < 15
     follower.__exit__(None, None, None)
-    assert (
-        "Jobs enabled: write-token holders run commands on this machine (at most 1 at once)" in out.decode()
+    assert "Jobs enabled: write-token holders run commands on this machine (at most 1 at once)" in (
+        head + out.decode()
     )
     for job_id in (job["id"], second["id"]):
         record = json.loads((root / "jobs" / "user" / job_id / "job.json").read_text())
@@ -176,7 +176,7 @@ def test_serve_runs_no_jobs_unless_asked_and_never_without_write_tokens(tmp_path
     from upskill_hub.cli.app import app
 
     calls = {}
-    monkeypatch.setattr(uvicorn, "run", lambda asgi_app, **kw: calls.update(app=asgi_app))
+    monkeypatch.setattr(uvicorn.Server, "run", lambda server, sockets=None: calls.update(app=server.config.app))
     monkeypatch.delenv("UPSKILL_HUB_WRITE_TOKENS", raising=False)
     result = CliRunner().invoke(app, ["hub", "serve", "--root", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output

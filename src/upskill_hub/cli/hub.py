@@ -46,7 +46,7 @@ def serve(
         None, "--root", metavar="DIR", help="Folder holding the server's state (default: the user data dir)."
     ),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on (0.0.0.0 for a LAN)."),
-    port: int = typer.Option(8765, "--port", help="TCP port."),
+    port: int = typer.Option(8765, "--port", help="TCP port; 0 picks a free one (the URL printed says which)."),
     token: list[str] = typer.Option(
         [],
         "--token",
@@ -95,8 +95,8 @@ def serve(
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UpskillError(f"cannot use --root {root}: {exc.strerror}") from None
-    if not 0 < port < 65536:
-        raise UpskillError(f"--port must be between 1 and 65535, got {port}")
+    if not 0 <= port < 65536:
+        raise UpskillError(f"--port must be between 0 and 65535, got {port}")
     from upskill_hub.localhub.jobs import JobLimits
     from upskill_hub.localhub.tokens import collect
 
@@ -118,9 +118,11 @@ def serve(
         jobs_enabled=jobs,
         job_limits=JobLimits(max_running=max_jobs),
     )
-    # Try the address before saying "serving": a busy port is one line, not "serving…" then
-    # uvicorn's Errno 98. (uvicorn binds it again just after; it is free unless taken in between.)
-    _listen(host, port).close()
+    # Bind before saying "serving": a busy port is one line, not "serving…" then uvicorn's
+    # Errno 98. The same socket is then served, so nothing can take the port in between, and
+    # --port 0 prints the port the OS picked.
+    sock = _listen(host, port)
+    port = sock.getsockname()[1]
     url = f"http://{host}:{port}"
     err.print(f"[bold]Local Hub[/] serving [cyan]{root}[/] at [cyan]{url}[/]")
     err.print(f"Point clients at it: [green]export HF_ENDPOINT={url} HF_HUB_DISABLE_XET=1[/]")
@@ -137,15 +139,21 @@ def serve(
     # Our middleware logs method, path and status only; uvicorn's access log is off.
     # Followed Job logs keep connections open: after 3s of graceful shutdown they are cut, then
     # the app's lifespan stops the Jobs. Date headers come from the app (exact, see app.py).
-    uvicorn.run(
-        create_app(config),
-        host=host,
-        port=port,
-        access_log=False,
-        log_level="warning",
-        date_header=False,
-        timeout_graceful_shutdown=3,
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(config),
+            host=host,
+            port=port,
+            access_log=False,
+            log_level="warning",
+            date_header=False,
+            timeout_graceful_shutdown=3,
+        )
     )
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 def _listen(host: str, port: int):
