@@ -105,7 +105,8 @@ def test_backend_is_part_of_the_cache_key(monkeypatch) -> None:
 
 def test_batched_answers_equal_unbatched_token_for_token(monkeypatch) -> None:
     """Greedy fp32: the demo's prompts (hub-kernels, with and without the skill) answered in
-    batches are the answers the worker gives one at a time, token for token."""
+    batches are the answers the worker gives one at a time, token for token, with each
+    request's own max_tokens and stop strings; a short answer leaves its batch early."""
     from upskill_hub.evals.runner import system_prompt
     from upskill_hub.shipped import shipped_skill
     from upskill_hub.skill import require_skill
@@ -117,6 +118,8 @@ def test_batched_answers_equal_unbatched_token_for_token(monkeypatch) -> None:
          "temperature": 0.0, "max_tokens": 64, "top_p": None, "seed": None, "stop": []}
         for case in skill.meta.cases[:4] for condition in ("baseline", "with_skill")
     ]  # fmt: skip
+    requests[2]["max_tokens"] = requests[5]["max_tokens"] = 6  # end early, in either batch
+    requests[3]["stop"] = requests[4]["stop"] = [".", "\n"]  # end at their first sentence or line
     path = local.default_gguf_path()
     monkeypatch.setenv("UPSKILL_LOCAL_PRECISION", "fp32")  # the exact claim is fp32's; bf16's agreement is measured
     answers, batches = {}, {}
@@ -132,3 +135,9 @@ def test_batched_answers_equal_unbatched_token_for_token(monkeypatch) -> None:
     key = ("text", "input_tokens", "output_tokens", "finish_reason")
     assert [[a[k] for k in key] for a in answers[16]] == [[a[k] for k in key] for a in answers[1]]
     assert any(a["output_tokens"] == 64 for a in answers[16]) and len({a["text"] for a in answers[16]}) > 1
+    assert answers[16][2]["output_tokens"] == answers[16][5]["output_tokens"] == 6
+    stopped = [answers[16][i] for i in (3, 4)]
+    assert all(a["finish_reason"] == "stop" and "." not in a["text"] and "\n" not in a["text"] for a in stopped)
+    # The 6-token answers left their batches when they ended, before the batch's longest one.
+    for short, batch in ((2, (0, 2, 4, 6)), (5, (1, 3, 5, 7))):
+        assert answers[16][short]["seconds"] < max(answers[16][i]["seconds"] for i in batch)

@@ -165,6 +165,25 @@ def test_calls_queued_together_are_one_batch_answered_in_order(scripted_gguf: Pa
     assert worker.batches == [1, 8]
 
 
+def test_an_answer_leaves_its_batch_as_soon_as_it_is_ready(scripted_gguf: Path, tmp_path: Path, monkeypatch):
+    """A quick request and a slow one in one batch: the quick one's caller has its answer
+    while the slow one is still being made (it waits for a file only the test creates)."""
+    monkeypatch.setenv("SCRIPTED_RELEASE", str(tmp_path / "release"))
+    monkeypatch.setenv("UPSKILL_LOCAL_BATCH", "8")
+    worker = local.shared_worker(scripted_gguf)
+
+    def request(text: str) -> dict:
+        return {"system": "", "messages": [{"role": "user", "content": text}], "temperature": 0.0,
+                "max_tokens": 8, "top_p": None, "seed": None, "stop": []}  # fmt: skip
+
+    quick, slow = worker.submit_many([request("quick"), request("WAIT, I am the slow one")])
+    assert quick.result(60)["text"] == "hi"
+    assert not slow.done()  # still in the worker, which cannot finish it before the file exists
+    (tmp_path / "release").touch()
+    assert slow.result(60)["text"] == "hi"
+    assert worker.batches == [2]
+
+
 def test_a_crash_mid_batch_fails_every_call_of_the_batch_then_restarts(scripted_gguf: Path, tmp_path: Path, monkeypatch):
     from upskill_hub.models.local_worker import WorkerCrashed
 

@@ -25,6 +25,7 @@ import importlib.util
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -40,6 +41,10 @@ BACKEND_REQUIREMENTS = {
 }
 _BACKEND_MODULES = {"transformers": ("transformers", "gguf", "torch"), "llama.cpp": ("llama_cpp",)}
 _BACKEND_DISTS = {"transformers": "transformers", "llama.cpp": "llama-cpp-python"}
+
+
+#: ``on_answer(index, answer)``: a backend that batches calls it as each answer is ready.
+AnswerCallback = Callable[[int, "dict[str, Any] | BackendError"], None]
 
 
 class BackendError(Exception):
@@ -313,39 +318,46 @@ class TransformersBackend:
         return {"text": text, "input_tokens": n_in, "output_tokens": len(new), "finish_reason": finish}
 
 
-    def generate_batch(self, requests: list[dict[str, Any]]) -> list[dict[str, Any] | BackendError]:
-        """Answer ``requests``, the greedy ones without stop strings as one batched generation.
+    def generate_batch(
+        self, requests: list[dict[str, Any]], on_answer: AnswerCallback | None = None
+    ) -> list[dict[str, Any] | BackendError]:
+        """Answer ``requests``, the greedy ones as one batched generation.
 
         A 135M model at batch 1 is bound by memory bandwidth, so decoding 8 sequences costs
         little more than decoding one. Greedy decoding is deterministic per sequence, so with
         left padding and attention masks each answer is the one :meth:`generate` gives alone
-        (checked token for token in the tests). Sampled requests (each with its own seed)
-        and requests with stop strings are answered one by one, as before. The result list
-        is in request order; a request the backend refuses is a :class:`BackendError` in its
-        place, never a failure of the others.
+        (checked token for token in the tests), whatever its ``max_tokens`` and stop strings.
+        Sampled requests (each with its own seed) are answered one by one, as before.
+
+        ``on_answer(index, answer)`` is called the moment an answer is ready: a request that
+        ends early leaves the batch then (its caller gets it; the batch stops computing it).
+        The result list is in request order; a request the backend refuses is a
+        :class:`BackendError` in its place, never a failure of the others.
         """
         out: list[dict[str, Any] | BackendError | None] = [None] * len(requests)
-        batchable = []
-        for i, r in enumerate(requests):
-            if float(r.get("temperature") or 0.0) <= 0 and not any(r.get("stop") or []):
-                batchable.append(i)
-                continue
-            try:
-                out[i] = self.generate(r)
-            except BackendError as exc:
-                out[i] = exc
+
+        def settle(i: int, answer: dict[str, Any] | BackendError) -> None:
+            out[i] = answer
+            if on_answer is not None:
+                on_answer(i, answer)
+
         prepared = []
-        for i in batchable:
+        for i, r in enumerate(requests):
             try:
-                prepared.append((i, *self._encode(requests[i])))
+                if float(r.get("temperature") or 0.0) > 0:
+                    settle(i, self.generate(r))
+                else:
+                    prepared.append((i, *self._encode(r), [s for s in r.get("stop") or [] if s]))
             except BackendError as exc:
-                out[i] = exc
+                settle(i, exc)
         if len(prepared) == 1:
             i = prepared[0][0]
-            out[i] = self.generate(requests[i])
+            try:
+                settle(i, self.generate(requests[i]))
+            except BackendError as exc:
+                settle(i, exc)
         elif prepared:
-            for i, answer in zip([p[0] for p in prepared], self._greedy_batch(prepared), strict=True):
-                out[i] = answer
+            self._greedy_batch(prepared, settle)
         return [o if o is not None else BackendError("no answer") for o in out]
 
     def _encode(self, request: dict[str, Any]) -> tuple[list[int], int]:
@@ -374,14 +386,20 @@ class TransformersBackend:
             self._prefixes.popitem(last=False)
         return cache
 
-    def _greedy_batch(self, prepared: list[tuple[int, list[int], int]]) -> list[dict[str, Any]]:
-        """One batched greedy generation; a prompt start shared by every row is computed once.
+    def _greedy_batch(
+        self, prepared: list[tuple[int, list[int], int, list[str]]], settle: Callable[[int, dict[str, Any]], None]
+    ) -> None:
+        """Greedy decoding of several prompts at once; each row leaves as soon as it ends.
 
         Rows are ``[shared prefix][left padding][rest of the prompt]``: the attention mask
-        hides the padding and generate derives each row's positions from the mask, so every
-        row sees exactly the positions and tokens it would see alone. The shared prefix (the
-        system prompt with the skill text, or the skill catalog) comes from
-        :meth:`_prefix_cache` instead of being computed again for every request.
+        hides the padding and each row's positions count only its own tokens, so every row
+        sees exactly the positions and tokens it would see alone (what ``generate`` does with
+        a padded batch). The shared prefix (the system prompt with the skill text, or the
+        skill catalog) comes from :meth:`_prefix_cache` instead of being computed again for
+        every request. A row ends at the end-of-text token, at its own ``max_tokens`` or when
+        its text holds one of its stop strings; it is then answered (``settle``) and dropped
+        from the batch and its key/value cache, so a short answer neither waits for the
+        longest one nor costs anything after it ended.
         """
         import copy
 
@@ -389,7 +407,8 @@ class TransformersBackend:
 
         tok, model = self._tok, self._model
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-        rows = [ids for _, ids, _ in prepared]
+        eos = tok.eos_token_id
+        rows = [ids for _, ids, _, _ in prepared]
         shared = 0
         shortest = min(len(r) for r in rows)
         while shared < shortest - 1 and len({r[shared] for r in rows}) == 1:
@@ -398,29 +417,65 @@ class TransformersBackend:
             shared = 0
         prefix, rests = rows[0][:shared], [r[shared:] for r in rows]
         width = max(len(r) for r in rests)
-        input_ids = torch.tensor([prefix + [pad] * (width - len(r)) + r for r in rests], device=self._device)
-        mask = torch.tensor([[1] * shared + [0] * (width - len(r)) + [1] * len(r) for r in rests], device=self._device)
-        kwargs: dict[str, Any] = {}
+        dev = self._device
+        mask = torch.tensor([[1] * shared + [0] * (width - len(r)) + [1] * len(r) for r in rests], device=dev)
+        step_ids = torch.tensor([[pad] * (width - len(r)) + r for r in rests], device=dev)
+        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)  # as generate numbers a padded batch
+        step_positions = positions[:, shared:]
+        cache_kwarg = _cache_kwarg(model)
         if shared:
             cache = copy.deepcopy(self._prefix_cache(prefix))
             cache.batch_repeat_interleave(len(rows))
-            kwargs[_cache_kwarg(model)] = cache
-        max_new = max(n for _, _, n in prepared)
+        else:
+            from transformers import DynamicCache
+
+            cache = DynamicCache()
+        live = list(range(len(prepared)))  # rows still decoding, in batch order
+        new: list[list[int]] = [[] for _ in prepared]
+        started = time.perf_counter()
         with torch.inference_mode():
-            out = model.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=max_new, do_sample=False,
-                                 temperature=None, top_p=None, top_k=None, pad_token_id=pad, **kwargs)  # fmt: skip
-        eos = tok.eos_token_id
-        start = shared + width
-        answers = []
-        for row, (_, ids, limit) in enumerate(prepared):
-            new = out[row, start:].tolist()[:limit]
-            if eos is not None and eos in new:  # a finished row is padded until the longest ends
-                new = new[: new.index(eos) + 1]
-            ended = bool(new) and new[-1] == eos
-            finish = "stop" if ended or len(new) < limit else "length"
-            answers.append({"text": tok.decode(new, skip_special_tokens=True), "input_tokens": len(ids),
-                            "output_tokens": len(new), "finish_reason": finish})  # fmt: skip
-        return answers
+            while live:
+                logits = model(input_ids=step_ids, attention_mask=mask, position_ids=step_positions,
+                               use_cache=True, logits_to_keep=1, **{cache_kwarg: cache}).logits[:, -1, :]  # fmt: skip
+                chosen = logits.argmax(-1).tolist()
+                keep = []
+                for slot, row in enumerate(live):
+                    i, ids, limit, stops = prepared[row]
+                    new[row].append(chosen[slot])
+                    answer = _row_answer(tok, ids, new[row], limit, stops, eos)
+                    if answer is None:
+                        keep.append(slot)
+                    else:
+                        settle(i, {**answer, "seconds": time.perf_counter() - started})
+                if len(keep) < len(live):
+                    if not keep:
+                        break
+                    index = torch.tensor(keep, device=dev)
+                    cache.batch_select_indices(index)
+                    mask, step_positions = mask[index], step_positions[index]
+                    live = [live[slot] for slot in keep]
+                step_ids = torch.tensor([[new[row][-1]] for row in live], device=dev)
+                step_positions = step_positions[:, -1:] + 1
+                mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=-1)
+
+
+def _row_answer(
+    tok: Any, ids: list[int], new: list[int], limit: int, stops: list[str], eos: int | None
+) -> dict[str, Any] | None:
+    """The answer of a row that has just ended, or None while it goes on.
+
+    Ends as :meth:`TransformersBackend.generate` ends: at end of text, at ``limit`` tokens, or
+    once the text holds a stop string (cut before it; the tokens up to there are counted).
+    """
+    ended = eos is not None and new[-1] == eos
+    text = tok.decode(new, skip_special_tokens=True)
+    cut = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
+    if not (ended or cut >= 0 or len(new) >= limit):
+        return None
+    if cut >= 0:
+        text = text[:cut]
+    finish = "stop" if ended or cut >= 0 else "length"
+    return {"text": text, "input_tokens": len(ids), "output_tokens": len(new), "finish_reason": finish}
 
 
 class LlamaCppBackend:

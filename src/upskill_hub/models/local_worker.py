@@ -10,9 +10,10 @@ waiting with the same system prompt as the oldest request (up to the batch size,
 first, so that the shared prompt start is computed once and padding stays small) to the
 worker as one ``generate_batch``; a backend that batches (transformers) answers them in
 one batched generation, any other answers them one by one. A model at batch size 1 is bound
-by memory bandwidth, so a batch of 8 costs little more than one answer.
+by memory bandwidth, so a batch of 8 costs little more than one answer. Each answer comes
+back the moment it is ready, so a short answer never waits for the batch's longest.
 
-If the worker dies or stops answering, every call of the batch in flight fails with a
+If the worker dies or stops answering, every call of the batch still in flight fails with a
 one-line :class:`WorkerCrashed` that names the backend and the signal; the next batch starts
 a new worker, once. A worker that dies a second time is not restarted: every later call
 fails at once with the same reason, the run ends with error rows, and ``eval --resume``
@@ -21,8 +22,10 @@ finishes it.
 Protocol (stdin → worker, worker → a private copy of its stdout; the worker points its own
 fd 1 at stderr so that anything a native library prints cannot corrupt the answers):
 ``{"op": "generate", ...request}`` → ``{"ok": {...}}`` or ``{"error": "..."}``;
-``{"op": "generate_batch", "requests": [...]}`` → ``{"ok": [{"ok": {...}} | {"error": "..."}, ...]}``
-in request order; at start the worker sends ``{"ready": {...facts}}`` or ``{"load_error": "..."}``.
+``{"op": "generate_batch", "requests": [...]}`` → one ``{"part": [index, {"ok": {...}} | {"error": "..."}]}``
+per request, the moment its answer is ready (a short answer leaves the batch then), and last
+``{"ok": [...the same answers, in request order]}``; at start the worker sends
+``{"ready": {...facts}}`` or ``{"load_error": "..."}``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -276,20 +280,32 @@ class LocalWorker:
                 self._serve(batch)
 
     def _serve(self, batch: list[tuple[dict[str, Any], Future[dict[str, Any]]]]) -> None:
-        """One batch to the worker; every future of it gets its answer or the batch's failure."""
-        try:
-            answers = self._exchange([r for r, _ in batch])
-        except Exception as exc:  # noqa: BLE001 - a crash or refusal fails the whole batch
-            for _, fut in batch:
-                fut.set_exception(exc)
-            return
-        for (_, fut), answer in zip(batch, answers, strict=True):
+        """One batch to the worker. Each future gets its answer as soon as the worker has it;
+        the ones still waiting when the worker fails get the failure."""
+        futures = [fut for _, fut in batch]
+
+        def settle(index: int, answer: dict[str, Any]) -> None:
+            fut = futures[index]
+            if fut.done():
+                return
             if "error" in answer:
                 fut.set_exception(BackendError(answer["error"]))
             else:
                 fut.set_result(answer["ok"])
 
-    def _exchange(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        try:
+            answers = self._exchange([r for r, _ in batch], settle)
+        except Exception as exc:  # noqa: BLE001 - a crash or refusal fails what is still in the batch
+            for fut in futures:
+                if not fut.done():
+                    fut.set_exception(exc)
+            return
+        for index, answer in enumerate(answers):
+            settle(index, answer)
+
+    def _exchange(
+        self, requests: list[dict[str, Any]], on_part: Callable[[int, dict[str, Any]], None]
+    ) -> list[dict[str, Any]]:
         with self._lock:
             self.ensure_started()
             self.batches.append(len(requests))
@@ -297,8 +313,14 @@ class LocalWorker:
                 self._send({"op": "generate", **requests[0]})
             else:
                 self._send({"op": "generate_batch", "requests": requests})
+            deadline = time.monotonic() + self.config.call_timeout_s * len(requests)
             try:
-                reply = self._receive(self.config.call_timeout_s * len(requests), "during the call")
+                while True:
+                    reply = self._receive(max(deadline - time.monotonic(), 0.001), "during the call")
+                    if "part" not in reply:
+                        break
+                    index, answer = reply["part"]
+                    on_part(int(index), answer)
             except WorkerCrashed as exc:
                 if self.crashes > MAX_RESTARTS:
                     self._dead_reason = f"{exc}; crashed {self.crashes} times, not restarted"
@@ -326,17 +348,34 @@ def _answer_one(backend: Any, request: dict[str, Any]) -> dict[str, Any]:
         return _failure(exc)
 
 
-def _answer_batch(backend: Any, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Answers in request order; ``seconds`` is the batch's time (what each caller waited)."""
-    if not hasattr(backend, "generate_batch"):
-        return [_answer_one(backend, r) for r in requests]
+def _answer_batch(
+    backend: Any, requests: list[dict[str, Any]], emit: Callable[[int, dict[str, Any]], None]
+) -> list[dict[str, Any]]:
+    """Answers in request order, each also ``emit``-ted the moment it is ready.
+
+    ``seconds`` is the time from the start of the batch to that answer: what its caller waited.
+    """
     t0 = time.perf_counter()
+
+    def wrap(answer: dict[str, Any] | Exception) -> dict[str, Any]:
+        if isinstance(answer, Exception):
+            return _failure(answer)
+        return {"ok": {**answer, "seconds": answer.get("seconds", time.perf_counter() - t0)}}
+
+    if not hasattr(backend, "generate_batch"):
+        answers = []
+        for index, request in enumerate(requests):
+            answer = _answer_one(backend, request)
+            if "ok" in answer:
+                answer["ok"]["seconds"] = time.perf_counter() - t0
+            emit(index, answer)
+            answers.append(answer)
+        return answers
     try:
-        answers = backend.generate_batch(requests)
-    except Exception as exc:  # noqa: BLE001 - the batch failed as a whole: every request says why
+        answers = backend.generate_batch(requests, on_answer=lambda index, answer: emit(index, wrap(answer)))
+    except Exception as exc:  # noqa: BLE001 - the batch failed: every request not yet answered says why
         return [_failure(exc)] * len(requests)
-    seconds = time.perf_counter() - t0
-    return [_failure(a) if isinstance(a, Exception) else {"ok": {**a, "seconds": seconds}} for a in answers]
+    return [wrap(a) for a in answers]
 
 
 def _serve() -> int:
@@ -364,7 +403,8 @@ def _serve() -> int:
             reply({"error": "model not loaded"})
             continue
         if msg.get("op") == "generate_batch":
-            reply({"ok": _answer_batch(backend, msg.get("requests") or [])})
+            answers = _answer_batch(backend, msg.get("requests") or [], lambda i, a: reply({"part": [i, a]}))
+            reply({"ok": answers})
             continue
         reply(_answer_one(backend, msg))
     return 0

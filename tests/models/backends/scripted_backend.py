@@ -14,6 +14,10 @@ the same process, pipes and restart logic as the real model, minus the 15 s load
   ``LOADME:<name>`` and no tool result yet gets ``CALL load_skill {"name": "<name>"}``.
 * Otherwise the answer is ``BANANA {}`` when the system prompt (or a tool result) holds the
   skill, else ``hi``.
+
+It batches like the transformers backend does (``generate_batch`` with ``on_answer``): a
+batch holding a ``CRASH`` prompt dies before any of its answers is out, as one batched
+native generation would; otherwise each answer is handed over as soon as it is made.
 """
 
 from __future__ import annotations
@@ -31,6 +35,27 @@ class ScriptedBackend:
     def load(self, options: Any) -> dict[str, Any]:
         return {"backend": "scripted", "device": "cpu", "threads": options.threads, "pid": os.getpid()}
 
+    def generate_batch(self, requests: list[dict[str, Any]], on_answer: Any = None) -> list[dict[str, Any]]:
+        if any(self._crashes(r) for r in requests):
+            os.kill(os.getpid(), signal.SIGSEGV)
+        answers = []
+        for index, request in enumerate(requests):
+            answers.append(self.generate(request))
+            if on_answer is not None:
+                on_answer(index, answers[-1])
+        return answers
+
+    @staticmethod
+    def _crashes(request: dict[str, Any]) -> bool:
+        """Whether this request kills the worker (spending the marker when it is a one-off)."""
+        marker = os.environ.get("SCRIPTED_CRASH_MARKER")
+        crash = "CRASH" in request["messages"][-1]["content"] or os.environ.get("SCRIPTED_CRASH_ALWAYS")
+        if crash and marker and Path(marker).exists():
+            if os.environ.get("SCRIPTED_CRASH_ONCE"):
+                Path(marker).unlink()
+            return True
+        return False
+
     def generate(self, request: dict[str, Any]) -> dict[str, Any]:
         user = request["messages"][-1]["content"]
         if "WAIT" in user:
@@ -38,11 +63,7 @@ class ScriptedBackend:
             deadline = time.monotonic() + 60
             while not release.exists() and time.monotonic() < deadline:
                 time.sleep(0.01)
-        marker = os.environ.get("SCRIPTED_CRASH_MARKER")
-        crash = "CRASH" in user or os.environ.get("SCRIPTED_CRASH_ALWAYS")
-        if crash and marker and Path(marker).exists():
-            if os.environ.get("SCRIPTED_CRASH_ONCE"):
-                Path(marker).unlink()
+        if self._crashes(request):
             os.kill(os.getpid(), signal.SIGSEGV)
         system = request.get("system") or ""
         results = [m["content"] for m in request["messages"] if m["content"].startswith("RESULT of ")]
