@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import sys
 import tempfile
 import uuid
@@ -49,13 +48,12 @@ _STATE: dict[str, Any] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from upskill_hub.localhub.testing import TEST_WRITE_TOKEN
+    from upskill_hub.localhub.testing import TEST_WRITE_TOKEN, bound_socket
 
     tmp = tempfile.mkdtemp(prefix="upskill-hub-tests-")
     # Bound now, served later: the port is published in HF_ENDPOINT at once, and no other
     # program (an outgoing connection's ephemeral port included) can take it in between.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
+    sock = bound_socket("127.0.0.1")
     port = sock.getsockname()[1]
     _STATE.update(tmp=tmp, port=port, sock=sock)
     os.environ.update(

@@ -75,6 +75,23 @@ class ServerHandle:
         return self.jobs.pid(job_id)
 
 
+def bound_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (0: a free port), not listening yet, for ``running_server(sock=)``.
+
+    ``SO_REUSEADDR`` as uvicorn would set it: on Linux a later server can bind the same port
+    only if this socket (whose closed connections linger in TIME_WAIT) had it too. It never
+    lets two servers listen on one port.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 @contextlib.contextmanager
 def running_server(
     root: Path | str,
@@ -126,8 +143,7 @@ def running_server(
     )
     app = create_app(config)
     if sock is None and port is None:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind((host, 0))
+        sock = bound_socket(host)
     if sock is not None:
         host, port = sock.getsockname()[:2]
     assert port is not None
