@@ -468,6 +468,8 @@ def _row_answer(
     once the text holds a stop string (cut before it; the tokens up to there are counted).
     """
     ended = eos is not None and new[-1] == eos
+    if not (ended or stops or len(new) >= limit):
+        return None  # no stop strings to look for: no need to decode the text at every step
     text = tok.decode(new, skip_special_tokens=True)
     cut = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
     if not (ended or cut >= 0 or len(new) >= limit):
