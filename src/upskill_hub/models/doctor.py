@@ -8,7 +8,6 @@ try next. The worker isolates it: a crash here is a finding, not a dead ``doctor
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -58,25 +57,10 @@ def _advice(backend: str) -> str:
     )
 
 
-def precision_choice(features: list[str], setting: str = "fp32") -> tuple[str, str]:
-    """The weights' precision (``setting``, as :func:`~upskill_hub.models.local.local_precision`
-    resolved it) and why, in words for ``doctor``."""
-    native = [f for f in ("avx512_bf16", "amx_bf16") if f in features]
-    env = os.environ.get("UPSKILL_LOCAL_PRECISION", "").strip().lower() or "auto"
-    if setting == "bf16":
-        if env == "auto":
-            return "bf16", f"this CPU has native bf16 ({', '.join(native)}): about 1.8x the fp32 speed at batch 16"
-        why = f"this CPU has {', '.join(native)}" if native else "no native bf16 here: likely slower than fp32"
-        return "bf16", f"UPSKILL_LOCAL_PRECISION=bf16; {why}"
-    if env == "fp32":
-        return "fp32", "UPSKILL_LOCAL_PRECISION=fp32"
-    return "fp32", "no native bf16 on this CPU (AVX512_BF16 / AMX absent)"
-
-
 def check_local_model(spec: str = "local", *, tokens: int = 48) -> DoctorReport:
     """Load the local model and run the checks; never raises for a model that fails to run."""
     from upskill_hub.models.base import GenerationParams, Message, ModelCallError
-    from upskill_hub.models.local import LocalModelClient, local_threads
+    from upskill_hub.models.local import LocalModelClient, local_precision_choice, local_threads
 
     parsed = parse_model_spec(spec)
     if parsed.provider != "local":
@@ -103,7 +87,7 @@ def check_local_model(spec: str = "local", *, tokens: int = 48) -> DoctorReport:
     report.threads = int(worker.facts.get("threads", report.threads))
     report.batch = worker.config.batch
     report.loaded_from = str(worker.facts.get("loaded_from") or "")
-    report.precision, report.precision_why = precision_choice(report.cpu_features, client.precision)
+    report.precision, report.precision_why = local_precision_choice()
 
     def ask(label: str, system: str, text: str, max_tokens: int) -> Any:
         try:

@@ -287,12 +287,10 @@ class TransformersBackend:
         import torch
 
         tok, model = self._tok, self._model
-        prompt = tok.apply_chat_template(_chat(request), tokenize=False, add_generation_prompt=True)
-        enc = tok(prompt, return_tensors="pt", add_special_tokens=False).to(self._device)
-        n_in = int(enc["input_ids"].shape[1])
-        if n_in >= self._n_ctx:
-            raise BackendError(f"prompt of {n_in} tokens does not fit the context window of {self._n_ctx}")
-        max_new = max(1, min(int(request["max_tokens"]), self._n_ctx - n_in))
+        ids, max_new = self._encode(request)
+        n_in = len(ids)
+        enc = {"input_ids": torch.tensor([ids], device=self._device),
+               "attention_mask": torch.ones((1, n_in), dtype=torch.long, device=self._device)}  # fmt: skip
         temperature = float(request.get("temperature") or 0.0)
         kwargs: dict[str, Any] = {"max_new_tokens": max_new, "pad_token_id": tok.eos_token_id}
         if temperature > 0:
@@ -301,7 +299,7 @@ class TransformersBackend:
                 kwargs["top_p"] = float(request["top_p"])
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        stop = [s for s in request.get("stop") or [] if s]
+        stop = _stop_strings(request)
         if stop:
             kwargs.update(stop_strings=stop, tokenizer=tok)
         torch.manual_seed(DEFAULT_SEED if request.get("seed") is None else int(request["seed"]))
@@ -316,7 +314,6 @@ class TransformersBackend:
             text = text[:cut]
         finish = "stop" if ended or cut >= 0 or len(new) < max_new else "length"
         return {"text": text, "input_tokens": n_in, "output_tokens": len(new), "finish_reason": finish}
-
 
     def generate_batch(
         self, requests: list[dict[str, Any]], on_answer: AnswerCallback | None = None
@@ -347,16 +344,10 @@ class TransformersBackend:
                 if float(r.get("temperature") or 0.0) > 0:
                     settle(i, self.generate(r))
                 else:
-                    prepared.append((i, *self._encode(r), [s for s in r.get("stop") or [] if s]))
+                    prepared.append((i, *self._encode(r), _stop_strings(r)))
             except BackendError as exc:
                 settle(i, exc)
-        if len(prepared) == 1:
-            i = prepared[0][0]
-            try:
-                settle(i, self.generate(requests[i]))
-            except BackendError as exc:
-                settle(i, exc)
-        elif prepared:
+        if prepared:
             self._greedy_batch(prepared, settle)
         return [o if o is not None else BackendError("no answer") for o in out]
 
@@ -457,6 +448,11 @@ class TransformersBackend:
                 step_ids = torch.tensor([[new[row][-1]] for row in live], device=dev)
                 step_positions = step_positions[:, -1:] + 1
                 mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=-1)
+
+
+def _stop_strings(request: dict[str, Any]) -> list[str]:
+    """The request's non-empty stop strings."""
+    return [s for s in request.get("stop") or [] if s]
 
 
 def _row_answer(
