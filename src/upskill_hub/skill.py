@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from upskill_hub._util import fsutil, limits, safeyaml
+from upskill_hub._util.printable import text_problem
 from upskill_hub._util.problems import Problem
 from upskill_hub.cases import CasesError, SkillMeta, load_meta_text
 
@@ -74,8 +75,13 @@ KNOWN_EXTENSION_KEYS = (
 #: Names never part of a skill's content (editor/OS litter, caches, and the markers that
 #: upskill-hub and ``hf skills`` leave in managed installs).
 IGNORED_NAMES = {
-    ".DS_Store", "__pycache__", ".git", ".ipynb_checkpoints", "Thumbs.db",
-    ".upskill-hub-install.json", ".hf-skill-manifest.json",
+    ".DS_Store",
+    "__pycache__",
+    ".git",
+    ".ipynb_checkpoints",
+    "Thumbs.db",
+    ".upskill-hub-install.json",
+    ".hf-skill-manifest.json",
 }
 
 #: Permission bits written when the source gives none (a Hub download, a generated skill).
@@ -192,7 +198,10 @@ def raw_scalars(node: yaml.Node | None) -> dict[str, Any]:
         elif key_node.value == "metadata" and isinstance(value_node, yaml.MappingNode):
             # In document order, like the constructed dict; None where not a scalar.
             out["metadata"] = [
-                (k.value if isinstance(k, yaml.ScalarNode) else None, v.value if isinstance(v, yaml.ScalarNode) else None)
+                (
+                    k.value if isinstance(k, yaml.ScalarNode) else None,
+                    v.value if isinstance(v, yaml.ScalarNode) else None,
+                )
                 for k, v in value_node.value
             ]
     return out
@@ -374,7 +383,9 @@ class Skill:
         meta = meta or SkillMeta()
         if meta.cases or meta.triggers or META_FILE in all_files:
             all_files[META_FILE] = meta.to_json().encode("utf-8")
-        return cls(name=name, description=description, body=parsed_body, frontmatter=fm, files=all_files, meta=meta)
+        return cls(
+            name=name, description=description, body=parsed_body, frontmatter=fm, files=all_files, meta=meta
+        )
 
     def file_mode(self, rel: str) -> int:
         """Mode to write ``rel`` with: the source's, else executable when it starts with ``#!``.
@@ -461,7 +472,7 @@ def _list_advice(key: str, value: list[Any]) -> str:
     joined = ", ".join(str(x) for x in value)
     return (
         f"YAML reads this as the list {value!r}; the spec wants a string here: "
-        f"write {key}: \"{joined}\" (kept as a list when read leniently)"
+        f'write {key}: "{joined}" (kept as a list when read leniently)'
     )
 
 
@@ -470,7 +481,7 @@ def _quote_hint(key: str, value: Any, text: str | None) -> str:
     if text is None or not isinstance(value, _COERCIBLE):
         return ""
     kind = {bool: "a boolean", int: "a number", float: "a number"}.get(type(value), "a date")
-    return f"YAML reads {text} as {kind}; quote it: {key}: \"{text}\""
+    return f'YAML reads {text} as {kind}; quote it: {key}: "{text}"'
 
 
 def coerce_scalars(fm: dict[str, Any], raw: dict[str, Any], where: str) -> list[Problem]:
@@ -484,7 +495,11 @@ def coerce_scalars(fm: dict[str, Any], raw: dict[str, Any], where: str) -> list[
         value, text = fm.get(key), raw.get(key)
         if isinstance(value, _COERCIBLE) and isinstance(text, str):
             fm[key] = text
-            probs.append(Problem(where, key, f"read as the string {text!r}: {_quote_hint(key, value, text)}", "warning"))
+            probs.append(
+                Problem(
+                    where, key, f"read as the string {text!r}: {_quote_hint(key, value, text)}", "warning"
+                )
+            )
     md, raw_md = fm.get("metadata"), raw.get("metadata")
     if isinstance(md, dict) and isinstance(raw_md, list) and len(raw_md) == len(md):
         fixed: dict[Any, Any] = {}
@@ -494,7 +509,9 @@ def coerce_scalars(fm: dict[str, Any], raw: dict[str, Any], where: str) -> list[
                 k = k_text
             if isinstance(v, _COERCIBLE) and v_text is not None:
                 hint = _quote_hint(str(k), v, v_text)
-                probs.append(Problem(where, f"metadata.{k}", f"read as the string {v_text!r}: {hint}", "warning"))
+                probs.append(
+                    Problem(where, f"metadata.{k}", f"read as the string {v_text!r}: {hint}", "warning")
+                )
                 v = v_text
             fixed[k] = v
         fm["metadata"] = fixed
@@ -535,9 +552,19 @@ def _check_frontmatter(
         err("description", "must not be empty")
     elif len(desc) > DESCRIPTION_MAX:
         err("description", f"is {len(desc)} characters; at most {DESCRIPTION_MAX} allowed")
+    # Free text is printed by `skills list/show` and pasted into prompts: no terminal controls.
+    for key in ("description", "license", "compatibility", "allowed-tools"):
+        value = fm.get(key)
+        texts = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        why = next((w for w in (text_problem(t) for t in texts if isinstance(t, str)) if w), None)
+        if why:
+            err(key, why)
 
     if "license" in fm and not (isinstance(fm["license"], str) and fm["license"].strip()):
-        err("license", not_string("license") if not isinstance(fm["license"], str) else "must be a non-empty string")
+        err(
+            "license",
+            not_string("license") if not isinstance(fm["license"], str) else "must be a non-empty string",
+        )
     if "compatibility" in fm:
         comp = fm["compatibility"]
         if not isinstance(comp, str):
@@ -553,14 +580,26 @@ def _check_frontmatter(
         else:
             raw_md = dict(p for p in raw.get("metadata", []) if p[0] is not None)
             for k, v in md.items():
-                if isinstance(k, str) and isinstance(v, list) and all(isinstance(x, (str, int, float)) for x in v):
+                if (
+                    isinstance(k, str)
+                    and isinstance(v, list)
+                    and all(isinstance(x, (str, int, float)) for x in v)
+                ):
                     # Real skills write `tags: [a, b]`; the spec wants a string. Lenient: a warning.
-                    probs.append(Problem(where, f"metadata.{k}", _list_advice(k, v), "error" if strict else "warning"))
+                    probs.append(
+                        Problem(where, f"metadata.{k}", _list_advice(k, v), "error" if strict else "warning")
+                    )
                     continue
                 if not isinstance(k, str) or not isinstance(v, str):
                     hint = _quote_hint(str(k), v, raw_md.get(str(k)))
-                    err("metadata", f"entry {k!r}: {v!r} is not string -> string ({hint or 'quote the value'})")
+                    err(
+                        "metadata",
+                        f"entry {k!r}: {v!r} is not string -> string ({hint or 'quote the value'})",
+                    )
                     break
+                why = text_problem(k) or text_problem(v)
+                if why:
+                    err(f"metadata.{fsutil.shown_path(k)}", why)
     if "allowed-tools" in fm:
         at = fm["allowed-tools"]
         if not (
@@ -580,7 +619,9 @@ def _check_frontmatter(
         if isinstance(value, list):
             # `argument-hint: [file]` is a YAML list; most authors meant the text.
             shown = "[" + ", ".join(str(x) for x in value) + "]"
-            note += f"; YAML reads it as the list {value!r}: if you meant the text, quote it: {key}: \"{shown}\""
+            note += (
+                f'; YAML reads it as the list {value!r}: if you meant the text, quote it: {key}: "{shown}"'
+            )
         probs.append(Problem(where, str(key), note, sev))
     return probs
 
@@ -617,7 +658,12 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
     real_root = root.resolve()
     md_path = root / md_name
     shared_md = next((r for r in refused if r.rel == md_name), None)
-    if shared_md is not None and md_path.is_symlink() and md_path.is_file() and not md_path.resolve().is_relative_to(real_root):
+    if (
+        shared_md is not None
+        and md_path.is_symlink()
+        and md_path.is_file()
+        and not md_path.resolve().is_relative_to(real_root)
+    ):
         # Plugin repositories share one SKILL.md between agents through a symlink: it is
         # followed when it stays inside the repository, refused (as before) otherwise.
         target = (root / md_name).resolve()
@@ -645,7 +691,9 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        problems.append(Problem(shown, md_name, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"))
+        problems.append(
+            Problem(shown, md_name, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})")
+        )
         return LoadResult(None, problems)
     try:
         fm, body, written = parse_frontmatter(text)
@@ -657,11 +705,17 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
         problems += coerce_scalars(fm, written, shown)
     problems += _check_frontmatter(fm, root.resolve().name, shown, strict, written)
     if not body.strip():
-        problems.append(Problem(shown, "body", "SKILL.md has no instructions after the frontmatter", "warning"))
+        problems.append(
+            Problem(shown, "body", "SKILL.md has no instructions after the frontmatter", "warning")
+        )
     elif body.count("\n") + 1 > BODY_LINES_SOFT_MAX:
         problems.append(
-            Problem(shown, "body", f"over {BODY_LINES_SOFT_MAX} lines; move detail into references/", "warning")
+            Problem(
+                shown, "body", f"over {BODY_LINES_SOFT_MAX} lines; move detail into references/", "warning"
+            )
         )
+    if why := text_problem(body):
+        problems.append(Problem(shown, "body", why, "error" if strict else "warning"))
 
     meta = SkillMeta()
     if META_FILE in files:
@@ -697,7 +751,11 @@ def require_skill(path: str | Path, *, strict: bool = False) -> Skill:
     res = load_skill(path, strict=strict)
     if not res.ok:
         first = res.errors[0]
-        more = f" (and {len(res.errors) - 1} more; run 'upskill-hub skills validate')" if len(res.errors) > 1 else ""
+        more = (
+            f" (and {len(res.errors) - 1} more; run 'upskill-hub skills validate')"
+            if len(res.errors) > 1
+            else ""
+        )
         raise UpskillError(f"{first}{more}")
     assert res.skill is not None
     return res.skill

@@ -10,7 +10,9 @@ import typer
 from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
+from upskill_hub._util.printable import escape_controls
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli._output import make_console
 from upskill_hub.errors import UpskillError
@@ -68,13 +70,17 @@ def validate(
                 if pr.severity == "error":
                     err_console.print(str(pr), markup=False, highlight=False, soft_wrap=True)
                 else:
-                    err_console.print(f"warning: {pr}", markup=False, highlight=False, soft_wrap=True, style="yellow")
+                    err_console.print(
+                        f"warning: {pr}", markup=False, highlight=False, soft_wrap=True, style="yellow"
+                    )
             if res.ok:
                 assert res.skill is not None
                 tests_file = next((f for f in (META_FILE, EVALS_FILE) if f in res.skill.files), None)
                 tests = f"; {res.skill.meta.describe(tests_file)}" if tests_file else ""
                 console.print(
-                    f"[green]✓[/] {p} ({res.skill.name} {res.skill.version}{tests})", highlight=False, soft_wrap=True
+                    f"[green]✓[/] {p} ({res.skill.name} {res.skill.version}{tests})",
+                    highlight=False,
+                    soft_wrap=True,
                 )
     if not out.human:
         shown = [{k: v for k, v in r.items() if k not in ("tests", "problem_text")} for r in report]
@@ -105,7 +111,9 @@ def list_skills(
             err_console.print(f"Warning: {res.errors[0]}{more}", markup=False, highlight=False)
         if res.skill is None:
             why = str(res.errors[0]) if res.errors else "unreadable"
-            rows.append({"name": folder.name, "description": f"(invalid: {why})", "valid": False, "path": rel})
+            rows.append(
+                {"name": folder.name, "description": f"(invalid: {why})", "valid": False, "path": rel}
+            )
             continue
         s = res.skill.summary()
         s["valid"] = res.ok
@@ -130,12 +138,18 @@ def list_skills(
     table.add_column("Tokens", justify="right")
     table.add_column("Tests", justify="right")
     for r in rows:
-        desc = r.get("description", "")
+        # A description is a stranger's text: one line, controls escaped, never read as markup.
+        desc = escape_controls(" ".join(str(r.get("description", "")).split()), one_line=True)
         desc = desc if len(desc) <= 120 or not tty else desc[:117] + "..."
-        label = r.get("path", r["name"]) if nested else r["name"]
-        name = label if r.get("valid") else f"{label} [red](invalid)[/]"
+        label = Text(escape_controls(str(r.get("path", r["name"]) if nested else r["name"]), one_line=True))
+        if not r.get("valid"):
+            label.append(" (invalid)", style="red")
         table.add_row(
-            name, desc, r.get("version", "-"), str(r.get("token_estimate", "-")), str(r.get("n_cases", "-"))
+            label,
+            Text(desc),
+            r.get("version", "-"),
+            str(r.get("token_estimate", "-")),
+            str(r.get("n_cases", "-")),
         )
     console.print(table)
 
@@ -172,36 +186,38 @@ def show(
     info = Table.grid(padding=(0, 2))
     info.add_column(style="bold")
     info.add_column()
-    info.add_row("name", skill.name)
-    info.add_row("description", skill.description)
+    info.add_row("name", Text(escape_controls(skill.name, one_line=True)))
+    info.add_row("description", Text(escape_controls(skill.description)))
     info.add_row("version", skill.version)
-    info.add_row("license", skill.license or "-")
+    info.add_row("license", Text(escape_controls(skill.license or "-")))
     # The whole frontmatter: every other key as written (metadata entries one per row).
     for key, value in skill.frontmatter.items():
         if key in ("name", "description", "license"):
             continue
         if key == "metadata" and isinstance(value, dict):
             for mk, mv in value.items():
-                info.add_row(f"metadata.{mk}", _shown(mv))
+                info.add_row(Text(escape_controls(f"metadata.{mk}", one_line=True)), _shown(mv))
         else:
-            info.add_row(str(key), _shown(value))
+            info.add_row(Text(escape_controls(str(key), one_line=True)), _shown(value))
     info.add_row("tokens", f"~{skill.token_estimate}")
     tests_file = next((f for f in (META_FILE, EVALS_FILE) if f in skill.files), None)
     info.add_row("tests", skill.meta.describe(tests_file) if tests_file else "0 (no skill_meta.json)")
     up_meta = skill.meta.extra.get("metadata")
     if isinstance(up_meta, dict):  # upskill's skill_meta.json block
         for mk, mv in up_meta.items():
-            info.add_row(f"{META_FILE} metadata.{mk}", _shown(mv))
+            info.add_row(Text(escape_controls(f"{META_FILE} metadata.{mk}", one_line=True)), _shown(mv))
     for d, files in skill.resources().items():
         if files:
             info.add_row(d, ", ".join(f.split("/", 1)[1] for f in files))
-    console.print(Panel(info, title=skill.name, expand=False))
+    console.print(Panel(info, title=Text(escape_controls(skill.name, one_line=True)), expand=False))
     for p in res.problems:
-        err_console.print(f"{p.severity}: {p}", markup=False, style="yellow" if p.severity == "warning" else "red")
+        err_console.print(
+            f"{p.severity}: {p}", markup=False, style="yellow" if p.severity == "warning" else "red"
+        )
     if console.is_terminal:
-        console.print(Markdown(skill.body))
-    else:  # piped: the Markdown as written, not laid out for a screen
-        console.print(skill.body.strip("\n"), markup=False)
+        console.print(Markdown(escape_controls(skill.body)))
+    else:  # piped: the Markdown as written (terminal controls escaped), not laid out for a screen
+        console.print(escape_controls(skill.body.strip("\n")), markup=False)
     if skill.meta.cases:
         t = Table(title="Test cases")
         t.add_column("id", style="cyan")
@@ -209,13 +225,17 @@ def show(
         t.add_column("input", overflow="fold", max_width=60 if console.is_terminal else None)
         t.add_column("assertions", overflow="fold")
         for c in skill.meta.cases:
-            t.add_row(c.id, c.split, c.input, ", ".join(a.type for a in c.asserts))
+            t.add_row(
+                *(Text(escape_controls(x)) for x in (c.id, c.split, c.input)),
+                ", ".join(a.type for a in c.asserts),
+            )
         console.print(t)
 
 
-def _shown(value: object) -> str:
-    """A frontmatter value as one table cell: strings as written, anything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+def _shown(value: object) -> Text:
+    """A frontmatter value as one table cell: strings as written, anything else as JSON; controls escaped."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return Text(escape_controls(text))
 
 
 def _looks_like_repo_id(source: str) -> bool:
@@ -234,8 +254,15 @@ AgentsFlag = Annotated[bool, typer.Option("--agents", help="Shared Agent Skills 
 
 @app.command("install")
 def install(
-    source: str = typer.Argument(..., help="A local skill folder or repository (its skills found as `skills list` finds them), or a Hub dataset repo OWNER/NAME."),
-    skill_names: list[str] = typer.Option([], "--skill", help="Skill(s) to take from a Hub repo or a local repository (by name, or by path for same-named skills)."),
+    source: str = typer.Argument(
+        ...,
+        help="A local skill folder or repository (its skills found as `skills list` finds them), or a Hub dataset repo OWNER/NAME.",
+    ),
+    skill_names: list[str] = typer.Option(
+        [],
+        "--skill",
+        help="Skill(s) to take from a Hub repo or a local repository (by name, or by path for same-named skills).",
+    ),
     revision: str | None = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit)."),
     claude: ClaudeFlag = False,
     codex: CodexFlag = False,
@@ -244,7 +271,9 @@ def install(
     gemini: GeminiFlag = False,
     agents: AgentsFlag = False,
     dest: Path | None = typer.Option(None, "--dest", help="Install into this skills folder instead."),
-    global_: bool = typer.Option(False, "--global", help="Install for the user (~/...) instead of the project."),
+    global_: bool = typer.Option(
+        False, "--global", help="Install for the user (~/...) instead of the project."
+    ),
     force: bool = typer.Option(False, "--force", help="Replace an existing install."),
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
@@ -258,7 +287,14 @@ def install(
     from upskill_hub.skill import skills_in
 
     out = printer(fmt, as_json)
-    flags = {"claude": claude, "codex": codex, "opencode": opencode, "cursor": cursor, "gemini": gemini, "agents": agents}
+    flags = {
+        "claude": claude,
+        "codex": codex,
+        "opencode": opencode,
+        "cursor": cursor,
+        "gemini": gemini,
+        "agents": agents,
+    }
     dirs = target_dirs([k for k, v in flags.items() if v], dest=dest, global_=global_)
     from_hub = _looks_like_repo_id(source)
     commit = None
@@ -300,7 +336,9 @@ def update(
     gemini: GeminiFlag = False,
     agents: AgentsFlag = False,
     dest: Path | None = typer.Option(None, "--dest", help="Update the skills in this folder instead."),
-    global_: bool = typer.Option(False, "--global", help="The user's folders (~/...) instead of the project's."),
+    global_: bool = typer.Option(
+        False, "--global", help="The user's folders (~/...) instead of the project's."
+    ),
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
@@ -314,7 +352,14 @@ def update(
     from upskill_hub.managed import update_managed
 
     out = printer(fmt, as_json)
-    flags = {"claude": claude, "codex": codex, "opencode": opencode, "cursor": cursor, "gemini": gemini, "agents": agents}
+    flags = {
+        "claude": claude,
+        "codex": codex,
+        "opencode": opencode,
+        "cursor": cursor,
+        "gemini": gemini,
+        "agents": agents,
+    }
     chosen = [k for k, v in flags.items() if v]
     dirs = target_dirs(chosen if (chosen or dest) else list(AGENTS), dest=dest, global_=global_)
     infos = update_managed(dirs, names or None)
@@ -327,15 +372,25 @@ def update(
         for i in infos:
             mark = marks.get(i.status, "[red]✗[/]")
             detail = f": {i.detail}" if i.detail else ""
-            console.print(f"{mark} {i.name} {i.status.replace('_', ' ')} ({i.path}){detail}", highlight=False, soft_wrap=True)
+            console.print(
+                f"{mark} {i.name} {i.status.replace('_', ' ')} ({i.path}){detail}",
+                highlight=False,
+                soft_wrap=True,
+            )
         if not infos:
             console.print(f"No installed skills in {', '.join(map(str, dirs))}.", highlight=False)
     else:
-        out.table([r for r in rows if r["status"] == "updated"] if out.mode is OutputFormat.quiet else rows,
-                  ["name", "status", "path", "repo", "version", "detail"], id_key="path", json_data=rows)
+        out.table(
+            [r for r in rows if r["status"] == "updated"] if out.mode is OutputFormat.quiet else rows,
+            ["name", "status", "path", "repo", "version", "detail"],
+            id_key="path",
+            json_data=rows,
+        )
     unreachable = [i for i in infos if i.status == "source_unreachable"]
     if unreachable:
-        raise UpskillError(f"{len(unreachable)} managed skill(s) could not be updated (first: {unreachable[0].detail})")
+        raise UpskillError(
+            f"{len(unreachable)} managed skill(s) could not be updated (first: {unreachable[0].detail})"
+        )
 
 
 def register(root: typer.Typer) -> None:
