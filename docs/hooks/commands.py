@@ -17,6 +17,8 @@ from typing import Any
 
 SECTION = "Commands"
 MORE = "More"
+#: The generated page that carries the repository's SECURITY.md.
+SECURITY_PAGE = "security.md"
 
 
 def _app():  # the Typer app, imported lazily: MkDocs loads hooks before it needs them
@@ -171,4 +173,8 @@ def on_files(files: Any, config: Any) -> Any:
 
     for path, content in command_pages().items():
         files.append(File.generated(config, path, content=content))
+    # SECURITY.md stays at the repository's root (where GitHub looks for it); the site shows
+    # the same text as security.md, so pages can link to its limits table.
+    security = Path(config["docs_dir"]).parent / "SECURITY.md"
+    files.append(File.generated(config, SECURITY_PAGE, content=security.read_text(encoding="utf-8")))
     return files

@@ -10,7 +10,12 @@ Typer app; these tests read the generated Markdown and compare it with the optio
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,4 +122,32 @@ def test_the_readme_is_a_front_door_with_the_two_commands():
 def test_every_page_in_the_nav_exists():
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     for rel in re.findall(r"^\s*-\s*(?:[^:\n]+:\s*)?([\w/.-]+\.md)\s*$", nav, re.M):
+        if rel == HOOK.SECURITY_PAGE:  # generated from the repository's SECURITY.md
+            assert (ROOT / "SECURITY.md").is_file()
+            continue
         assert (DOCS / rel).is_file(), rel
+
+
+def _ci_docs_command() -> list[str]:
+    """The mkdocs line of ``.ci/run``, as CI runs it (the environment prefix dropped)."""
+    line = next(ln for ln in (ROOT / ".ci" / "run").read_text().splitlines() if "mkdocs build" in ln)
+    words = [w for w in shlex.split(line) if "=" not in w or w.startswith("-")]
+    words[0] = str(Path(sys.executable).parent / "mkdocs")
+    return words
+
+
+@pytest.mark.slow
+def test_the_ci_docs_build_fails_on_a_broken_link(tmp_path: Path):
+    """CI's docs check can fail: ``--quiet`` beside ``--strict`` once hid every warning."""
+    for name in ("docs", "mkdocs.yml", "SECURITY.md"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    cmd = _ci_docs_command()
+    cmd = [str(tmp_path / "site") if w.startswith("$(") else w for w in cmd]
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    ok = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    page = tmp_path / "docs" / "hostile-input.md"
+    page.write_text(page.read_text() + "\nSee [nowhere](no-such-page.md).\n")
+    broken = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert broken.returncode != 0 and "no-such-page.md" in broken.stderr, broken.stderr[-2000:]
