@@ -105,3 +105,26 @@ def test_eval_on_two_jobs_prints_the_report_and_jobs_ls_shows_the_shards(hub_ser
     assert listed["run_id"] == summary["run_id"]
     assert [(s["shard"], s["attempt"]) for s in listed["shards"]] == [(0, 1), (1, 1)]
     assert all("COMPLETED" in json.dumps(s) for s in listed["shards"])
+
+
+def test_a_refused_bundle_leaves_no_run_folder_behind(hub_server, hub_repo_id, skill, tmp_path, capsys, monkeypatch):
+    """A launch refused while bundling (a secret in the wheel) must not leave a '0/12' run in `runs`."""
+    import io
+    import zipfile
+
+    from upskill_hub.jobs import run as jobs_run
+    from upskill_hub.jobs.bundle import BundledWheel
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("upskill_hub/leak.py", 'TOKEN = "hf_' + 'abcdefghijklmnopqrstuvwxyz0123"\n')
+    wheel = BundledWheel("upskill_hub-0.1.0-py3-none-any.whl", "ab" * 32, "0.1.0")
+    monkeypatch.setattr(jobs_run, "_own_wheel", lambda say: (wheel, buf.getvalue()))
+    with running_llm_server() as srv:
+        args = ["eval", str(skill), "--runs", "2", "-o", str(tmp_path / "runs"), "--repo", hub_repo_id, "--jobs", "2",
+                "--model", f"openai-compatible:scripted-model@{srv.openai_base_url}"]  # fmt: skip
+        code, _out, err = run_cli(args, capsys, monkeypatch)
+    _one_line_error(code, err, "own wheel holds something that looks like an access token")
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+    code, out, _err = run_cli(["runs", str(tmp_path / "runs")], capsys, monkeypatch)
+    assert "0/12" not in out

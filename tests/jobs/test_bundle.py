@@ -136,3 +136,23 @@ def test_a_wheel_holding_something_secret_shaped_is_refused(tmp_path):
         bundle_files(RUN, 2, specs, skill, cases, EvalOptions(), wheel=(wheel, leaky))
     with pytest.raises(UpskillError, match="not a readable zip archive"):
         bundle_files(RUN, 2, specs, skill, cases, EvalOptions(), wheel=(wheel, b"not a zip"))
+
+
+def test_a_key_value_the_readme_shows_as_an_example_is_not_a_leak(tmp_path, monkeypatch):
+    """Issue 37: ``OPENAI_API_KEY=sk-local`` (the README's own offline example) refused every --jobs run."""
+    from upskill_hub.jobs.bundle import BundledWheel
+
+    skill = require_skill(make_skill(tmp_path / "skills"))
+    cases = parse_meta({"schema_version": 1, "cases": CASES}).cases
+    specs = [parse_model_spec("openai-compatible:m@http://127.0.0.1:9/v1")]
+    wheel = BundledWheel("upskill_hub-0.1.0-py3-none-any.whl", "ab" * 32, "0.1.0")
+    metadata = "Name: upskill-hub\n\nRun offline: `OPENAI_API_KEY=sk-local upskill-hub eval ...`\n"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    documented = _zip({"upskill_hub-0.1.0.dist-info/METADATA": metadata, "upskill_hub/x.py": "# sk-local\n"})
+    files = bundle_files(RUN, 2, specs, skill, cases, EvalOptions(), wheel=(wheel, documented))
+    assert files[f"jobs/{RUN.run_id}/{wheel.filename}"] == documented
+    # A key value that the documentation does not show is still a leak, wherever it sits in the wheel.
+    monkeypatch.setenv("OPENAI_API_KEY", "my-real-key-123")
+    leaky = _zip({"upskill_hub-0.1.0.dist-info/METADATA": metadata, "upskill_hub/x.py": "K = 'my-real-key-123'\n"})
+    with pytest.raises(UpskillError, match=r"own wheel holds something .* \(upskill_hub/x.py\)"):
+        bundle_files(RUN, 2, specs, skill, cases, EvalOptions(), wheel=(wheel, leaky))

@@ -153,7 +153,8 @@ def run_on_jobs(
         say(line)
     wheel = _own_wheel(say) if jobs.image is None else None  # before anything is written
     plan.run_id = new_run_id(plan.skill_name)
-    run_dir = rundir.create_run(options.output_dir, plan.record())
+    # The bundle is checked (secrets) and uploaded before the run folder exists: a refused or
+    # failed launch leaves no empty run behind in `runs`.
     files = bundle_files(
         plan.record(), jobs.shards, specs, skill, plan.cases, _bundle_options(options, plan), wheel=wheel
     )
@@ -167,6 +168,7 @@ def run_on_jobs(
             commit_message=f"Plan run {plan.run_id} on {jobs.shards} Hugging Face Job(s)",
             repo_type=REPO_TYPE,
         )
+    run_dir = rundir.create_run(options.output_dir, plan.record())
     say(f"run {plan.run_id}: {len(plan.calls())} calls in {jobs.shards} shard(s); plan in {jobs.repo_id}")
     launcher = make_launcher(
         api, jobs, plan, list(prepared.judges.values()), token, jobs.shards, say=say, progress=progress,
