@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cli_runner import run_cli
+
 from upskill_hub.generate import build_skill
 
 RAW = ("\x1b", "\x9b", "\u202e", "\x07")

@@ -27,13 +27,14 @@ def _skill(root: Path, name: str = "pdf", description: str = "Extract tables fro
 def cat(tmp_path: Path) -> Catalog:
     pdf = _skill(tmp_path / "skills")
     other = _skill(tmp_path / "skills", "csv", "Clean CSV files.")
-    cat = Catalog.of([require_skill(pdf), require_skill(other)])
-    # Written after loading (the loader itself refuses a symlink out): the tool checks at read time.
-    (tmp_path / "secret.txt").write_text("TOKEN=abc\n")
-    os.symlink(tmp_path / "secret.txt", pdf / "references" / "leak.md")
     (pdf / "references" / "blob.bin").write_bytes(b"ab\0cd")
     (pdf / "references" / "latin1.md").write_bytes("caf\xe9".encode("latin-1"))
     (pdf / "references" / "big.md").write_text("x" * (catalog_mod.MAX_FILE_BYTES + 1))
+    cat = Catalog.of([require_skill(pdf), require_skill(other)])
+    # Written after loading (the loader itself refuses a symlink out): the tool serves only
+    # what the loader listed, so it is not there for the model.
+    (tmp_path / "secret.txt").write_text("TOKEN=abc\n")
+    os.symlink(tmp_path / "secret.txt", pdf / "references" / "leak.md")
     return cat
 
 
@@ -73,7 +74,7 @@ def test_read_skill_file_serves_text_inside_the_skill(cat: Catalog) -> None:
         ("../csv/SKILL.md", "without '..'"),
         ("references/../../secret.txt", "without '..'"),
         ("/etc/passwd", "without '..'"),
-        ("references/leak.md", "a symlink out of the skill"),
+        ("references/leak.md", "no file 'references/leak.md'"),
         ("references/blob.bin", "binary"),
         ("references/latin1.md", "not UTF-8"),
         ("references/big.md", "byte limit"),
@@ -87,7 +88,7 @@ def test_read_skill_file_refusals_are_one_line(cat: Catalog, path: str, why: str
 
 def test_wrong_path_answers_with_the_file_list(cat: Catalog) -> None:
     text, did = _call(cat, "read_skill_file", name="pdf", path="references/nope.md")
-    assert did is None and "files: SKILL.md, references/tables.md" in text and "references/tables.md" in text
+    assert did is None and "files: SKILL.md, references/big.md" in text and "references/tables.md" in text
 
 
 def test_loop_goes_on_after_a_refusal_and_sums_usage(cat: Catalog) -> None:

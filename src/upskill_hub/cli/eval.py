@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from upskill_hub._util.limits import env_int
 from upskill_hub._util.retry import DEFAULT_TIMEOUT_S
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli._output import make_console
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import OptionError, UpskillError
 
 if TYPE_CHECKING:  # pragma: no cover
     pass
@@ -71,7 +72,9 @@ def eval_command(
     base_url: str | None = typer.Option(
         None, "--base-url", help="OpenAI-compatible endpoint (llama.cpp, vLLM, Ollama, ...)."
     ),
-    output: Path = typer.Option(Path("upskill-runs"), "--output", "-o", help="Folder that receives run folders."),
+    output: Path = typer.Option(
+        Path("upskill-runs"), "--output", "-o", help="Folder that receives run folders."
+    ),
     resume: bool = typer.Option(
         False,
         "--resume",
@@ -90,7 +93,9 @@ def eval_command(
     temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature for every call."),
     max_tokens: int = typer.Option(1024, "--max-tokens", help="Maximum output tokens per call."),
     seed: int | None = typer.Option(None, "--seed", help="Sampling seed, for providers that accept one."),
-    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", help="Seconds per attempt before a call times out."),
+    timeout: float = typer.Option(
+        DEFAULT_TIMEOUT_S, "--timeout", help="Seconds per attempt before a call times out."
+    ),
     retries: int = typer.Option(4, "--retries", help="Retries after a 429/5xx/timeout/dropped connection."),
     no_plots: bool = typer.Option(False, "--no-plots", help="Skip the PNG/HTML plots."),
     device: str | None = typer.Option(
@@ -102,9 +107,13 @@ def eval_command(
         help="Compare the lift with the latest published run of this skill (OWNER/NAME[@REV]) or a RUN_DIR.",
     ),
     fail_on_regression: bool = typer.Option(
-        False, "--fail-on-regression", help="With --compare: exit 1 when the lift is lower (paired test at --level)."
+        False,
+        "--fail-on-regression",
+        help="With --compare: exit 1 when the lift is lower (paired test at --level).",
     ),
-    level: float = typer.Option(0.95, "--level", help="Confidence level of the --compare intervals and test."),
+    level: float = typer.Option(
+        0.95, "--level", help="Confidence level of the --compare intervals and test."
+    ),
     jobs: int | None = typer.Option(
         None,
         "--jobs",
@@ -113,24 +122,40 @@ def eval_command(
         rich_help_panel="Hugging Face Jobs",
     ),
     repo: str | None = typer.Option(
-        None, "--repo", help="Dataset repo OWNER/NAME receiving the shards' rows.", rich_help_panel="Hugging Face Jobs"
+        None,
+        "--repo",
+        help="Dataset repo OWNER/NAME receiving the shards' rows.",
+        rich_help_panel="Hugging Face Jobs",
     ),
     flavor: str = typer.Option(
-        "cpu-basic", "--flavor", help="Job hardware (`hf jobs hardware` lists them).", rich_help_panel="Hugging Face Jobs"
+        "cpu-basic",
+        "--flavor",
+        help="Job hardware (`hf jobs hardware` lists them).",
+        rich_help_panel="Hugging Face Jobs",
     ),
     job_timeout: str | None = typer.Option(
-        None, "--job-timeout", help="Per Job: 2h, 30m, or seconds (default: the Hub's).", rich_help_panel="Hugging Face Jobs"
+        None,
+        "--job-timeout",
+        help="Per Job: 2h, 30m, or seconds (default: the Hub's).",
+        rich_help_panel="Hugging Face Jobs",
     ),
     attempts: int = typer.Option(
-        3, "--attempts", help="Jobs per shard in total: a failed or timed-out shard is relaunched until then.",
+        3,
+        "--attempts",
+        help="Jobs per shard in total: a failed or timed-out shard is relaunched until then.",
         rich_help_panel="Hugging Face Jobs",
     ),  # fmt: skip
     image: str | None = typer.Option(
-        None, "--image", help="Docker image with upskill-hub installed (default: uv's image, which installs this upskill-hub's wheel from the run's bundle).",
+        None,
+        "--image",
+        help="Docker image with upskill-hub installed (default: uv's image, which installs this upskill-hub's wheel from the run's bundle).",
         rich_help_panel="Hugging Face Jobs",
     ),  # fmt: skip
     namespace: str | None = typer.Option(
-        None, "--namespace", help="User or org running the Jobs (default: yours).", rich_help_panel="Hugging Face Jobs"
+        None,
+        "--namespace",
+        help="User or org running the Jobs (default: yours).",
+        rich_help_panel="Hugging Face Jobs",
     ),
     scenarios: Path | None = typer.Option(
         None,
@@ -138,38 +163,65 @@ def eval_command(
         help="upskill's scenarios file (.upskill/evals.json): run every scenario's skills on its tests.",
     ),
     agent: list[str] = typer.Option(
-        None, "--agent", "-a",
+        None,
+        "--agent",
+        "-a",
         help="Agent CLI to run each case in, repeatable: claude-code, codex, gemini, opencode (optionally :MODEL, "
         "e.g. claude-code:sonnet) or cmd:'COMMAND {prompt}'. Without --model, only the agents run.",
         rich_help_panel="Agent harnesses",
     ),  # fmt: skip
     agent_env: list[str] = typer.Option(
-        None, "--agent-env", help="Environment variable the agent CLI also gets (NAME or NAME=VALUE), repeatable; "
-        "by default it gets only its provider key.", rich_help_panel="Agent harnesses",
+        None,
+        "--agent-env",
+        help="Environment variable the agent CLI also gets (NAME or NAME=VALUE), repeatable; "
+        "by default it gets only its provider key.",
+        rich_help_panel="Agent harnesses",
     ),  # fmt: skip
     agent_timeout: float = typer.Option(
-        600.0, "--agent-timeout", help="Seconds per agent call before its process group is killed.",
+        600.0,
+        "--agent-timeout",
+        help="Seconds per agent call before its process group is killed.",
         rich_help_panel="Agent harnesses",
     ),  # fmt: skip
     keep_workspaces: bool = typer.Option(
-        False, "--keep-workspaces", help="Keep each call's workspace (its path is in the run folder's agents/).",
+        False,
+        "--keep-workspaces",
+        help="Keep each call's workspace (its path is in the run folder's agents/).",
         rich_help_panel="Agent harnesses",
     ),  # fmt: skip
     agent_real_home: bool = typer.Option(
-        False, "--agent-real-home", help="Run agents with your real HOME (subscription logins); refused while a "
-        "user-level skill of the same name exists.", rich_help_panel="Agent harnesses",
+        False,
+        "--agent-real-home",
+        help="Run agents with your real HOME (subscription logins); refused while a "
+        "user-level skill of the same name exists.",
+        rich_help_panel="Agent harnesses",
+    ),  # fmt: skip
+    allow_commands: bool = typer.Option(
+        False,
+        "--allow-commands",
+        help="Run the 'command' checks the skill's own skill_meta.json / evals.json "
+        "brings (shell commands, on this machine). Without it such a skill is refused before any call.",
+        rich_help_panel="Agent harnesses",
     ),  # fmt: skip
     mode: list[str] = typer.Option(
-        None, "--mode", help="How the skill reaches the model, repeatable: inject (the whole SKILL.md in the "
+        None,
+        "--mode",
+        help="How the skill reaches the model, repeatable: inject (the whole SKILL.md in the "
         "system prompt; default) or catalog (a skill catalog + load_skill/read_skill_file tools, as agents do).",
         rich_help_panel="Skill loading",
     ),  # fmt: skip
     distractors: str | None = typer.Option(
-        None, "--distractors", help="catalog mode: folder of other skills listed beside the skill under test, "
-        "or 'none' (default: the skills shipped with upskill-hub).", rich_help_panel="Skill loading",
+        None,
+        "--distractors",
+        help="catalog mode: folder of other skills listed beside the skill under test, "
+        "or 'none' (default: the skills shipped with upskill-hub).",
+        rich_help_panel="Skill loading",
     ),  # fmt: skip
     max_turns: int = typer.Option(
-        8, "--max-turns", help="catalog mode: model turns one answer may take.", rich_help_panel="Skill loading"
+        8,
+        "--max-turns",
+        help="catalog mode: model turns one answer may take.",
+        rich_help_panel="Skill loading",
     ),
 ) -> None:
     """Measure whether a skill helps: run each case with and without the skill and compare.
@@ -183,13 +235,16 @@ def eval_command(
 
     out = printer(fmt, as_json)
     cmp.check_options(compare, fail_on_regression, level)
+    check_run_options(runs, concurrency, agent_timeout if agent else None)
     if scenarios is None and skill is not None and not (skill / "SKILL.md").exists():
         from upskill_hub.evals.scenarios import find_scenarios_file
 
         scenarios = find_scenarios_file(skill)
     if scenarios is not None:
         if jobs is not None or compare is not None or tests is not None:
-            raise UpskillError("--scenarios runs each scenario's own tests: drop --tests, --compare and --jobs")
+            raise UpskillError(
+                "--scenarios runs each scenario's own tests: drop --tests, --compare and --jobs"
+            )
         from upskill_hub.evals.api import EvalOptions
 
         options = EvalOptions(
@@ -213,13 +268,18 @@ def eval_command(
             namespace=namespace, device=device,
         )  # fmt: skip
     elif repo is not None:
-        raise UpskillError("--repo is for runs on Hugging Face Jobs: add --jobs N (or push a local run with `push`)")
+        raise UpskillError(
+            "--repo is for runs on Hugging Face Jobs: add --jobs N (or push a local run with `push`)"
+        )
     if jobs is not None and agent:
         raise UpskillError("agent CLIs run on this machine only: --agent cannot be combined with --jobs")
     if jobs is not None and any(m != "inject" for m in mode or ()):
-        raise UpskillError("--mode catalog runs on this machine only for now: drop --jobs or use --mode inject")
+        raise UpskillError(
+            "--mode catalog runs on this machine only for now: drop --jobs or use --mode inject"
+        )
     if device is not None:
         set_local_device(device)
+    check_command_consent(skill, tests, bool(agent), allow_commands)
     progress = _progress()
     task = None
     counts = {"err": 0, "cached": 0}
@@ -238,7 +298,9 @@ def eval_command(
     def on_row(row) -> None:  # noqa: ANN001 - ResultRow
         counts["err"] += row.error is not None
         counts["cached"] += bool(row.cached)
-        info = f"{counts['cached']} cached, {counts['err']} errors" if counts["err"] or counts["cached"] else ""
+        info = (
+            f"{counts['cached']} cached, {counts['err']} errors" if counts["err"] or counts["cached"] else ""
+        )
         if task is not None:
             progress.update(task, advance=1, info=info)
 
@@ -265,15 +327,25 @@ def eval_command(
             distractors=distractors,
             max_turns=max_turns,
             harness=HarnessOptions(
-                timeout=agent_timeout, agent_env=agent_env or [], keep_workspaces=keep_workspaces,
+                timeout=agent_timeout,
+                agent_env=agent_env or [],
+                keep_workspaces=keep_workspaces,
                 real_home=agent_real_home,
+                # The user's own --tests file, or the skill's commands with their consent.
+                allow_commands=allow_commands or tests is not None,
             ),  # fmt: skip
         )
         if sharded is not None:
             from upskill_hub.cli import _eval_jobs as eval_jobs
 
             result = eval_jobs.run(
-                skill, model or ["local"], eval_options, sharded, resume=resume, console=err_console, chatty=chatty
+                skill,
+                model or ["local"],
+                eval_options,
+                sharded,
+                resume=resume,
+                console=err_console,
+                chatty=chatty,
             )
         else:
             result = run_eval(skill, model or ([] if agent else ["local"]), eval_options)
@@ -306,6 +378,51 @@ def eval_command(
         )
     if comparison is not None and fail_on_regression:
         cmp.check_regressions(comparison)
+
+
+#: Most ``--runs`` accepted: every planned call is kept in memory, so 10^9 repeats would
+#: exhaust it before the first call (``UPSKILL_MAX_RUNS`` lifts it).
+MAX_RUNS = env_int("UPSKILL_MAX_RUNS", 1000)
+
+
+def check_run_options(runs: int, concurrency: int | None, agent_timeout: float | None) -> None:
+    """Numbers that would crash, hang or mean nothing, refused in one line before anything runs."""
+    if runs < 1:
+        raise OptionError("runs", runs, f"must be at least 1, got {runs}")
+    if runs > MAX_RUNS:
+        raise OptionError(
+            "runs", runs, f"must be at most {MAX_RUNS} (raise UPSKILL_MAX_RUNS to allow more), got {runs}"
+        )
+    if concurrency is not None and concurrency < 1:
+        raise OptionError("concurrency", concurrency, f"must be at least 1, got {concurrency}")
+    if agent_timeout is not None:
+        from upskill_hub.evals.harness.spec import check_timeout
+
+        check_timeout(agent_timeout)
+
+
+def check_command_consent(skill: Path, tests: Path | None, agents: bool, allowed: bool) -> None:
+    """A skill's own ``command`` checks run shell commands here: only with ``--allow-commands``.
+
+    A pulled skill's skill_meta.json / evals.json is someone else's file; the user must say
+    yes before its shell commands run (the Space never runs them). A ``--tests`` file is the
+    user's own choice, and without ``--agent`` no command can run (the library refuses
+    workspace checks then). One line, before any call, naming the skill and the count.
+    """
+    if allowed or tests is not None or not agents:
+        return
+    from upskill_hub.skill import EVALS_FILE, META_FILE, load_skill
+
+    res = load_skill(skill)
+    if res.skill is None:
+        return  # run_eval names the problem
+    n = sum(a.type == "command" for c in res.skill.meta.cases for a in c.asserts)
+    if n:
+        source = next((f for f in (META_FILE, EVALS_FILE) if f in res.skill.files), META_FILE)
+        raise UpskillError(
+            f"skill {res.skill.name!r} brings {n} 'command' check{'s' if n != 1 else ''} in its {source} "
+            "(shell commands run on this machine); read them, then pass --allow-commands to run them"
+        )
 
 
 def _run_scenarios(path: Path, models: list[str], options, out) -> None:  # noqa: ANN001 - EvalOptions, Printer
@@ -343,11 +460,13 @@ def _run_scenarios(path: Path, models: list[str], options, out) -> None:  # noqa
         data = [{"scenario": sid, **res.summary.to_dict()} for sid, res in summaries]
         out.table(rows, ["scenario", *EVAL_HEADERS], json_data=data)
     if failed:
-        raise UpskillError(f"{failed} calls failed across the scenarios; rerun the same command with --resume")
+        raise UpskillError(
+            f"{failed} calls failed across the scenarios; rerun the same command with --resume"
+        )
 
 
 def _cases_line(skill: Path, tests: Path | None) -> str | None:
-    """"tests: 3 test cases from skill_meta.json (upskill ...)" so no format is read silently.
+    """ "tests: 3 test cases from skill_meta.json (upskill ...)" so no format is read silently.
 
     ``None`` when the file cannot be read: ``run_eval`` then reports the problem itself.
     """

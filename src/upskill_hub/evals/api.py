@@ -361,18 +361,40 @@ def shipped_skills_dir() -> Path | None:
 
 def load_distractors(distractors: str | Path | None, skill_name: str) -> list[Skill]:
     """The catalog's other skills: every skill under ``distractors`` (default: the shipped
-    ones; ``"none"``: no others), minus any named like the skill under test."""
+    ones; ``"none"``: no others), minus any named like the skill under test.
+
+    An empty value is refused rather than read as ``Path("")``, the current folder (a
+    script's unset variable must not put whatever lies there in the catalog), and so are
+    two distractors of one name: the model loads skills by name, so one of them could never
+    be loaded. Every front end (eval, triggers, tune) resolves distractors here.
+    """
     if isinstance(distractors, str) and distractors.strip().lower() == "none":
         return []
+    if isinstance(distractors, str) and not distractors.strip():
+        raise OptionError(
+            "distractors", distractors, "must name a folder of skills or 'none', not an empty value"
+        )
     root = Path(distractors) if distractors is not None else shipped_skills_dir()
     if root is None:
         return []
     if not root.exists():
         raise PathError(root, "does not exist", kind="distractors folder")
-    found = [require_skill(p) for p in find_skills(root)]
+    folders = find_skills(root)
+    found = [require_skill(p) for p in folders]
     if distractors is not None and not found:
         raise PathError(root, "holds no skill folders (pass a folder of skills, or --distractors none)",
                         kind="distractors folder")  # fmt: skip
+    seen: dict[str, Path] = {}
+    for folder, s in zip(folders, found, strict=True):
+        if s.name == skill_name:
+            continue
+        if s.name in seen:
+            first, again = (f.relative_to(root).as_posix() or "." for f in (seen[s.name], folder))
+            raise PathError(
+                root, f"two skills named {s.name!r} ({first} and {again}): a model loads skills by name, "
+                "so catalog names must be unique; remove or rename one", kind="distractors folder",
+            )  # fmt: skip
+        seen[s.name] = folder
     return [s for s in found if s.name != skill_name]
 
 

@@ -162,7 +162,10 @@ def _is_json(output: str) -> tuple[bool, str]:
         except safejson.JSONTooDeep as exc:
             return False, f"not accepted as JSON: {exc}"
         except json.JSONDecodeError as exc:
-            return False, f"not JSON ({exc.msg} at line {exc.lineno} col {exc.colno}) and no fenced JSON block"
+            return (
+                False,
+                f"not JSON ({exc.msg} at line {exc.lineno} col {exc.colno}) and no fenced JSON block",
+            )
         return False, "not JSON"  # pragma: no cover - loads succeeded above
     data, where = got
     return True, f"valid JSON {type(data).__name__} ({where})"
@@ -281,7 +284,9 @@ JudgeCall = Callable[[ModelClient, str, list[Message], GenerationParams], Awaita
 WorkspaceCheck = Callable[[Assertion], Awaitable[AssertionResult]]
 
 
-async def _direct(client: ModelClient, system: str, messages: list[Message], params: GenerationParams) -> Completion:
+async def _direct(
+    client: ModelClient, system: str, messages: list[Message], params: GenerationParams
+) -> Completion:
     return await client.complete(system, messages, params)
 
 
@@ -344,7 +349,9 @@ async def evaluate_case(
     for a in case.asserts:
         if a.type in WORKSPACE_TYPES:
             if workspace is None:
-                results.append(AssertionResult(a.type, False, "needs an agent workspace (run with --agent)", a.value))
+                results.append(
+                    AssertionResult(a.type, False, "needs an agent workspace (run with --agent)", a.value)
+                )
             else:
                 results.append(await workspace(a))
         elif a.type == "llm-rubric":

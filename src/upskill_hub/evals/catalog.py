@@ -4,25 +4,28 @@ This is how agents load skills (the Agent Skills integration guide): the system 
 carries an ``<available_skills>`` catalog, and two tools give the model the rest on demand:
 
 * ``load_skill(name)``: the SKILL.md body, without its frontmatter;
-* ``read_skill_file(name, path)``: one text file inside that skill. Skill files are written
-  by strangers and the path by the model, so the read is refused (a one-line tool error,
-  and the conversation goes on) for ``..``, absolute paths, symlinks that leave the skill,
-  binary files and files over :data:`MAX_FILE_BYTES`. A path that does not exist answers
-  with the skill's file list, so the model can correct itself.
+* ``read_skill_file(name, path)``: one text file of that skill, from the files the skill
+  loader listed (and read) and nothing else. The path is written by the model, so the read
+  is refused (a one-line tool error, and the conversation goes on) for ``..``, absolute
+  paths, binary files and files over :data:`MAX_FILE_BYTES`; a path the loader did not list
+  (``.git/config``, a symlink out, a file written since) answers "no file" with the
+  skill's file list, so the model can correct itself.
 
 :func:`run_catalog_conversation` answers tool calls until the model gives a final answer,
 at most ``max_turns`` model turns and ``token_cap`` tokens in all, and reports what it
-loaded and read; usage and latency sum over the turns.
+loaded and read; usage and latency sum over the turns. The caps never trust the server
+alone: a server that reports no usage (or implausibly little) is counted from the request
+and reply sizes, and a turn asking for too many tool calls, tool results that add up to
+too much, or a request grown too large end the answer as an error (see
+:class:`CatalogOutcome.error`) instead of sending hundreds of megabytes.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from html import escape
-from pathlib import Path
 
 from upskill_hub._util.fsutil import check_relpath
 from upskill_hub._util.limits import env_int
@@ -34,10 +37,24 @@ from upskill_hub.skill import Skill
 MAX_FILE_BYTES = env_int("UPSKILL_SKILL_FILE_MAX_BYTES", 64_000)
 #: Model turns one catalog answer may take (each tool round trip is one turn).
 DEFAULT_MAX_TURNS = 8
-#: Tokens (input + output, summed over turns) one catalog answer may spend.
+#: Tokens (input + output, summed over turns) one catalog answer may spend; each turn counts the
+#: server's figure, or the local estimate where the server reports none or implausibly few.
 DEFAULT_TOKEN_CAP = env_int("UPSKILL_CATALOG_TOKEN_CAP", 200_000)
 #: Files listed when a path is wrong (a skill with thousands of files must not flood the turn).
 MAX_LISTED_FILES = 50
+#: Tool calls one model turn may ask for (``UPSKILL_CATALOG_MAX_TOOL_CALLS``): more ends the
+#: answer as an error. A turn of 5,000 calls once made the next request 301 MB.
+MAX_TOOL_CALLS_PER_TURN = env_int("UPSKILL_CATALOG_MAX_TOOL_CALLS", 32)
+#: Bytes all tool results of one answer may add up to (``UPSKILL_CATALOG_MAX_TOOL_OUTPUT_KB``).
+MAX_TOOL_OUTPUT_BYTES = env_int("UPSKILL_CATALOG_MAX_TOOL_OUTPUT_KB", 2_000) * 1000
+#: Largest request one turn may send: system prompt, conversation and tool schemas
+#: (``UPSKILL_CATALOG_MAX_REQUEST_MB``; a 1M-token context is about 4 MB of text).
+MAX_REQUEST_BYTES = env_int("UPSKILL_CATALOG_MAX_REQUEST_MB", 8) * 1_000_000
+#: Bytes per token of the local estimate (about 4 for English prose and code).
+BYTES_PER_TOKEN = 4
+#: A server's count is believed unless it is under 1/this of the local estimate: tokenizers
+#: differ by well under 4x on text, while "0" or a constant 1 would lift every cap.
+PLAUSIBLE_FACTOR = 4
 
 CATALOG_INSTRUCTION = (
     "The skills above extend what you can do. When a request matches a skill's description, "
@@ -76,13 +93,21 @@ class ToolRefusal(Exception):
 
 @dataclass(frozen=True)
 class CatalogSkill:
-    """One catalog entry and what its tools serve."""
+    """One catalog entry and what its tools serve.
+
+    ``files`` is the skill loader's own file list (:attr:`Skill.files`: what
+    :func:`~upskill_hub.skill.scan_skill` found, with the bytes read then), and it is the
+    only thing ``read_skill_file`` serves: ``.git/``, editor litter, install markers, a
+    symlink out of the folder and anything written after loading are "not found" to the
+    model exactly as they are absent from the listing. A read from the folder on disk
+    served whatever was there, ``.git/config`` and its token included. Serving the loaded
+    bytes also keeps the answer tied to the skill version (the hash of those bytes).
+    """
 
     name: str
     description: str
     body: str
     files: dict[str, bytes] = field(default_factory=dict, repr=False)
-    root: Path | None = None  # read files from disk here (symlink checks); else from ``files``
 
     @property
     def location(self) -> str:
@@ -92,7 +117,7 @@ class CatalogSkill:
 
     @classmethod
     def from_skill(cls, skill: Skill) -> CatalogSkill:
-        return cls(skill.name, skill.description, skill.body, dict(skill.files), skill.path)
+        return cls(skill.name, skill.description, skill.body, dict(skill.files))
 
     def file_list(self) -> str:
         names = sorted(self.files)
@@ -110,7 +135,7 @@ class CatalogSkill:
             raise ToolRefusal(
                 f"refused path {path[:200]!r}: paths must be relative to the skill folder, without '..'"
             ) from None
-        data = self._read_disk(path) if self.root is not None else self.files.get(path)
+        data = self.files.get(path)
         if data is None:
             raise ToolRefusal(f"no file {path!r} in skill {self.name}; files: {self.file_list()}")
         if len(data) > MAX_FILE_BYTES:
@@ -122,35 +147,25 @@ class CatalogSkill:
         except UnicodeDecodeError:
             raise ToolRefusal(f"refused {path!r}: a binary file, not UTF-8 text") from None
 
-    def _read_disk(self, path: str) -> bytes | None:
-        assert self.root is not None
-        root = self.root.resolve()
-        full = self.root / path
-        if not os.path.lexists(full):
-            return None
-        try:
-            real = full.resolve(strict=True)
-        except (OSError, RuntimeError):
-            raise ToolRefusal(f"refused {path!r}: a broken or looping symlink") from None
-        if not real.is_relative_to(root):
-            raise ToolRefusal(f"refused {path!r}: a symlink out of the skill")
-        if not real.is_file():
-            return None
-        size = real.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ToolRefusal(f"refused {path!r}: {size} bytes, over the {MAX_FILE_BYTES}-byte limit")
-        with open(real, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:  # grew since stat
-            raise ToolRefusal(f"refused {path!r}: over the {MAX_FILE_BYTES}-byte limit")
-        return data
-
 
 @dataclass(frozen=True)
 class Catalog:
     """The skills a model may load, in catalog order."""
 
     skills: tuple[CatalogSkill, ...]
+
+    def __post_init__(self) -> None:
+        # The model names a skill to load it: two entries of one name would make the
+        # catalog ambiguous (and the second one unreachable), so it is refused, whoever
+        # builds the catalog (eval, triggers, tune, routing).
+        seen: set[str] = set()
+        for s in self.skills:
+            if s.name in seen:
+                raise UpskillError(
+                    f"two skills named {s.name!r} in the catalog: a model loads skills by name, "
+                    "so names must be unique (drop or rename one)"
+                )
+            seen.add(s.name)
 
     @classmethod
     def of(cls, skills: list[Skill]) -> Catalog:
@@ -213,13 +228,24 @@ class CatalogOutcome:
     files_read: list[str] = field(default_factory=list)
     turns: int = 0
     tool_calls: int = 0
+    #: Usage as the server reported it, summed over turns (what the row records and prices).
     usage: Usage = field(default_factory=Usage)
+    #: Tokens counted for the caps: the server's figure per turn, or the local estimate from
+    #: the request and reply sizes where the server gave none or implausibly few.
+    counted_tokens: int = 0
+    #: Bytes of the largest request sent (system prompt, conversation, tool schemas).
+    max_request_bytes: int = 0
+    #: Bytes of all tool results served.
+    tool_output_bytes: int = 0
     latency_s: float = 0.0
     finish_reason: str | None = None
     #: Every turn came from the response cache.
     cached: bool = True
     #: "max_turns" or "token_cap" when the loop stopped before a final answer.
     stopped: str | None = None
+    #: A cap the conversation broke (too many tool calls in a turn, tool results or a
+    #: request too large): one line; the call is recorded as an error row, not graded.
+    error: str | None = None
     tool_errors: list[str] = field(default_factory=list)
 
     def triggered(self, skill_name: str) -> bool:
@@ -238,6 +264,30 @@ def _add(a: int | None, b: int | None) -> int | None:
     return a if b is None else (b if a is None else a + b)
 
 
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def message_bytes(m: Message) -> int:
+    """About what ``m`` adds to a request on the wire: its text and its tool calls' JSON."""
+    n = _utf8_len(m.content)
+    for c in m.tool_calls:
+        n += _utf8_len(c.id) + _utf8_len(c.name) + _utf8_len(json.dumps(c.arguments, default=str))
+    return n
+
+
+def counted_tokens(reported: int | None, estimate: int) -> int:
+    """Tokens to count for a cap: the server's ``reported`` figure, unless it is missing or
+    under 1/:data:`PLAUSIBLE_FACTOR` of the local ``estimate`` (then the estimate)."""
+    if reported is None or reported * PLAUSIBLE_FACTOR < estimate:
+        return estimate
+    return reported
+
+
+def _tokens_of(nbytes: int) -> int:
+    return (nbytes + BYTES_PER_TOKEN - 1) // BYTES_PER_TOKEN
+
+
 #: ``complete(messages, tools) -> (completion, cached)``: one model turn (the runner's cache).
 TurnFn = Callable[[list[Message], list[ToolSpec]], Awaitable[tuple[Completion, bool]]]
 
@@ -249,11 +299,29 @@ async def run_catalog_conversation(
     *,
     max_turns: int = DEFAULT_MAX_TURNS,
     token_cap: int = DEFAULT_TOKEN_CAP,
+    system: str = "",
 ) -> CatalogOutcome:
-    """Answer the model's tool calls until it answers in text (or a cap stops it)."""
+    """Answer the model's tool calls until it answers in text (or a cap stops it).
+
+    ``system`` is the system prompt ``complete`` sends (it only sizes the requests). Every
+    cap counts locally: the request's bytes are summed as the conversation grows, so a
+    server that reports no usage cannot run the loop for ``max_turns`` of ever larger
+    requests; ``token_cap`` ends it as ``stopped``, while a turn of more than
+    :data:`MAX_TOOL_CALLS_PER_TURN` calls, more than :data:`MAX_TOOL_OUTPUT_BYTES` of tool
+    results or a request over :data:`MAX_REQUEST_BYTES` ends it with ``error`` set.
+    """
     out = CatalogOutcome()
     messages = [Message("user", user_text)]
+    fixed_bytes = _utf8_len(system) + sum(_utf8_len(json.dumps(t.to_dict())) for t in TOOLS)
+    request_bytes = fixed_bytes + message_bytes(messages[0])
     while True:
+        out.max_request_bytes = max(out.max_request_bytes, request_bytes)
+        if request_bytes > MAX_REQUEST_BYTES:
+            out.error = (
+                f"catalog conversation stopped: the next request would be {request_bytes:,} bytes, over the "
+                f"{MAX_REQUEST_BYTES:,}-byte limit (UPSKILL_CATALOG_MAX_REQUEST_MB)"
+            )
+            return out
         comp, cached = await complete(list(messages), TOOLS)
         out.turns += 1
         out.cached = out.cached and cached
@@ -263,17 +331,28 @@ async def run_catalog_conversation(
             _add(out.usage.output_tokens, u.output_tokens),
             _add(out.usage.cached_tokens, u.cached_tokens),
         )
+        reply = Message("assistant", comp.text, tool_calls=comp.tool_calls)
+        reply_bytes = message_bytes(reply)
+        out.counted_tokens += counted_tokens(u.input_tokens, _tokens_of(request_bytes))
+        out.counted_tokens += counted_tokens(u.output_tokens, _tokens_of(reply_bytes))
         out.latency_s += comp.latency_s
         out.text, out.finish_reason = comp.text, comp.finish_reason
         if not comp.tool_calls:
             return out
+        if len(comp.tool_calls) > MAX_TOOL_CALLS_PER_TURN:
+            out.error = (
+                f"catalog conversation stopped: the model asked for {len(comp.tool_calls):,} tool calls in one "
+                f"turn; at most {MAX_TOOL_CALLS_PER_TURN} are served (UPSKILL_CATALOG_MAX_TOOL_CALLS)"
+            )
+            return out
         if out.turns >= max_turns:
             out.stopped = "max_turns"
             return out
-        if (out.usage.total_tokens or 0) >= token_cap:
+        if out.counted_tokens >= token_cap:
             out.stopped = "token_cap"
             return out
-        messages.append(Message("assistant", comp.text, tool_calls=comp.tool_calls))
+        messages.append(reply)
+        request_bytes += reply_bytes
         for call in comp.tool_calls:
             out.tool_calls += 1
             try:
@@ -288,4 +367,14 @@ async def run_catalog_conversation(
                     out.loaded.append(name)
             elif did is not None:
                 out.files_read.append(did[5:])
-            messages.append(Message("tool", text, tool_call_id=call.id, is_error=error))
+            result = Message("tool", text, tool_call_id=call.id, is_error=error)
+            size = message_bytes(result)
+            out.tool_output_bytes += size
+            if out.tool_output_bytes > MAX_TOOL_OUTPUT_BYTES:
+                out.error = (
+                    f"catalog conversation stopped: tool results reached {out.tool_output_bytes:,} bytes, over the "
+                    f"{MAX_TOOL_OUTPUT_BYTES:,}-byte limit per answer (UPSKILL_CATALOG_MAX_TOOL_OUTPUT_KB)"
+                )
+                return out
+            messages.append(result)
+            request_bytes += size + _utf8_len(call.id)

@@ -307,6 +307,8 @@ class Runner:
         try:
             if call.mode == "catalog":
                 catalog = await self._catalog_call(call)
+                if catalog.error is not None:  # a cap ended the conversation: an error row, not an answer
+                    return self._catalog_error_row(call, base, catalog)
                 comp, cached = Completion(catalog.text, catalog.usage, catalog.latency_s, catalog.finish_reason), catalog.cached
                 base.update(triggered=catalog.triggered(plan.skill_name), **catalog.row_fields())
                 if catalog.stopped is not None:  # no final answer: say why instead of the provider's reason
@@ -364,7 +366,32 @@ class Runner:
             return await self._cached_complete(call.client, system, messages, self.plan.params, call.repeat, tools)
 
         return await run_catalog_conversation(
-            turn, call.case.input, self._catalogs[call.condition], max_turns=self.plan.max_turns
+            turn, call.case.input, self._catalogs[call.condition], max_turns=self.plan.max_turns, system=system
+        )
+
+    def _catalog_error_row(self, call: PlannedCall, base: dict[str, Any], catalog: CatalogOutcome) -> ResultRow:
+        """The row of a catalog conversation a cap ended: ``error`` set (retried on resume),
+        with what it loaded and the tokens the server reported, so the spend is not lost."""
+        u = catalog.usage
+        comp = Completion(catalog.text, u, catalog.latency_s, catalog.finish_reason)
+        return ResultRow(
+            **base,
+            **catalog.row_fields(),
+            triggered=catalog.triggered(self.plan.skill_name),
+            timestamp=utc_now(),
+            passed=None,
+            assertions_passed=0,
+            assertions_total=len(call.case.asserts),
+            assertion_details="[]",
+            output=redact(catalog.text[:MAX_OUTPUT_CHARS]),
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cached_tokens=u.cached_tokens,
+            latency_s=catalog.latency_s,
+            cost_usd=self._cost(call.client, comp),
+            error=catalog.error,
+            cached=catalog.cached,
+            finish_reason=catalog.finish_reason,
         )
 
     async def _harness_row(self, call: PlannedCall, base: dict[str, Any]) -> ResultRow:

@@ -21,10 +21,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from upskill_hub._util import safejson
-from upskill_hub._util.fsutil import check_relpath
-from upskill_hub.cases import Assertion, Case, CasesError, load_cases_file, parse_case
+from upskill_hub._util import limits, safejson
+from upskill_hub._util.fsutil import FileRefused, check_relpath, read_capped
+from upskill_hub.cases import Assertion, Case, CasesError, check_case_count, load_cases_file, parse_case
 from upskill_hub.errors import UpskillError
+from upskill_hub.skill import require_skill
 
 SCENARIOS_FILE = ".upskill/evals.json"
 FORMAT_LABEL = "upskill scenarios (.upskill/evals.json)"
@@ -60,13 +61,23 @@ def find_scenarios_file(root: Path) -> Path | None:
 
 
 def load_scenarios(path: str | Path) -> list[Scenario]:
-    """Read and check a scenarios file; every problem is a one-line :class:`UpskillError`."""
+    """Read and check a scenarios file; every problem is a one-line :class:`UpskillError`.
+
+    Everything a run needs is checked here, before the first scenario spends a call: the
+    file, every scenario's tests and every skill folder they name (each loaded and
+    validated), so a broken skill in the last scenario does not fail the run after the
+    earlier ones were paid for.
+    """
     p = Path(path)
     if not p.is_file():
         raise UpskillError(f"{p}: scenarios file not found")
     root = p.parent.parent if p.parent.name == ".upskill" else p.parent
     try:
-        data = safejson.loads(p.read_bytes().decode("utf-8-sig"))
+        raw_bytes = read_capped(p, limits.MAX_CONFIG_BYTES)  # a FIFO or a giant is refused, never read
+    except FileRefused as exc:
+        raise UpskillError(str(exc)) from None
+    try:
+        data = safejson.loads(raw_bytes.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise UpskillError(f"{p}: not valid UTF-8") from None
     except ValueError as exc:
@@ -96,7 +107,22 @@ def load_scenarios(path: str | Path) -> list[Scenario]:
             extra = tuple(Assertion(type="llm-rubric", value=c, judge_required=True) for c in criteria)
             cases = [replace(c, asserts=c.asserts + extra) for c in cases]
         out.append(Scenario(sid, skill_paths, tuple(cases), criteria, source))
+    checked: set[Path] = set()
+    for sc in out:
+        for j, folder in enumerate(sc.skills):
+            real = folder.resolve()
+            if real not in checked:  # a skill many scenarios share is loaded once
+                _check_skill(folder, f"{p}: scenario {sc.id!r} skills[{j}]")
+                checked.add(real)
     return out
+
+
+def _check_skill(folder: Path, where: str) -> None:
+    """Load and validate one scenario skill now; its first problem is the one-line error."""
+    try:
+        require_skill(folder)
+    except UpskillError as exc:
+        raise UpskillError(f"{where}: {exc}") from None
 
 
 def _criteria(judge: Any, where: str) -> tuple[str, ...]:
@@ -117,6 +143,7 @@ def _criteria(judge: Any, where: str) -> tuple[str, ...]:
 def _cases(root: Path, tests: Any, where: str) -> tuple[list[Case], str]:
     if isinstance(tests, list):
         try:
+            check_case_count(len(tests), where)
             return [parse_case(c, i, where) for i, c in enumerate(tests)], "inline"
         except CasesError as exc:
             raise UpskillError(str(exc)) from None

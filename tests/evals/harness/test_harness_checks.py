@@ -131,20 +131,25 @@ def test_agent_specs():
     assert parse_agent_spec("opencode:anthropic/claude-sonnet-4-5").model == "anthropic/claude-sonnet-4-5"
     with pytest.raises(UpskillError, match="No closing quotation"):
         parse_agent_spec("cmd:'unterminated")
-    argv = ADAPTERS["claude-code"].argv("claude", "hi", "sonnet")
-    assert argv[:5] == ["claude", "-p", "hi", "--output-format", "stream-json"] and argv[-2:] == [
+    inv = ADAPTERS["claude-code"].invocation("claude", "hi", "sonnet")
+    assert inv.argv[:4] == ["claude", "-p", "--output-format", "stream-json"] and inv.argv[-2:] == [
         "--model",
         "sonnet",
     ]
-    assert ADAPTERS["codex"].argv("codex", "hi", None)[:3] == ["codex", "exec", "--json"]
-    assert ADAPTERS["gemini"].argv("gemini", "hi", None)[:5] == [
+    assert inv.stdin == b"hi"  # the prompt never sits on the command line
+    codex = ADAPTERS["codex"].invocation("codex", "hi", None)
+    assert codex.argv[:3] == ["codex", "exec", "--json"] and codex.argv[-1] == "-" and codex.stdin == b"hi"
+    assert ADAPTERS["gemini"].invocation("gemini", "hi", None).argv == [
         "gemini",
-        "-p",
-        "hi",
         "--output-format",
         "stream-json",
+        "--approval-mode",
+        "yolo",
+        "--prompt=hi",
     ]
-    assert ADAPTERS["opencode"].argv("opencode", "hi", None) == ["opencode", "run", "--format", "json", "hi"]
+    assert ADAPTERS["opencode"].invocation("opencode", "hi", None).argv == [
+        "opencode", "run", "--format", "json", "--", "hi",
+    ]  # fmt: skip
 
 
 def test_single_object_json_outputs_are_read_too():

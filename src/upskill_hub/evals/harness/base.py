@@ -23,6 +23,50 @@ class UnknownOutput(Exception):
     """The CLI printed something this adapter cannot read (one line, no secrets)."""
 
 
+class PromptRefused(Exception):
+    """A case's text cannot be handed to this CLI without it being read as an option (one line)."""
+
+
+#: How a CLI takes the case's text. ``stdin``: written to its standard input, never on the
+#: command line; ``after-dashes``: the last argument, after ``--`` (the POSIX end of options);
+#: ``option-value``: glued to a long option as ``--prompt=TEXT``, which parsers keep as one value.
+PROMPT_VIA = ("stdin", "after-dashes", "option-value")
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """The command line and standard input of one CLI run."""
+
+    argv: list[str]
+    stdin: bytes | None = None
+
+
+def clean_text(text: str) -> str:
+    """``text`` as a command line or a pipe can carry it: lone surrogates (invalid JSON escapes
+    such as ``\\ud800``) become U+FFFD instead of a UnicodeEncodeError at spawn time."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def pass_untrusted(options: list[str], text: str, via: str, *, option: str | None = None) -> Invocation:
+    """The one way untrusted text (a case's prompt) reaches an agent CLI: never as an option.
+
+    ``options`` is the trusted part of the command line (executable, flags, model). The text
+    goes to stdin, after ``--``, or as ``OPTION=TEXT``; there it cannot start a flag such as
+    ``--dangerously-bypass-approvals-and-sandbox`` or a subcommand, whatever it begins with.
+    A NUL character cannot be carried by a command line at all and is refused.
+    """
+    text = clean_text(text)
+    if via == "stdin":
+        return Invocation(list(options), text.encode("utf-8"))
+    if "\0" in text:
+        raise PromptRefused("the case's text holds a NUL character, which no command line can carry")
+    if via == "after-dashes":
+        return Invocation([*options, "--", text])
+    if via == "option-value" and option is not None and option.startswith("--"):
+        return Invocation([*options, f"{option}={text}"])
+    raise ValueError(f"unknown way to pass a prompt: {via!r}")  # a programming error, not input
+
+
 @dataclass
 class ParsedRun:
     """What one CLI run reported about itself."""
@@ -59,9 +103,17 @@ class Adapter:
     env_keys: tuple[str, ...]  # provider keys / endpoints passed through when set
     install_hint: str
     billing: str  # one line for the docs and the report
+    #: How the prompt is passed (one of :data:`PROMPT_VIA`), and the option for ``option-value``.
+    prompt_via: str = "after-dashes"
+    prompt_option: str | None = None
 
-    def argv(self, exe: str, prompt: str, model: str | None) -> list[str]:  # pragma: no cover - abstract
+    def options(self, exe: str, model: str | None) -> list[str]:  # pragma: no cover - abstract
+        """The trusted part of the command line: executable, scripting flags, model."""
         raise NotImplementedError
+
+    def invocation(self, exe: str, prompt: str, model: str | None) -> Invocation:
+        """The whole command line and stdin for ``prompt``; the prompt never becomes an option."""
+        return pass_untrusted(self.options(exe, model), prompt, self.prompt_via, option=self.prompt_option)
 
     def parse(self, stdout: str) -> ParsedRun:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -1,7 +1,9 @@
-"""Claude Code: ``claude -p PROMPT --output-format stream-json --verbose``.
+"""Claude Code: ``claude -p --output-format stream-json --verbose`` with the prompt on stdin.
 
 Documented for scripting ("Run Claude Code programmatically"): ``-p`` runs one prompt
-non-interactively; ``stream-json`` (which needs ``--verbose`` with ``-p``) prints one JSON
+non-interactively, read from standard input when no prompt argument is given (the prompt
+never sits on the command line, where text such as ``--dangerously-skip-permissions`` or a
+subcommand name would be parsed as one); ``stream-json`` (which needs ``--verbose`` with ``-p``) prints one JSON
 event per line: ``system``/``init``, ``assistant`` messages whose ``content`` holds ``text``
 and ``tool_use`` blocks, ``user`` messages with ``tool_result`` blocks, and a final
 ``result`` event with ``result`` (the answer), ``num_turns``, ``usage`` and
@@ -32,8 +34,8 @@ from upskill_hub.evals.harness.base import (
 
 @dataclass(frozen=True)
 class ClaudeCode(Adapter):
-    def argv(self, exe: str, prompt: str, model: str | None) -> list[str]:
-        cmd = [exe, "-p", prompt, "--output-format", "stream-json", "--verbose"]
+    def options(self, exe: str, model: str | None) -> list[str]:
+        cmd = [exe, "-p", "--output-format", "stream-json", "--verbose"]
         cmd += ["--permission-mode", "bypassPermissions"]
         if model:
             cmd += ["--model", model]
@@ -94,4 +96,5 @@ ADAPTER = ClaudeCode(
     env_keys=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN"),
     install_hint="npm install -g @anthropic-ai/claude-code",
     billing="ANTHROPIC_API_KEY (API billing) or, with --agent-real-home, your Claude subscription login",
+    prompt_via="stdin",
 )

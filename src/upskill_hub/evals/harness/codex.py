@@ -1,6 +1,7 @@
-"""Codex: ``codex exec --json --skip-git-repo-check --sandbox workspace-write PROMPT``.
+"""Codex: ``codex exec --json --skip-git-repo-check --sandbox workspace-write -``, prompt on stdin.
 
-``codex exec`` is Codex's documented non-interactive mode; ``--json`` prints JSON Lines
+``codex exec`` is Codex's documented non-interactive mode; its prompt argument ``-`` reads
+the instructions from standard input, so a case's text never reaches the option parser; ``--json`` prints JSON Lines
 events: ``thread.started``, ``turn.started``, ``item.started`` / ``item.updated`` /
 ``item.completed`` (items of type ``agent_message``, ``reasoning``, ``command_execution``,
 ``file_change``, ``mcp_tool_call``, ``web_search``, ``todo_list``, ``error``),
@@ -36,11 +37,11 @@ _KNOWN_EVENTS = frozenset(
 
 @dataclass(frozen=True)
 class Codex(Adapter):
-    def argv(self, exe: str, prompt: str, model: str | None) -> list[str]:
+    def options(self, exe: str, model: str | None) -> list[str]:
         cmd = [exe, "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write"]
         if model:
             cmd += ["--model", model]
-        return [*cmd, prompt]
+        return [*cmd, "-"]  # "-": read the prompt from stdin
 
     def parse(self, stdout: str) -> ParsedRun:
         events = json_events(stdout, self.name)
@@ -83,4 +84,5 @@ ADAPTER = Codex(
     env_keys=("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL"),
     install_hint="npm install -g @openai/codex",
     billing="OPENAI_API_KEY / CODEX_API_KEY (API billing) or, with --agent-real-home, your ChatGPT plan login",
+    prompt_via="stdin",
 )

@@ -1,4 +1,7 @@
-"""Gemini CLI: ``gemini -p PROMPT --output-format stream-json --approval-mode yolo``.
+"""Gemini CLI: ``gemini --output-format stream-json --approval-mode yolo --prompt=PROMPT``.
+
+The prompt is glued to ``--prompt=`` (the long form of ``-p``): the parser keeps it as that
+option's value whatever it starts with, so it never becomes a flag or a subcommand.
 
 Headless mode (``-p``) documents two JSON formats, both read here:
 
@@ -33,8 +36,8 @@ from upskill_hub.evals.harness.base import (
 
 @dataclass(frozen=True)
 class Gemini(Adapter):
-    def argv(self, exe: str, prompt: str, model: str | None) -> list[str]:
-        cmd = [exe, "-p", prompt, "--output-format", "stream-json", "--approval-mode", "yolo"]
+    def options(self, exe: str, model: str | None) -> list[str]:
+        cmd = [exe, "--output-format", "stream-json", "--approval-mode", "yolo"]
         if model:
             cmd += ["--model", model]
         return cmd
@@ -120,4 +123,5 @@ ADAPTER = Gemini(
               "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI"),
     install_hint="npm install -g @google/gemini-cli",
     billing="GEMINI_API_KEY (API billing, free tier included) or, with --agent-real-home, your Google login",
+    prompt_via="option-value", prompt_option="--prompt",
 )  # fmt: skip

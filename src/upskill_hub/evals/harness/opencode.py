@@ -1,4 +1,7 @@
-"""OpenCode: ``opencode run --format json PROMPT``.
+"""OpenCode: ``opencode run --format json -- PROMPT``.
+
+The prompt is the last argument, after ``--``: text such as ``--dangerously-...`` stays a
+message word and never becomes an option.
 
 ``opencode run`` is OpenCode's non-interactive mode; ``--format json`` prints one JSON event
 per line, each ``{type, timestamp, sessionID, part}``: ``step_start``, ``text``
@@ -29,11 +32,11 @@ from upskill_hub.evals.harness.base import (
 
 @dataclass(frozen=True)
 class OpenCode(Adapter):
-    def argv(self, exe: str, prompt: str, model: str | None) -> list[str]:
+    def options(self, exe: str, model: str | None) -> list[str]:
         cmd = [exe, "run", "--format", "json"]
         if model:
             cmd += ["--model", model]
-        return [*cmd, prompt]
+        return cmd
 
     def parse(self, stdout: str) -> ParsedRun:
         events = json_events(stdout, self.name)

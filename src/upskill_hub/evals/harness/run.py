@@ -21,6 +21,7 @@ and the whole case, so an identical re-run costs no agent run.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -35,7 +36,8 @@ from upskill_hub._util.fsutil import write_json_atomic, write_text_atomic
 from upskill_hub._util.redact import redact
 from upskill_hub.cases import Case
 from upskill_hub.evals.assertions import JudgeCall, JudgeError, evaluate_case
-from upskill_hub.evals.harness.base import ParsedRun, UnknownOutput, skill_files_in
+from upskill_hub.evals.harness import process
+from upskill_hub.evals.harness.base import ParsedRun, PromptRefused, UnknownOutput, skill_files_in
 from upskill_hub.evals.harness.grading import WorkspaceChecker
 from upskill_hub.evals.harness.process import run_process
 from upskill_hub.evals.harness.spec import AgentClient
@@ -104,7 +106,8 @@ def cache_key(agent: AgentClient, condition: str, case: Case, repeat: int, judge
         "agent": agent.model,
         "provider": agent.provider,
         "cli_version": agent.version,
-        "argv": agent.adapter.argv(agent.adapter.binary, "{prompt}", agent.cli_model),
+        "argv": agent.adapter.options(agent.adapter.binary, agent.cli_model),
+        "prompt_via": agent.adapter.prompt_via,
         "skill_version": agent.skill.version if condition == "with_skill" else None,
         "condition": condition,
         "case": case.to_dict(),
@@ -169,8 +172,12 @@ def _error(agent: AgentClient, msg: str, case: Case, **kw: Any) -> HarnessOutcom
     )
 
 
-def _mask(argv: list[str], secrets: list[str]) -> str:
-    return redact(shlex.join(argv), extra=secrets)
+def _mask(argv: list[str], stdin: bytes | None, secrets: list[str]) -> str:
+    """The command line, and what went to its stdin (the prompt, for most CLIs), masked."""
+    shown = shlex.join(argv)
+    if stdin is not None:
+        shown += "\n--- stdin ---\n" + stdin.decode("utf-8", "replace")
+    return redact(shown, extra=secrets)
 
 
 async def run_agent_call(
@@ -207,17 +214,30 @@ async def run_agent_call(
             env["HOME"] = str(Path.home())
             for k in [k for k in env if k.startswith("XDG_")]:
                 del env[k]
-        argv = agent.adapter.argv(agent.exe, case.input, agent.cli_model)
-        stdin = case.input.encode() if getattr(agent.adapter, "prompt_on_stdin", False) else None
+        try:  # the case's text is untrusted: it never becomes an option of the CLI
+            inv = agent.adapter.invocation(agent.exe, case.input, agent.cli_model)
+        except PromptRefused as exc:
+            return _error(agent, f"not run: {exc}", case)
+        argv, stdin = inv.argv, inv.stdin
         t0 = time.perf_counter()
         try:
             res = await run_process(argv, cwd=ws.project, env=env, timeout=opts.timeout, stdin=stdin)
         except OSError as exc:
             return _error(agent, f"cannot start `{agent.exe}`: {exc.strerror or exc}", case)
         latency = time.perf_counter() - t0
-        _write_artifacts(art, _mask(argv, secrets), res, secrets, agent, ws if opts.keep_workspaces else None)
+        _write_artifacts(
+            art, _mask(argv, stdin, secrets), res, secrets, agent, ws if opts.keep_workspaces else None
+        )
         if res.timed_out:
             return _error(agent, f"timed out after {opts.timeout:g} s; its process group was killed", case)
+        if res.truncated:
+            cap = process.MAX_STDOUT_BYTES / (1024 * 1024)
+            return _error(
+                agent,
+                f"printed more than {cap:g} MB on stdout; the output was truncated at that cap and is not "
+                "graded (raise UPSKILL_AGENT_MAX_STDOUT_MB to allow more)",
+                case,
+            )
         stdout = res.stdout.decode("utf-8", "replace")
         try:
             run = agent.adapter.parse(stdout)
@@ -229,8 +249,13 @@ async def run_agent_call(
             return _error(agent, f"unknown output shape: {exc}", case)
         if run.error is not None or res.returncode != 0:
             return _error(agent, run.error or f"exited with code {res.returncode}", case)
-        changed = ws.changed()
-        checker = WorkspaceChecker(ws, changed, env, allow_commands=opts.allow_commands)
+        # Bounded in time, depth, entries and bytes, off the event loop (other calls go on).
+        after = await asyncio.to_thread(ws.snapshot)
+        changed = after.changed_since(ws.before)
+        checker = WorkspaceChecker(
+            ws, changed, env, allow_commands=opts.allow_commands, cut=[*ws.before.cut, *after.cut],
+            broken=after.broken,
+        )  # fmt: skip
         loaded, files_read = skill_usage(run)
         custom = agent.adapter.name == "cmd"
         try:
@@ -256,7 +281,7 @@ async def run_agent_call(
             tool_calls=None if custom else run.tool_calls,
             tokens_unavailable=run.tokens_unavailable,
             params=agent_params(agent),
-            extra={"changed": sorted(changed)},
+            extra={"changed": sorted(changed), "snapshot_cut": list(after.cut)},
         )
         with contextlib.suppress(OSError):
             write_json_atomic(art / "changed.json", sorted(changed), fsync=False)

@@ -11,17 +11,21 @@ is to be used, refuses while a user-level skill of the same name would shadow th
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from upskill_hub.errors import UpskillError
+from upskill_hub._util import limits
+from upskill_hub.errors import OptionError, UpskillError
 from upskill_hub.evals.harness import claude_code, codex, gemini, opencode
 from upskill_hub.evals.harness.base import Adapter
 from upskill_hub.evals.harness.custom import custom_adapter
+from upskill_hub.evals.harness.process import run_probe
+from upskill_hub.evals.harness.tree import remove_tree
+from upskill_hub.evals.harness.workspace import CONTROLLED_ENV
 from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError
 from upskill_hub.skill import Skill
 
@@ -35,6 +39,10 @@ DEFAULT_TIMEOUT_S = 600.0
 #: Concurrent calls per agent unless --concurrency says otherwise (agents are heavy processes).
 DEFAULT_CONCURRENCY = 2
 VERSION_TIMEOUT_S = 30.0
+#: ``--version`` output read at most (a version is one short line).
+VERSION_MAX_BYTES = 64 * 1024
+#: The longest ``--agent-timeout`` accepted (a day; larger values overflow timers or mean "never").
+MAX_TIMEOUT_S = limits.env_number("UPSKILL_AGENT_MAX_TIMEOUT_S", 86_400.0)
 
 
 @dataclass
@@ -50,6 +58,8 @@ class HarnessOptions:
     #: Where workspaces are made (default: the system temp folder).
     workspace_root: Path | None = None
     #: ``command`` checks may run (the Space sets this off: visitors' commands never run there).
+    #: The CLI sets it only for the user's own ``--tests`` file or with ``--allow-commands``,
+    #: and refuses a skill that brings commands without that consent before any call.
     allow_commands: bool = True
 
 
@@ -133,34 +143,57 @@ def find_executable(adapter: Adapter) -> str:
 
 
 def cli_version(adapter: Adapter, exe: str) -> str:
-    """``CLI --version``'s first line, run in a scratch HOME (it is part of the cache key)."""
-    with tempfile.TemporaryDirectory(prefix="upskill-agent-version-") as home:
+    """``CLI --version``'s first line, run in a scratch HOME (it is part of the cache key).
+
+    The probe runs in its own session with its output capped at :data:`VERSION_MAX_BYTES`
+    and a :data:`VERSION_TIMEOUT_S` limit; whatever it started is killed when it ends (a
+    ``--version`` that prints forever, or whose helper never exits, cannot hang the eval).
+    """
+    home = tempfile.mkdtemp(prefix="upskill-agent-version-")
+    try:
         env = {k: os.environ[k] for k in ("PATH", "LANG") if k in os.environ}
         env.update(HOME=home, TMPDIR=home, NO_COLOR="1", TERM="dumb")
         try:
-            done = subprocess.run(
-                [exe, "--version"], capture_output=True, env=env, cwd=home, timeout=VERSION_TIMEOUT_S,
-                stdin=subprocess.DEVNULL, start_new_session=True,
-            )  # fmt: skip
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            done = run_probe([exe, "--version"], cwd=Path(home), env=env, timeout=VERSION_TIMEOUT_S,
+                             max_bytes=VERSION_MAX_BYTES)  # fmt: skip
+        except OSError as exc:
             if adapter.name == "cmd":
                 return "unknown"
             raise UpskillError(f"{adapter.name}: `{adapter.binary} --version` failed: {exc}") from None
+    finally:
+        remove_tree(Path(home))  # whatever the probe left there (any depth, read-only folders)
     lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
-    if done.returncode != 0 or not lines:
+    problem = None
+    if done.timed_out:
+        problem = f"did not finish within {VERSION_TIMEOUT_S:g} s (killed)"
+    elif done.truncated:
+        problem = f"printed more than {VERSION_MAX_BYTES // 1024} KB (stopped and killed)"
+    elif done.returncode != 0 or not lines:
+        problem = f"exited with code {done.returncode}"
+    if problem is not None:
         if adapter.name == "cmd":
             return "unknown"
-        raise UpskillError(f"{adapter.name}: `{adapter.binary} --version` exited with code {done.returncode}")
+        raise UpskillError(f"{adapter.name}: `{adapter.binary} --version` {problem}")
     return lines[0].strip()[:100]
 
 
 def agent_env(adapter: Adapter, extra: list[str]) -> dict[str, str]:
-    """The CLI's provider keys that are set here, plus ``--agent-env`` (a name not set is an error)."""
+    """The CLI's provider keys that are set here, plus ``--agent-env`` (a name not set is an error).
+
+    Variables the workspace controls (HOME, TMPDIR, XDG folders, ...) are refused with the
+    reason: passing one would silently undo the isolation every row relies on.
+    """
     env = {k: os.environ[k] for k in adapter.env_keys if os.environ.get(k)}
     for item in extra:
         name, eq, value = item.partition("=")
         if not name or not name.replace("_", "a").isalnum() or name[0].isdigit():
             raise UpskillError(f"--agent-env {item!r}: expected NAME or NAME=VALUE")
+        if name in CONTROLLED_ENV:
+            hint = " (use --agent-real-home for your own login)" if name in ("HOME", "USERPROFILE") else ""
+            raise UpskillError(
+                f"--agent-env {name}: refused; the harness sets {name} itself to isolate each call in its "
+                f"workspace{hint}"
+            )
         if eq:
             env[name] = value
         elif name in os.environ:
@@ -168,6 +201,19 @@ def agent_env(adapter: Adapter, extra: list[str]) -> dict[str, str]:
         else:
             raise UpskillError(f"--agent-env {name}: not set in this environment")
     return env
+
+
+def check_timeout(timeout: float) -> None:
+    """``--agent-timeout``: a finite number of seconds, above zero, at most :data:`MAX_TIMEOUT_S`."""
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not math.isfinite(timeout):
+        raise OptionError("agent_timeout", timeout, f"must be a finite number of seconds, got {timeout!r}")
+    if timeout <= 0:
+        raise OptionError("agent_timeout", timeout, f"must be positive, got {timeout:g}")
+    if timeout > MAX_TIMEOUT_S:
+        raise OptionError(
+            "agent_timeout", timeout,
+            f"must be at most {MAX_TIMEOUT_S:g} s (UPSKILL_AGENT_MAX_TIMEOUT_S), got {timeout:g}",
+        )  # fmt: skip
 
 
 def shadowing_skills(adapter: Adapter, skill_name: str, home: Path | None = None) -> list[Path]:
@@ -183,8 +229,7 @@ def shadowing_skills(adapter: Adapter, skill_name: str, home: Path | None = None
 
 def prepare_agents(specs: list[str], skill: Skill, options: HarnessOptions) -> list[AgentClient]:
     """Check every ``--agent`` before any call; one-line errors for anything wrong."""
-    if options.timeout <= 0:
-        raise UpskillError(f"--agent-timeout must be positive, got {options.timeout:g}")
+    check_timeout(options.timeout)
     parsed = [parse_agent_spec(s) for s in specs]
     seen: set[str] = set()
     for p in parsed:

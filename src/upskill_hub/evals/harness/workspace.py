@@ -16,19 +16,18 @@ left as they were.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
-import shutil
-import stat
 import tempfile
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from upskill_hub._util import limits
 from upskill_hub._util.fsutil import check_relpath
 from upskill_hub.agents import install_skill
 from upskill_hub.errors import UpskillError
+from upskill_hub.evals.harness.tree import Budget, NotAFolder, open_folder, remove_tree, walk_files
 from upskill_hub.skill import Skill
 
 #: Environment variables every CLI gets (besides HOME/TMPDIR pointing into the workspace).
@@ -42,54 +41,69 @@ BASE_ENV = (
     "SSL_CERT_DIR",
     "NODE_EXTRA_CA_CERTS",
 )
-#: A snapshot hashes at most this many files (an agent that writes a million files is graded on these).
-MAX_SNAPSHOT_FILES = 20_000
+#: Variables the workspace sets itself (isolation, output format): ``--agent-env`` may not
+#: override them (``--agent-env HOME=/`` would silently undo the workspace HOME).
+CONTROLLED_ENV = (
+    "HOME",
+    "USERPROFILE",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "TMPDIR",
+    "TERM",
+    "NO_COLOR",
+    "CI",
+)
+#: A snapshot looks at most at this many entries (files, folders, links) of ``project/``.
+MAX_SNAPSHOT_FILES = limits.env_int("UPSKILL_AGENT_SNAPSHOT_MAX_FILES", 20_000)
+#: Folders nested deeper than this under ``project/`` are not read.
+MAX_SNAPSHOT_DEPTH = limits.env_int("UPSKILL_AGENT_SNAPSHOT_MAX_DEPTH", 64)
 #: Files larger than this are compared by size and mtime only.
 MAX_HASH_BYTES = 16 * 1024 * 1024
+#: A snapshot hashes at most this many bytes in all; later files are compared by size and mtime.
+MAX_SNAPSHOT_BYTES = int(limits.env_number("UPSKILL_AGENT_SNAPSHOT_MAX_MB", 512) * 1_000_000)
+#: Seconds one snapshot may take (an agent's workspace must not stall the grading).
+SNAPSHOT_TIMEOUT_S = limits.env_number("UPSKILL_AGENT_SNAPSHOT_TIMEOUT_S", 30.0)
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """``relative path -> content digest`` of every regular file under a folder (symlinks not followed)."""
+    """``relative path -> content digest`` of every regular file under a folder (symlinks not followed).
+
+    ``cut`` says what the walk left out to stay within its budgets (depth, entries, bytes,
+    time); ``broken`` is set when the folder itself could not be walked safely (the agent
+    replaced ``project/`` with a symlink): then nothing in it may be graded.
+    """
 
     files: dict[str, str]
+    cut: tuple[str, ...] = ()
+    broken: str | None = None
 
     @classmethod
-    def take(cls, root: Path) -> Snapshot:
-        files: dict[str, str] = {}
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            dirnames.sort()
-            for name in sorted(filenames):
-                if len(files) >= MAX_SNAPSHOT_FILES:
-                    return cls(files)
-                p = Path(dirpath) / name
-                rel = p.relative_to(root).as_posix()
-                try:
-                    st = p.lstat()
-                except OSError:
-                    continue
-                if stat.S_ISLNK(st.st_mode):
-                    files[rel] = "symlink:" + os.readlink(p)
-                elif stat.S_ISREG(st.st_mode):
-                    files[rel] = _digest(p, st)
-        return cls(files)
+    def take(cls, root: Path, identity: tuple[int, int] | None = None) -> Snapshot:
+        budget = Budget(
+            max_depth=MAX_SNAPSHOT_DEPTH,
+            max_entries=MAX_SNAPSHOT_FILES,
+            max_hash_bytes=MAX_SNAPSHOT_BYTES,
+            max_file_hash_bytes=MAX_HASH_BYTES,
+            deadline=time.monotonic() + SNAPSHOT_TIMEOUT_S,
+        )
+        try:
+            fd = open_folder(root, identity)
+        except NotAFolder as exc:
+            return cls({}, broken=str(exc))
+        try:
+            files = walk_files(fd, budget)
+        finally:
+            os.close(fd)
+        if time.monotonic() > budget.deadline:
+            budget.note(f"time budget of {SNAPSHOT_TIMEOUT_S:g} s ran out: the rest was not read")
+        return cls(files, tuple(budget.cut))
 
     def changed_since(self, before: Snapshot) -> set[str]:
         """Paths created or modified since ``before``."""
         return {p for p, d in self.files.items() if before.files.get(p) != d}
-
-
-def _digest(p: Path, st: os.stat_result) -> str:
-    if st.st_size > MAX_HASH_BYTES:
-        return f"size:{st.st_size}:mtime:{st.st_mtime_ns}"
-    h = hashlib.sha256()
-    try:
-        with open(p, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    except OSError:
-        return f"unreadable:{st.st_mtime_ns}"
-    return h.hexdigest()
 
 
 @dataclass
@@ -102,6 +116,10 @@ class Workspace:
     tmp: Path
     skill_dir: Path | None = None  # the installed skill (with-skill condition)
     before: Snapshot = field(default_factory=lambda: Snapshot({}))
+    #: ``(st_dev, st_ino)`` of the root and of ``project/`` when made: a folder the agent swapped
+    #: (for a symlink or another folder) is never walked, graded in or deleted through.
+    root_id: tuple[int, int] | None = None
+    project_id: tuple[int, int] | None = None
 
     @classmethod
     def create(cls, parent: Path | None, prefix: str) -> Workspace:
@@ -111,6 +129,7 @@ class Workspace:
         ws = cls(root=root, project=root / "project", home=root / "home", tmp=root / "tmp")
         for d in (ws.project, ws.home, ws.tmp):
             d.mkdir()
+        ws.root_id, ws.project_id = _identity(root), _identity(ws.project)
         return ws
 
     def write_files(self, files: Iterable[tuple[str, str]]) -> None:
@@ -130,15 +149,24 @@ class Workspace:
 
     def freeze(self) -> None:
         """Take the "before" snapshot: the workspace as the agent receives it."""
-        self.before = Snapshot.take(self.project)
+        self.before = Snapshot.take(self.project, self.project_id)
+
+    def snapshot(self) -> Snapshot:
+        """The "after" snapshot of ``project/`` (bounded; see :class:`Snapshot`)."""
+        return Snapshot.take(self.project, self.project_id)
 
     def changed(self) -> set[str]:
         """Files of ``project/`` the agent created or modified."""
-        return Snapshot.take(self.project).changed_since(self.before)
+        return self.snapshot().changed_since(self.before)
 
     def env(self, passed: Mapping[str, str]) -> dict[str, str]:
-        """The CLI's whole environment: a few basics, HOME in the workspace, then ``passed``."""
+        """The CLI's whole environment: a few basics, ``passed``, then HOME etc. in the workspace.
+
+        The workspace's own variables (:data:`CONTROLLED_ENV`) come last: nothing passed
+        can undo them (``--agent-env`` refuses them with a reason before any call).
+        """
         env = {k: os.environ[k] for k in BASE_ENV if k in os.environ}
+        env.update(passed)
         env.update(
             HOME=str(self.home),
             USERPROFILE=str(self.home),
@@ -151,15 +179,17 @@ class Workspace:
             NO_COLOR="1",
             CI="1",
         )
-        env.update(passed)
         return env
 
-    def remove(self) -> None:
-        """Delete the workspace; files an agent made read-only are made writable first."""
+    def remove(self) -> bool:
+        """Delete the workspace, whatever the agent left in it; ``True`` when it is gone.
 
-        def onexc(func, path, _exc):  # noqa: ANN001 - shutil's callback signature
-            with contextlib.suppress(OSError):
-                os.chmod(path, 0o700)
-                func(path)
+        Any depth, read-only folders and planted symlinks included (see
+        :func:`~upskill_hub.evals.harness.tree.remove_tree`); never follows a link out.
+        """
+        return remove_tree(self.root, self.root_id)
 
-        shutil.rmtree(self.root, onerror=onexc)
+
+def _identity(path: Path) -> tuple[int, int]:
+    st = os.lstat(path)
+    return st.st_dev, st.st_ino

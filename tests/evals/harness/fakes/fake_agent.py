@@ -18,7 +18,9 @@ Behaviour switches (passed by the harness only through ``--agent-env``):
 ``<pid>.pids`` file in the folder ``FAKE_AGENT_PIDDIR`` names, and never ends; ``FAKE_AGENT_MODE=garbage`` prints text that is not
 the CLI's format; ``FAKE_AGENT_MODE=leak`` fails, echoing its key on stderr; ``FAKE_AGENT_VERSION`` changes what ``--version`` says;
 ``FAKE_AGENT_ENV_DUMP`` names a folder receiving, per call, one ``<pid>.json`` file with the
-environment the CLI got (one file per process: concurrent calls never write the same file).
+environment the CLI got (one file per process: concurrent calls never write the same file);
+``FAKE_AGENT_ARGV_DUMP`` likewise receives its command line, the prompt it read and the
+flags its parser accepted (a prompt parsed as a flag shows there).
 """
 
 from __future__ import annotations
@@ -152,8 +154,33 @@ def hang() -> None:
     time.sleep(3600)
 
 
-def parse_args(cli: str, argv: list[str]) -> tuple[str, str | None, str]:
-    """(prompt, model, output format) from the CLI's own command line."""
+#: Options each fake CLI knows, as its real parser does: those taking a value, and flags.
+#: The real CLIs have the dangerous flags below; a fake that parses one records it.
+VALUE_OPTS = {
+    "claude": {"--output-format", "--model", "--permission-mode"},
+    "codex": {"--sandbox", "--model", "-m"},
+    "gemini": {"-p", "--prompt", "--output-format", "-o", "--approval-mode", "--model", "-m"},
+    "opencode": {"--format", "--model", "-m"},
+}
+FLAG_OPTS = {
+    "claude": {"-p", "--print", "--verbose", "--dangerously-skip-permissions"},
+    "codex": {"--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"},
+    "gemini": {"--yolo", "-y"},
+    "opencode": {"--dangerously-skip-permissions"},
+}
+
+
+class UsageError(Exception):
+    """What a real CLI's parser says (exit 2) for an option it does not know."""
+
+
+def parse_args(cli: str, argv: list[str]) -> tuple[str, str | None, str, list[str]]:
+    """(prompt, model, output format, flags parsed) from the CLI's own command line.
+
+    Like the real parsers: ``--`` ends the options; ``--opt=value`` is one option with its
+    value; an unknown option is a usage error; Claude Code reads its prompt from stdin when
+    no argument gives one, Codex when the prompt argument is ``-``.
+    """
     model, fmt, prompt = None, "json", None
     rest = list(argv)
     if cli == "codex":
@@ -162,26 +189,51 @@ def parse_args(cli: str, argv: list[str]) -> tuple[str, str | None, str]:
     if cli == "opencode":
         assert rest[0] == "run", rest
         rest = rest[1:]
-    positional = []
+    positional: list[str] = []
+    flags: list[str] = []
     i = 0
     while i < len(rest):
         a = rest[i]
-        if a in ("-p", "--prompt"):
-            prompt, i = rest[i + 1], i + 2
-        elif a in ("--output-format", "--format", "-o"):
-            fmt, i = rest[i + 1], i + 2
-        elif a in ("--model", "-m"):
-            model, i = rest[i + 1], i + 2
-        elif a in ("--permission-mode", "--sandbox", "--approval-mode"):
-            i += 2
-        elif a.startswith("-"):
-            i += 1
-        else:
+        if a == "--":
+            positional += rest[i + 1 :]
+            break
+        if not a.startswith("-") or a == "-":
             positional.append(a)
             i += 1
+            continue
+        name, eq, value = a.partition("=")
+        if name in VALUE_OPTS[cli]:
+            if not eq:
+                if i + 1 >= len(rest):
+                    raise UsageError(f"option {name} needs a value")
+                value, i = rest[i + 1], i + 1
+            i += 1
+            if name in ("-p", "--prompt"):
+                prompt = value
+            elif name in ("--output-format", "--format", "-o"):
+                fmt = value
+            elif name in ("--model", "-m"):
+                model = value
+        elif a in FLAG_OPTS[cli]:
+            flags.append(a)
+            i += 1
+        else:
+            raise UsageError(f"unknown option {a!r}")
     if prompt is None:
-        prompt = positional[-1]
-    return prompt, model, fmt
+        if cli == "opencode":
+            prompt = " ".join(positional)
+        elif positional and positional[-1] != "-":
+            prompt = positional[-1]
+        elif cli in ("claude", "codex"):
+            prompt = sys.stdin.read()
+    if not prompt:
+        raise UsageError("no prompt given")
+    return (
+        prompt,
+        model,
+        fmt,
+        [f for f in flags if f not in ("-p", "--print", "--verbose", "--json", "--skip-git-repo-check")],
+    )
 
 
 def main(cli: str) -> None:
@@ -204,7 +256,14 @@ def main(cli: str) -> None:
     if mode == "garbage":
         print("Welcome to the agent! Press any key to continue.\n\x1b[32m>\x1b[0m ready")
         return
-    prompt, model, fmt = parse_args(cli, argv)
+    try:
+        prompt, model, fmt, flags = parse_args(cli, argv)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    if os.environ.get("FAKE_AGENT_ARGV_DUMP"):
+        _write_whole(Path(os.environ["FAKE_AGENT_ARGV_DUMP"]), f"{os.getpid()}.json",
+                     json.dumps({"cli": cli, "argv": argv, "prompt": prompt, "flags": flags}))  # fmt: skip
     model = model or {"claude": "claude-sonnet-4-5", "codex": "gpt-5-codex", "gemini": "gemini-2.5-pro",
                       "opencode": "anthropic/claude-sonnet-4-5"}[cli]  # fmt: skip
     t0 = time.time()
