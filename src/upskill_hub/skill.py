@@ -23,7 +23,7 @@ import hashlib
 import os
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,8 @@ BOM_WARNING = (
     "such a skill; save the file as UTF-8 without BOM"
 )
 #: Where the agentskills.io evaluation guide keeps a skill's evals (read when there is no META_FILE).
-EVALS_FILE = "evals/evals.json"
+EVALS_DIR = "evals"
+EVALS_FILE = f"{EVALS_DIR}/evals.json"
 RESOURCE_DIRS = ("references", "scripts", "assets")
 
 NAME_MAX = 64
@@ -277,6 +278,11 @@ def scan_skill(root: Path) -> tuple[list[fsutil.Entry], list[fsutil.Refusal]]:
     return [e for e in files if not e.rel.endswith(".pyc")], refused
 
 
+def is_test_material(rel: str) -> bool:
+    """Whether the skill file ``rel`` holds tests (cases, expected answers), not instructions."""
+    return rel in (META_FILE, EVALS_DIR) or rel.startswith(EVALS_DIR + "/")
+
+
 def content_hash(files: dict[str, bytes]) -> str:
     """The version of a skill: sha256 over its sorted (relative path, bytes) pairs."""
     h = hashlib.sha256()
@@ -333,6 +339,17 @@ class Skill:
     def metadata(self) -> dict[str, str]:
         value = self.frontmatter.get("metadata")
         return dict(value) if isinstance(value, dict) else {}
+
+    def without_tests(self) -> Skill:
+        """The skill as an agent under evaluation may see it: its test material left out.
+
+        ``skill_meta.json`` and ``evals/`` hold the cases, their expected answers and trigger
+        queries. An agent that could read them would be graded on answers it was handed, and
+        only in the with-skill condition: catalog tools and harness installs serve this copy.
+        """
+        kept = {rel: data for rel, data in self.files.items() if not is_test_material(rel)}
+        modes = {rel: m for rel, m in self.modes.items() if not is_test_material(rel.rstrip("/"))}
+        return replace(self, files=kept, modes=modes)
 
     def resources(self) -> dict[str, list[str]]:
         """Files under references/, scripts/ and assets/ (relative paths)."""
@@ -669,7 +686,7 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
         target = (root / md_name).resolve()
         repo = repository_root(root)
         if not target.is_relative_to(repo):
-            problems.append(Problem(shown, md_name, f"symlink points outside the repository ({repo})"))
+            problems.append(Problem(shown, md_name, _outside_boundary(repo, real_root)))
             return LoadResult(None, problems)
         refused = [r for r in refused if r is not shared_md]
         st = os.stat(target)
@@ -773,6 +790,21 @@ def skill_md_name(folder: Path) -> str | None:
         if name in names and path.is_file():
             return name
     return None
+
+
+def _outside_boundary(repo: Path, skill_root: Path) -> str:
+    """Why a symlinked SKILL.md is refused, naming the boundary it crossed as it really is.
+
+    Inside a git repository a shared SKILL.md may live anywhere in it. A skill folder in
+    no repository is its own boundary: saying "outside the repository (<the skill folder>)"
+    there named a repository that does not exist.
+    """
+    if repo == skill_root and not (repo / ".git").exists():
+        return (
+            f"symlink points outside the skill folder ({skill_root}), which is in no git repository: "
+            "a SKILL.md shared through a symlink is followed only within one repository"
+        )
+    return f"symlink points outside the repository ({repo})"
 
 
 def repository_root(folder: Path) -> Path:

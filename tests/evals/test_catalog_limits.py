@@ -81,7 +81,7 @@ def test_listing_and_reader_agree(tmp_path: Path) -> None:
     (tmp_path / "outside.txt").write_text(TOKEN)
     os.symlink(tmp_path / "outside.txt", folder / "references" / "link.md")
     listed = _read(cat, "nope.md").split("files: ", 1)[1].split(", ")
-    assert sorted(listed) == sorted(skill.files)
+    assert sorted(listed) == sorted(skill.without_tests().files)
     for rel in listed:  # everything listed reads, with the bytes the loader read (its version)
         assert _read(cat, rel) == skill.files[rel].decode("utf-8")
     for rel in ("references/late.md", "references/link.md"):
@@ -252,3 +252,28 @@ def test_git_config_never_reaches_the_model(tmp_path: Path, monkeypatch: pytest.
         bodies = [json.dumps(r.body) for r in srv.completion_requests]
     assert len(bodies) == 2 and "no file '.git/config'" in bodies[1]
     assert not any(TOKEN in b for b in bodies)
+
+
+def test_the_model_never_reads_the_skills_own_tests(tmp_path: Path) -> None:
+    """skill_meta.json / evals/ hold expected answers: serving them would hand the with-skill
+    condition its answers (a grading leak the baseline cannot have)."""
+    from upskill_hub.evals.catalog import CatalogSkill
+    from upskill_hub.skill import load_skill
+
+    d = tmp_path / "demo"
+    (d / "evals" / "files").mkdir(parents=True)
+    (d / "references").mkdir()
+    (d / "SKILL.md").write_text("---\nname: demo\ndescription: Use for demos.\n---\n\n# Demo\n\nSee references/a.md.\n")
+    (d / "references" / "a.md").write_text("detail\n")
+    case = {"id": "c", "input": "q", "assert": [{"type": "contains", "value": "SECRET-ANSWER"}]}
+    (d / "skill_meta.json").write_text(json.dumps({"cases": [case]}))
+    (d / "evals" / "evals.json").write_text(json.dumps({"evals": [{"id": 1, "prompt": "q", "expected_output": "SECRET"}]}))
+    (d / "evals" / "files" / "in.txt").write_text("input\n")
+    skill = load_skill(d).skill
+    assert skill is not None and "skill_meta.json" in skill.files
+    entry = CatalogSkill.from_skill(skill)
+    assert sorted(entry.files) == ["SKILL.md", "references/a.md"]
+    for path in ("skill_meta.json", "evals/evals.json", "evals/files/in.txt"):
+        with pytest.raises(ToolRefusal, match="no file"):
+            entry.read(path)
+    assert "SECRET" not in entry.file_list()

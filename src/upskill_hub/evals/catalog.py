@@ -101,7 +101,9 @@ class CatalogSkill:
     symlink out of the folder and anything written after loading are "not found" to the
     model exactly as they are absent from the listing. A read from the folder on disk
     served whatever was there, ``.git/config`` and its token included. Serving the loaded
-    bytes also keeps the answer tied to the skill version (the hash of those bytes).
+    bytes also keeps the answer tied to the skill version (the hash of those bytes). The
+    skill's test material (``skill_meta.json``, ``evals/``) is left out: the model must not
+    read the expected answers it is graded on.
     """
 
     name: str
@@ -117,7 +119,7 @@ class CatalogSkill:
 
     @classmethod
     def from_skill(cls, skill: Skill) -> CatalogSkill:
-        return cls(skill.name, skill.description, skill.body, dict(skill.files))
+        return cls(skill.name, skill.description, skill.body, dict(skill.without_tests().files))
 
     def file_list(self) -> str:
         names = sorted(self.files)

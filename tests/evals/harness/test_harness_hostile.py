@@ -338,3 +338,26 @@ def test_snapshot_budgets_are_named_and_removal_survives_read_only_folders(tmp_p
     (target / "keep").write_text("x")
     os.symlink(target, tmp_path / "link")
     assert remove_tree(tmp_path / "link") and (target / "keep").exists()
+
+
+def test_the_installed_skill_carries_no_test_material(tmp_path):
+    """The agent must not find the expected answers it is graded on in the skill it was given."""
+    from upskill_hub.evals.harness.workspace import Workspace
+    from upskill_hub.skill import load_skill
+
+    d = tmp_path / "skills" / "demo"
+    (d / "evals").mkdir(parents=True)
+    (d / "SKILL.md").write_text("---\nname: demo\ndescription: Use for demos.\n---\n\n# Demo\n\nSteps.\n")
+    case = {"id": "c", "input": "q", "assert": [{"type": "contains", "value": "SECRET-ANSWER"}]}
+    (d / "skill_meta.json").write_text(json.dumps({"cases": [case]}))
+    (d / "evals" / "evals.json").write_text(json.dumps({"evals": [{"id": 1, "prompt": "q", "expected_output": "x"}]}))
+    skill = load_skill(d).skill
+    assert skill is not None
+    ws = Workspace.create(tmp_path / "ws", "call-")
+    try:
+        installed = ws.install(skill, ".claude/skills")
+        on_disk = sorted(p.relative_to(installed).as_posix() for p in installed.rglob("*") if p.is_file())
+        assert "SKILL.md" in on_disk
+        assert not [p for p in on_disk if p == "skill_meta.json" or p.startswith("evals")], on_disk
+    finally:
+        ws.remove()

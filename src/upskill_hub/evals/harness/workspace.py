@@ -144,7 +144,7 @@ class Workspace:
 
     def install(self, skill: Skill, skills_folder: str) -> Path:
         """Install ``skill`` where the agent looks (``skills_folder`` relative to ``project/``)."""
-        self.skill_dir = install_skill(skill, self.project / skills_folder)
+        self.skill_dir = install_skill(skill.without_tests(), self.project / skills_folder)
         return self.skill_dir
 
     def freeze(self) -> None:
