@@ -15,8 +15,11 @@ nothing written, and the tool answered a clean command afterwards; ``FAIL`` othe
 Classes: 1 regex budget in JSON Schemas, 2 file types and sizes, 3 numbers and nesting,
 4 file-system faults, 5 tables from strangers, 6 names, 7 truthful messages.
 
-Run: ``.venv/bin/python benchmarks/hostile_inputs.py`` (about 90 s; local servers only;
-``--round2`` runs only the second part).
+Round 3 (issue 33) runs the attacks of ``benchmarks/hostile3_*.py``, one module per area, with
+the same verdict rules; each class has at least one attack.
+
+Run: ``.venv/bin/python benchmarks/hostile_inputs.py`` (local servers only; ``--round2`` or
+``--round3`` runs only that part).
 """
 
 from __future__ import annotations
@@ -332,7 +335,33 @@ def round2() -> bool:
     return all(results)
 
 
+# --------------------------------------------------------------------------- round 3 (issue 33)
+#: One module per area of the round-3 attacks; each has ``attacks(tmp) -> list[bool]``.
+ROUND3 = ("hostile3_harness", "hostile3_catalog", "hostile3_triggers", "hostile3_tunepush", "hostile3_text")
+
+
+def round3() -> bool:
+    """Issue 33's classes: untrusted text as options, reads beyond the skill, memory bombs, run
+    folders, tune --write, processes, token caps, row types, terminal output, options."""
+    import importlib
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    tmp = Path(tempfile.mkdtemp(prefix="hostile-r3-"))
+    os.environ.setdefault("UPSKILL_HUB_CACHE", str(tmp / "cache"))
+    results: list[bool] = []
+    for name in ROUND3:
+        module = importlib.import_module(name)
+        area = tmp / name
+        area.mkdir()
+        results += module.attacks(area)
+    print(f"round 3: {sum(results)} of {len(results)} checks ok")
+    return all(results)
+
+
 if __name__ == "__main__":
-    if "--round2" not in sys.argv:
+    rounds = {"--round2": round2, "--round3": round3}
+    chosen = [fn for flag, fn in rounds.items() if flag in sys.argv]
+    if not chosen:
         main()
-    sys.exit(0 if round2() else 1)
+        chosen = [round2, round3]
+    sys.exit(0 if all([fn() for fn in chosen]) else 1)

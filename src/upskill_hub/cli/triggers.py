@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import re
 import tempfile
+import time
 from pathlib import Path
 
 import typer
@@ -16,30 +17,41 @@ from rich.progress import MofNCompleteColumn, Progress
 
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli._output import make_console
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import OptionError, UpskillError
 
 err_console = make_console(stderr=True, highlight=True)
 
 
 def triggers_command(
     skill: list[Path] = typer.Argument(
-        ..., help="Skill folder(s) whose descriptions to test; with --library, one folder of skills or a Hub repo OWNER/NAME."
+        ...,
+        help="Skill folder(s) whose descriptions to test; with --library, one folder of skills or a Hub repo OWNER/NAME.",
     ),
     library: bool = typer.Option(
-        False, "--library", help="Route every skill's queries against a catalog of the whole library: confusion "
+        False,
+        "--library",
+        help="Route every skill's queries against a catalog of the whole library: confusion "
         "matrix, per-skill recall and routing accuracy, and the pairs that steal each other's queries.",
     ),  # fmt: skip
     model: list[str] = typer.Option(None, "--model", "-m", help="Model spec, repeatable (as for eval)."),
     runs: int = typer.Option(1, "--runs", "-n", help="Repeats of each query per model."),
     triggers: Path | None = typer.Option(
-        None, "--triggers", help="Trigger eval-set file: a JSON list of {query, should_trigger} (skill-creator's "
+        None,
+        "--triggers",
+        help="Trigger eval-set file: a JSON list of {query, should_trigger} (skill-creator's "
         "format). Default: 'triggers' in skill_meta.json, else the cases (should) and the distractors' cases (should not).",
     ),  # fmt: skip
     distractors: str | None = typer.Option(
-        None, "--distractors", help="Folder of other skills in the catalog, or 'none' (default: the shipped skills)."
+        None,
+        "--distractors",
+        help="Folder of other skills in the catalog, or 'none' (default: the shipped skills).",
     ),
-    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for the model specs."),
-    output: Path = typer.Option(Path("upskill-runs"), "--output", "-o", help="Folder that receives run folders."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="OpenAI-compatible endpoint for the model specs."
+    ),
+    output: Path = typer.Option(
+        Path("upskill-runs"), "--output", "-o", help="Folder that receives run folders."
+    ),
     resume: bool = typer.Option(False, "--resume", help="Finish the latest matching trigger run instead."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Call the models even if answers are cached."),
     concurrency: int | None = typer.Option(None, "--concurrency", "-c", help="Concurrent calls per model."),
@@ -59,34 +71,100 @@ def triggers_command(
     Example: [cyan]upskill-hub triggers skills/hf-dataset-card -m haiku --runs 3[/]
     Library: [cyan]upskill-hub triggers ./my-skills --library -m haiku[/]
     """
+    check_options(runs=runs, concurrency=concurrency, distractors=distractors)
     if library:
         _library_command(skill, model or ["local"], runs=runs, base_url=base_url, output=output, resume=resume,
                          no_cache=no_cache, concurrency=concurrency, fmt=fmt, as_json=as_json,
                          ignored={"--triggers": triggers, "--distractors": distractors})  # fmt: skip
         return
     from upskill_hub.evals.report import print_trigger_report
-    from upskill_hub.evals.triggers import run_triggers, wrong_queries
+    from upskill_hub.evals.triggers import run_triggers
 
     out = printer(fmt, as_json)
     results = []
     for s in skill:
-        res = run_triggers(
-            s, model or ["local"], base_url=base_url, use_cache=not no_cache, runs=runs, triggers_file=triggers,
-            distractors=distractors, output_dir=output, resume=resume, concurrency=concurrency,
-        )  # fmt: skip
+        with Ticker("trigger calls", enabled=out.human) as tick:
+            res = run_triggers(
+                s, model or ["local"], base_url=base_url, use_cache=not no_cache, runs=runs, triggers_file=triggers,
+                distractors=distractors, output_dir=output, resume=resume, concurrency=concurrency,
+                on_plan=tick.plan, on_row=tick.row,
+            )  # fmt: skip
         results.append(res)
         if out.human:
             err_console.print(res.source, markup=False, highlight=False)
-            print_trigger_report(res.rows[0].skill_name if res.rows else s.name, res.stats, wrong_queries(res.rows),
-                                 make_console(), str(res.run_dir))  # fmt: skip
+            console = make_console()
+            print_trigger_report(res.skill_name or s.name, res.stats, res.wrong, console, None)
+            if res.n_wrong > len(res.wrong):
+                console.print(f"• ... and {res.n_wrong - len(res.wrong)} more wrong answers in "
+                              f"{res.run_dir / 'triggers.jsonl'}", highlight=False, markup=False)  # fmt: skip
+            console.print(f"Results: {res.run_dir}", highlight=False, markup=False)
     if not out.human:
         rows = [{"run_id": r.run_dir.name, **st.__dict__} for r in results for st in r.stats]
         headers = ["run_id", "model", "recall", "recall_ci_low", "recall_ci_high", "false_trigger_rate",
                    "fpr_ci_low", "fpr_ci_high", "precision", "f1"]  # fmt: skip
         out.table(rows, headers, id_key="run_id", json_data=rows)
-    failed = [r for res in results for r in res.rows if r.error is not None]
+    failed = sum(res.failed for res in results)
     if failed:
-        raise UpskillError(f"{len(failed)} trigger calls failed (first: {failed[0].error}); rerun with --resume")
+        first = next(res.first_error for res in results if res.first_error)
+        raise UpskillError(f"{failed} trigger calls failed (first: {first}); rerun with --resume")
+
+
+def check_options(*, runs: int, concurrency: int | None, distractors: str | None) -> None:
+    """The options' values, refused in one line before anything is read or sent."""
+    from upskill_hub.evals.triggers import check_run_options
+
+    check_run_options(runs=runs, concurrency=concurrency)
+    if distractors is not None and not distractors.strip():
+        raise OptionError(
+            "distractors", distractors, "is empty: name a folder of skills, or 'none' for no distractors"
+        )
+
+
+class Ticker:
+    """Progress of a run's calls on stderr, from the first moment: a bar on a terminal, else a
+    line when the plan is known and one every :data:`EVERY_S` seconds (a log or a pipe sees
+    the run is alive and how far it is, instead of nothing until the end)."""
+
+    EVERY_S = 5.0
+
+    def __init__(self, what: str, *, enabled: bool) -> None:
+        self.what = what
+        self.enabled = enabled
+        self.bar: Progress | None = None
+        self.total: int | None = None
+        self.done = 0
+        self.last = 0.0
+
+    def __enter__(self) -> Ticker:
+        if self.enabled and err_console.is_terminal:
+            self.bar = Progress(
+                *Progress.get_default_columns(), MofNCompleteColumn(), console=err_console, transient=True
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.what, total=None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def plan(self, to_send: int, already: int = 0) -> None:
+        self.total, self.done, self.last = to_send, 0, time.monotonic()
+        if self.bar is not None:
+            self.bar.update(self.task, total=to_send, completed=0)
+        elif self.enabled:
+            kept = f" ({already:,} already answered in the run folder)" if already else ""
+            err_console.print(f"Sending {to_send:,} {self.what}{kept}...", markup=False, highlight=False)
+
+    def row(self, _row: object) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.advance(self.task)
+        elif self.enabled and (time.monotonic() - self.last >= self.EVERY_S or self.done == self.total):
+            self.last = time.monotonic()
+            err_console.print(
+                f"  {self.done:,}/{self.total or 0:,} {self.what}", markup=False, highlight=False
+            )
 
 
 #: A Hub repo id as ``triggers --library`` takes one (a local folder of that name wins).
@@ -118,24 +196,26 @@ def _library_command(
             with err_console.status(f"Pulling the skills of {label}..."):
                 pulled = pull(label, None, out_dir=folder)
             if not out.machine:
-                err_console.print(f"{len(pulled.skills)} skill(s) from {label}", markup=False, highlight=False)
+                err_console.print(
+                    f"{len(pulled.skills)} skill(s) from {label}", markup=False, highlight=False
+                )
             source = folder
         elif not source.is_dir():
             raise UpskillError(f"{source}: not a folder of skills (nor a Hub repo OWNER/NAME)")
-        with Progress(*Progress.get_default_columns(), MofNCompleteColumn(), console=err_console,
-                      disable=out.machine, transient=True) as bar:  # fmt: skip
-            task = bar.add_task("routing", total=None)
+        with Ticker("routing calls", enabled=out.human) as tick:
             run = run_routing(
                 source, models, label=label, base_url=base_url, runs=runs, output_dir=output, resume=resume,
-                use_cache=not no_cache, concurrency=concurrency,
-                on_plan=lambda n: bar.update(task, total=n, completed=0),
-                on_row=lambda _r: bar.advance(task),
+                use_cache=not no_cache, concurrency=concurrency, on_plan=tick.plan, on_row=tick.row,
             )  # fmt: skip
     if out.human:
         print_routing_report(run, make_console())
     else:
         rows = [{"model": r.model, **p.__dict__} for r in run.reports for p in r.per_skill]
-        data = {"run_dir": str(run.run_dir), "reports": [r.to_dict() for r in run.reports], "no_queries": run.no_queries}
+        data = {
+            "run_dir": str(run.run_dir),
+            "reports": [r.to_dict() for r in run.reports],
+            "no_queries": run.no_queries,
+        }
         out.table(rows, ["model", "skill", "n", "recall", "accuracy", "errors"], json_data=data)
     errors = sum(r.errors for r in run.reports)
     if errors:

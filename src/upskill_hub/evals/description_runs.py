@@ -8,7 +8,7 @@ about and where it ended (or that it is unfinished and resumes with ``--resume``
 
 from __future__ import annotations
 
-import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from upskill_hub._util.percent import interval, pct
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals import routing_run, tune_run
 from upskill_hub.evals.routing import read_routing
+from upskill_hub.evals.trigger_rows import read_run_json
 
 
 @dataclass(frozen=True)
@@ -31,11 +32,21 @@ class DescriptionRun:
 
 
 def _json(path: Path) -> dict[str, Any] | None:
+    """A run-folder JSON file read like every other (no symlink, no FIFO wait, capped); None when unusable."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_run_json(path)
+    except UpskillError:
         return None
     return data if isinstance(data, dict) else None
+
+
+def _present(path: Path) -> bool:
+    """Whether ``path`` names anything at all (a FIFO or a symlink too), without opening it."""
+    try:
+        os.lstat(path)
+    except OSError:
+        return False
+    return True
 
 
 def _tune(folder: Path, plan: dict[str, Any]) -> DescriptionRun:
@@ -44,11 +55,18 @@ def _tune(folder: Path, plan: dict[str, Any]) -> DescriptionRun:
     try:
         if result is not None:
             cands = result["candidates"]
-            before, after = cands[0]["held_out"]["accuracy"], cands[int(result["winner"])]["held_out"]["accuracy"]
-            line = f"held-out accuracy {pct(before)} -> {pct(after)}" + (", written" if result.get("written") else "")
+            before, after = (
+                cands[0]["held_out"]["accuracy"],
+                cands[int(result["winner"])]["held_out"]["accuracy"],
+            )
+            line = f"held-out accuracy {pct(before)} -> {pct(after)}" + (
+                ", written" if result.get("written") else ""
+            )
     except (KeyError, IndexError, TypeError, ValueError):
         line = "unreadable tune_result.json"
-    return DescriptionRun(folder.name, "tune", str(plan.get("skill_name", "?")), str(plan.get("model", "?")), line)
+    return DescriptionRun(
+        folder.name, "tune", str(plan.get("skill_name", "?")), str(plan.get("model", "?")), line
+    )
 
 
 def _routing(folder: Path, plan: dict[str, Any]) -> DescriptionRun:
@@ -72,7 +90,7 @@ def _routing(folder: Path, plan: dict[str, Any]) -> DescriptionRun:
 def description_runs(root: str | Path) -> list[DescriptionRun]:
     """Tune and routing runs directly under ``root`` (or ``root`` itself), by run id."""
     root = Path(root)
-    folders = [root] if any((root / f).is_file() for f in (tune_run.PLAN_FILE, routing_run.PLAN_FILE)) else sorted(
+    folders = [root] if any(_present(root / f) for f in (tune_run.PLAN_FILE, routing_run.PLAN_FILE)) else sorted(
         p for p in root.iterdir() if p.is_dir() and not p.is_symlink()
     )  # fmt: skip
     out = []
@@ -81,4 +99,9 @@ def description_runs(root: str | Path) -> list[DescriptionRun]:
             out.append(_tune(folder, plan))
         elif (plan := _json(folder / routing_run.PLAN_FILE)) is not None:
             out.append(_routing(folder, plan))
+        else:  # a plan that is there but cannot be read is named, not skipped in silence
+            for kind, name in (("tune", tune_run.PLAN_FILE), ("routing", routing_run.PLAN_FILE)):
+                if _present(folder / name):
+                    out.append(DescriptionRun(folder.name, kind, "?", "?", f"unreadable {name}"))
+                    break
     return out

@@ -21,6 +21,8 @@ Rows whose call failed (``triggered`` is ``None``) count nowhere: an error is no
 from __future__ import annotations
 
 import json
+import math
+import os
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub.cases import TriggerQuery
+from upskill_hub.errors import UpskillError
 from upskill_hub.evals.schema import TriggerRow
 from upskill_hub.evals.stats import wilson_interval
 
@@ -99,6 +102,20 @@ class RoutingReport:
         return {**asdict(self), "columns": self.columns}
 
 
+def check_library_names(skills: list[str]) -> None:
+    """Refuse a library whose names would make two matrix columns read the same: a skill
+    named ``none`` (the column of queries that loaded nothing) or a name given twice."""
+    if NONE in skills:
+        raise UpskillError(
+            f"a skill is named {NONE!r}, like the routing matrix's column for queries that loaded no skill; rename it"
+        )
+    seen: set[str] = set()
+    for name in skills:
+        if name in seen:
+            raise UpskillError(f"two skills are named {name!r}; a routing matrix needs one column per skill")
+        seen.add(name)
+
+
 def first_loaded(row: TriggerRow, library: set[str]) -> str:
     """The skill ``row``'s model loaded first, among ``library``; ``none`` if it loaded none of them."""
     try:
@@ -121,6 +138,7 @@ def _was_loaded(row: TriggerRow) -> bool:
 
 def routing_report(rows: list[TriggerRow], skills: list[str], model: str) -> RoutingReport:
     """The confusion matrix, per-skill figures and stealing pairs of ``model``'s ``rows``."""
+    check_library_names(skills)
     library = set(skills)
     columns = [*skills, NONE]
     col = {name: j for j, name in enumerate(columns)}
@@ -210,8 +228,16 @@ def plot_routing(report: RoutingReport, path: Path) -> Path:
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="share of the row's queries")
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path, format="png", metadata={"Software": None})
+    # Rendered in memory, then written atomically: a symlink planted as routing.png in a
+    # resumed run folder is replaced, never written through.
+    import io
+
+    from upskill_hub._util.fsutil import write_bytes_atomic
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
     plt.close(fig)
+    write_bytes_atomic(path, buf.getvalue())
     return path
 
 
@@ -256,15 +282,102 @@ def routing_records(report: RoutingReport, run_id: str, timestamp: str) -> list[
     return out
 
 
+def _want(ok: bool, what: str) -> None:
+    if not ok:
+        raise ValueError(what)
+
+
+def _count(v: object, what: str) -> int:
+    _want(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+        f"{what} must be a whole number, at least 0",
+    )
+    return v  # type: ignore[return-value]
+
+
+def _share_or_none(v: object, what: str) -> float | None:
+    if v is None:
+        return None
+    _want(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v <= 1,
+          f"{what} must be a share from 0 to 1 or null")  # fmt: skip
+    return float(v)  # type: ignore[arg-type]
+
+
+def _text(v: object, what: str) -> str:
+    _want(isinstance(v, str), f"{what} must be text")
+    return v  # type: ignore[return-value]
+
+
+def _fields(cls: type, p: object, what: str) -> dict[str, Any]:
+    _want(isinstance(p, dict), f"{what} must be an object")
+    return {k: v for k, v in p.items() if k in cls.__dataclass_fields__}  # type: ignore[union-attr]
+
+
+_SHARES = ("recall", "recall_ci_low", "recall_ci_high", "accuracy", "accuracy_ci_low", "accuracy_ci_high")
+
+
 def report_from_dict(data: dict[str, Any]) -> RoutingReport:
-    """A report read back from ``routing.json`` (unknown keys ignored; a bad shape raises TypeError/KeyError)."""
-    per = [SkillRouting(**{k: v for k, v in p.items() if k in SkillRouting.__dataclass_fields__}) for p in data["per_skill"]]
-    steal = [StealingPair(**{k: v for k, v in p.items() if k in StealingPair.__dataclass_fields__}) for p in data.get("stealing") or []]
-    keep = {k: v for k, v in data.items() if k in RoutingReport.__dataclass_fields__ and k not in ("per_skill", "stealing")}
-    report = RoutingReport(**keep, per_skill=per, stealing=steal)
-    if len(report.matrix) != len(report.skills) or any(len(r) != len(report.columns) for r in report.matrix):
-        raise ValueError("the matrix does not match its skills")
-    return report
+    """A report read back from ``routing.json``, every field checked (unknown keys ignored).
+
+    Types are exact and numbers finite: counts are whole numbers, shares lie in [0, 1], skill
+    names are unique text and none is named ``none``; the matrix has one row per skill and one
+    column per skill plus ``none``. Anything else is a ``ValueError`` naming the field.
+    """
+    _want(isinstance(data, dict), "a report must be an object")
+    skills = data.get("skills")
+    _want(
+        isinstance(skills, list) and all(isinstance(x, str) and x for x in skills),
+        "'skills' must be a list of names",
+    )
+    try:
+        check_library_names(skills)
+    except UpskillError as exc:
+        raise ValueError(str(exc)) from None
+    matrix = data.get("matrix")
+    _want(isinstance(matrix, list) and len(matrix) == len(skills), "the matrix does not match its skills")
+    for i, row in enumerate(matrix):
+        _want(isinstance(row, list) and len(row) == len(skills) + 1, "the matrix does not match its skills")
+        for j, v in enumerate(row):
+            _count(v, f"matrix[{i}][{j}]")
+    per = []
+    for i, p in enumerate(_list(data.get("per_skill"), "'per_skill'")):
+        f = _fields(SkillRouting, p, f"per_skill[{i}]")
+        for k in ("n", "loaded", "routed", "errors"):
+            if k in f or k != "errors":
+                f[k] = _count(f.get(k), f"per_skill[{i}].{k}")
+        for k in _SHARES:
+            f[k] = _share_or_none(f.get(k), f"per_skill[{i}].{k}")
+        _want(f.get("skill") in skills, f"per_skill[{i}].skill must be one of the skills")
+        per.append(SkillRouting(**f))
+    _want([p.skill for p in per] == skills, "'per_skill' must list the skills in order")
+    steal = []
+    for i, p in enumerate(_list(data.get("stealing") or [], "'stealing'")):
+        f = _fields(StealingPair, p, f"stealing[{i}]")
+        _want(f.get("a") in skills and f.get("b") in skills, f"stealing[{i}] must name two of the skills")
+        for k in ("a_to_b", "b_to_a"):
+            f[k] = _count(f.get(k), f"stealing[{i}].{k}")
+        for k in ("share_a_to_b", "share_b_to_a"):
+            v = _share_or_none(f.get(k), f"stealing[{i}].{k}")
+            _want(v is not None, f"stealing[{i}].{k} must be a share from 0 to 1")
+        for k in ("examples_a_to_b", "examples_b_to_a"):
+            ex = _list(f.get(k, []), f"stealing[{i}].{k}")
+            _want(all(isinstance(x, str) for x in ex), f"stealing[{i}].{k} must be a list of queries")
+        steal.append(StealingPair(**f))
+    keep = _fields(RoutingReport, data, "a report")
+    keep.pop("per_skill", None)
+    keep.pop("stealing", None)
+    keep["model"] = _text(keep.get("model"), "'model'")
+    for k in ("n", "routed"):
+        keep[k] = _count(keep.get(k), f"'{k}'")
+    keep["errors"] = _count(keep.get("errors", 0), "'errors'")
+    for k in ("accuracy", "accuracy_ci_low", "accuracy_ci_high"):
+        keep[k] = _share_or_none(keep.get(k), f"'{k}'")
+    return RoutingReport(**keep, per_skill=per, stealing=steal)
+
+
+def _list(v: object, what: str) -> list[Any]:
+    _want(isinstance(v, list), f"{what} must be a list")
+    return v  # type: ignore[return-value]
 
 
 def write_routing(run_dir: Path, reports: list[RoutingReport], run_id: str, timestamp: str) -> Path:
@@ -272,22 +385,38 @@ def write_routing(run_dir: Path, reports: list[RoutingReport], run_id: str, time
     from upskill_hub._util.fsutil import write_json_atomic
 
     path = Path(run_dir) / ROUTING_FILE
-    write_json_atomic(path, {"run_id": run_id, "timestamp": timestamp, "reports": [r.to_dict() for r in reports]})
+    write_json_atomic(
+        path, {"run_id": run_id, "timestamp": timestamp, "reports": [r.to_dict() for r in reports]}
+    )
     return path
 
 
 def read_routing(run_dir: Path) -> tuple[str, str, list[RoutingReport]] | None:
-    """``(run_id, timestamp, reports)`` from ``run_dir/routing.json``; ``None`` without one."""
+    """``(run_id, timestamp, reports)`` from ``run_dir/routing.json``; ``None`` without one.
+
+    Read like every run-folder file (:func:`~upskill_hub.evals.trigger_rows.read_run_json`:
+    no symlink, no FIFO wait, capped) and checked field by field (:func:`report_from_dict`).
+    """
     from upskill_hub.errors import PathError
+    from upskill_hub.evals.trigger_rows import read_run_json
 
     path = Path(run_dir) / ROUTING_FILE
-    if not path.is_file():
-        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return str(data["run_id"]), str(data["timestamp"]), [report_from_dict(r) for r in data["reports"]]
-    except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
-        raise PathError(path, f"not a routing report ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+        os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass  # the reader says what is wrong
+    data = read_run_json(path)
+    try:
+        _want(isinstance(data, dict), "not a JSON object")
+        run_id, timestamp = _text(data.get("run_id"), "'run_id'"), _text(data.get("timestamp"), "'timestamp'")
+        reports = [report_from_dict(r) for r in _list(data.get("reports"), "'reports'")]
+        return run_id, timestamp, reports
+    except (ValueError, TypeError) as exc:
+        raise PathError(
+            path, f"not a routing report ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+        ) from None
 
 
 # --------------------------------------------------------------------------- the run
@@ -329,15 +458,26 @@ def run_library_routing(
     repeat, no error) are not asked again, and a torn last line is dropped. Failed calls are
     asked again on resume. Writes ``routing.json`` and one heat map per model at the end.
     """
-    import os
+    from upskill_hub.evals.trigger_rows import (
+        TRIGGERS_FILE,
+        RowAppender,
+        RowLines,
+        RowResolver,
+        parse_row_line,
+    )
 
-    from upskill_hub.evals.trigger_rows import TRIGGERS_FILE, read_trigger_rows
-
+    check_library_names(list(library))
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / TRIGGERS_FILE
-    kept = [r for r in read_trigger_rows(run_dir) if r.error is None and r.triggered is not None]
-    if path.exists():  # rewrite without errors and the torn tail, then append
-        path.write_text("".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in kept), encoding="utf-8")
+    # One row per call (a retry's answer replaces its failed attempt); failed calls are asked
+    # again. Nothing is rewritten: rows are appended, a torn tail from a kill is cut first.
+    resolver = RowResolver(path)
+    lines = RowLines(path)
+    for number, line in lines:
+        row = parse_row_line(path, number, line)
+        if row is not None:
+            resolver.add(number, row)
+    kept = [r for _, r in sorted(resolver.rows.values(), key=lambda x: x[0]) if r.error is None]
     done = {(r.model, r.skill_name, r.query_id, r.repeat) for r in kept}
     todo: list[RoutingCall] = [
         (model, skill, q, k)
@@ -349,12 +489,10 @@ def run_library_routing(
         if (model, skill, q.id, k) not in done
     ]
     rows = list(kept)
-    with path.open("a", encoding="utf-8") as fh:
+    with RowAppender(path, trim_to=lines.complete_bytes if lines.torn else None, fsync=True) as out:
 
         def emit(row: TriggerRow) -> None:
-            fh.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+            out.write(row)
             rows.append(row)
             if on_row is not None:
                 on_row(row)

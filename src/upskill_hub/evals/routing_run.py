@@ -22,13 +22,20 @@ from pathlib import Path
 from upskill_hub import __version__
 from upskill_hub._util.timestamps import utc_now
 from upskill_hub.cases import TriggerQuery
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals.catalog import Catalog
-from upskill_hub.evals.routing import ROUTING_PNG, RoutingCall, RoutingReport, run_library_routing
+from upskill_hub.evals.routing import (
+    ROUTING_PNG,
+    RoutingCall,
+    RoutingReport,
+    check_library_names,
+    run_library_routing,
+)
 from upskill_hub.evals.runner import BASE_SYSTEM_PROMPT
 from upskill_hub.evals.schema import TriggerRow
+from upskill_hub.evals.trigger_rows import read_run_json
 from upskill_hub.evals.trigger_session import Call, TriggerSession
-from upskill_hub.evals.triggers import open_run_dir, resolve_queries
+from upskill_hub.evals.triggers import check_plan_size, check_run_options, open_run_dir, resolve_queries
 from upskill_hub.skill import Skill, skills_in
 
 PLAN_FILE = "routing-plan.json"
@@ -62,10 +69,9 @@ def library_queries(skills: Sequence[Skill]) -> tuple[dict[str, list[TriggerQuer
     library: dict[str, list[TriggerQuery]] = {}
     empty = []
     for s in skills:
-        try:
-            queries, _ = resolve_queries(s, [], None)
-        except UpskillError:
-            queries = []
+        # A skill with neither triggers nor cases has nothing to route; any other refusal
+        # (too many queries) is the user's to see, not an empty row.
+        queries = resolve_queries(s, [], None)[0] if (s.meta.triggers or s.meta.cases) else []
         library[s.name] = [q for q in queries if q.should_trigger]
         if not library[s.name]:
             empty.append(s.name)
@@ -96,12 +102,15 @@ def run_routing(
     ``label`` names the library in the run id (default: the folder's name); ``on_plan``
     hears how many calls are left to make before the first one goes out.
     """
-    if runs < 1:
-        raise UpskillError(f"--runs must be at least 1, got {runs}")
+    check_run_options(runs=runs, concurrency=concurrency)
     skills = skills_in(source)
     if len(skills) < 2:
-        raise UpskillError(f"{source}: a library needs at least two skills to route between, found {len(skills)}")
+        raise UpskillError(
+            f"{source}: a library needs at least two skills to route between, found {len(skills)}"
+        )
+    check_library_names([s.name for s in skills])
     library, empty = library_queries(skills)
+    check_plan_size(sum(len(v) for v in library.values()), len(model_specs), runs, f"{source}")
     if len(empty) == len(skills):
         raise UpskillError(f"{source}: no skill has trigger queries or test cases to route")
     catalog = Catalog.of(list(skills))
@@ -119,7 +128,9 @@ def run_routing(
                                  "models": session.models, "skills": list(library), "runs": runs},
         )  # fmt: skip
         run_id = run_dir.name
-        plan = json.loads((run_dir / PLAN_FILE).read_text(encoding="utf-8"))
+        plan = read_run_json(run_dir / PLAN_FILE)
+        if not isinstance(plan, dict):
+            raise PathError(run_dir / PLAN_FILE, "is not a JSON object", kind="routing plan")
 
         def ask_many(calls: list[RoutingCall], emit: Callable[[TriggerRow], None]) -> None:
             if on_plan is not None:

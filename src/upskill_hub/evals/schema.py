@@ -11,7 +11,11 @@ parquet unless their metadata says :data:`INT64` (token counts can exceed 2**31 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+import functools
+import math
+import types
+import typing
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 CONDITIONS = ("baseline", "with_skill")
@@ -266,3 +270,132 @@ class RunPlan:
         return cls(**d)
 
 
+# --------------------------------------------------------------------------- checks on read
+#: Largest integer a 64-bit parquet column holds, and a 32-bit one (the default, see INT64).
+_INT_BOUNDS = {"int64": 2**63, "int32": 2**31}
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _not_finite(value: Any, depth: int = 0) -> bool:
+    """True when ``value`` (a parsed JSON value) holds NaN or an infinity anywhere."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if depth > 64:  # parsed with bounded nesting already; this only keeps the walk finite
+        return False
+    if isinstance(value, dict):
+        return any(_not_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return any(_not_finite(v, depth + 1) for v in value)
+    return False
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in words, for a refusal."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    return {list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _value_problem(value: Any, tp: Any, meta: typing.Mapping[str, Any]) -> str | None:
+    """Why ``value`` cannot be stored in a field annotated ``tp`` (``None`` when it can)."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if value is None and len(args) < len(typing.get_args(tp)):
+            return None
+        return _value_problem(value, args[0], meta) if len(args) == 1 else None
+    if tp is Any:
+        return "holds NaN or Infinity" if _not_finite(value) else None
+    if tp is str:
+        return None if isinstance(value, str) else f"is {_kind(value)}, not text"
+    if tp is bool:
+        return None if isinstance(value, bool) else f"is {_kind(value)}, not true/false"
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"is {_kind(value)}, not a whole number"
+        bound = _INT_BOUNDS[meta.get("arrow", "int32")]
+        return None if -bound <= value < bound else "is too large"
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"is {_kind(value)}, not a number"
+        return None if math.isfinite(value) else f"is {value!r} (NaN and Infinity are not stored)"
+    if (origin or tp) is list:
+        if not isinstance(value, list):
+            return f"is {_kind(value)}, not a list"
+        (item,) = typing.get_args(tp) or (Any,)
+        for i, v in enumerate(value):
+            if (why := _value_problem(v, item, {})) is not None:
+                return f"item {i} {why}"
+        return None
+    if (origin or tp) is dict:
+        if not isinstance(value, dict):
+            return f"is {_kind(value)}, not an object"
+        _, item = typing.get_args(tp) or (str, Any)
+        for k, v in value.items():
+            if (why := _value_problem(v, item, {})) is not None:
+                return f"key {str(k)[:40]!r} {why}"
+        return None
+    if is_dataclass(tp):
+        return record_problem(tp, value)
+    return None
+
+
+def record_problem(cls: type, data: Any) -> str | None:
+    """Why ``data`` (a row read back from a file) is not a valid ``cls``, or ``None``.
+
+    Rows come back from run folders that anyone may have edited, and go on to statistics,
+    to Arrow tables and to the Hub: a list where text belongs, ``"no"`` where a boolean
+    belongs or ``NaN`` as a cost would count wrongly, raise deep inside pyarrow, or be
+    published. So every field present is checked against its annotation (``X | None``
+    allows null; numbers are finite; integers fit their parquet column; nested dataclasses
+    and lists are checked item by item), and every field without a default must be
+    present. Fields this version does not know are ignored, as :func:`_known` does.
+    """
+    if not isinstance(data, dict):
+        return f"is {_kind(data)}, not an object"
+    hints = _hints(cls)
+    for f in fields(cls):
+        if f.name not in data:
+            if f.default is MISSING and f.default_factory is MISSING:
+                return f"field {f.name!r} is missing"
+            continue
+        why = _value_problem(data[f.name], hints[f.name], f.metadata)
+        if why is not None:
+            return f"field {f.name!r} {why}"
+    return None
+
+
+def required_fields(cls: type) -> tuple[str, ...]:
+    """The fields of ``cls`` a stored row must hold a value for: no default, not ``X | None``."""
+    hints = _hints(cls)
+    return tuple(
+        f.name
+        for f in fields(cls)
+        if f.default is MISSING
+        and f.default_factory is MISSING
+        and type(None) not in typing.get_args(hints[f.name])
+    )
+
+
+def duplicate_key(keys: typing.Iterable[typing.Hashable]) -> tuple[int, typing.Hashable] | None:
+    """``(index, key)`` of the first key seen before in ``keys``, or ``None`` when all differ.
+
+    A run holds one row per planned call; a repeated key (a line pasted twice, a merged
+    folder) would count one call several times, so readers refuse it.
+    """
+    seen: set[typing.Hashable] = set()
+    for i, key in enumerate(keys):
+        if key in seen:
+            return i, key
+        seen.add(key)
+    return None

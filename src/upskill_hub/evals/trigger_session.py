@@ -14,7 +14,7 @@ catalog prompt, so a changed description is a new call and an unchanged one is f
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,8 +22,9 @@ from upskill_hub.cases import TriggerQuery
 from upskill_hub.errors import UpskillError
 from upskill_hub.evals.cache import ResponseCache, default_cache_dir
 from upskill_hub.evals.catalog import Catalog
+from upskill_hub.evals.runner import BASE_SYSTEM_PROMPT
 from upskill_hub.evals.schema import TriggerRow
-from upskill_hub.evals.triggers import TriggerPlan, _trigger_call
+from upskill_hub.evals.triggers import _trigger_call, check_run_options, concurrency_of, run_workers
 from upskill_hub.models.base import GenerationParams, ModelClient
 from upskill_hub.skill import Skill
 
@@ -58,8 +59,7 @@ class TriggerSession:
     ) -> None:
         from upskill_hub.evals.api import _clients_for, _RunPrices
 
-        if concurrency is not None and concurrency < 1:
-            raise UpskillError(f"--concurrency must be at least 1, got {concurrency}")
+        check_run_options(runs=1, concurrency=concurrency)
         self.clients = _clients_for(list(model_specs), base_url, timeout=timeout, max_retries=max_retries)
         self.cache = ResponseCache(cache_dir or default_cache_dir()) if use_cache else None
         self.params = params or GenerationParams()
@@ -92,21 +92,35 @@ class TriggerSession:
         """
 
         async def go() -> list[TriggerRow]:
-            limit = self.concurrency
-            sems = {id(c): asyncio.Semaphore(limit or getattr(c, "default_concurrency", 4) or 4) for c in self.clients}
+            system = catalog.system_prompt(BASE_SYSTEM_PROMPT)  # once, not once per call
+            params_json = self.params.to_json()
+            rows: list[TriggerRow | None] = [None] * len(calls)
+            by_model = {
+                m: [i for i, c in enumerate(calls) if c.model == m]
+                for m in dict.fromkeys(c.model for c in calls)
+            }
 
-            async def one(call: Call) -> TriggerRow:
-                client = self.client(call.model)
-                plan = TriggerPlan(call.skill, catalog, [], self.clients, 1, self.params)
-                row, called = await _trigger_call(
-                    plan, client, call.query, call.repeat, run_id, self.cache, sems[id(client)], self._prices
-                )
-                self.fresh_calls += called
-                if on_row is not None:
-                    on_row(row)
-                return row
+            async def worker(client: ModelClient, todo: Iterator[int]) -> None:
+                for i in todo:  # shared by the model's workers: each call is taken once
+                    call = calls[i]
+                    row, called = await _trigger_call(
+                        system, call.skill, self.params, client, call.query, call.repeat, run_id, self.cache,
+                        self._prices, params_json,
+                    )  # fmt: skip
+                    self.fresh_calls += called
+                    rows[i] = row
+                    if on_row is not None:
+                        on_row(row)
 
-            return list(await asyncio.gather(*(one(c) for c in calls)))
+            # A fixed pool of workers per model, not one task per call: a batch of 100,000
+            # calls holds as many prompts as calls in flight.
+            await run_workers(
+                worker(client, todo)
+                for model, indexes in by_model.items()
+                for client, todo in [(self.client(model), iter(indexes))]
+                for _ in range(min(concurrency_of(client, self.concurrency), len(indexes)))
+            )
+            return [r for r in rows if r is not None]
 
         return self._loop.run_until_complete(go())
 

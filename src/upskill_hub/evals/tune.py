@@ -13,10 +13,17 @@ The loop of ``upskill-hub tune`` (after skill-creator's run_loop, for any model)
    (accuracy: right decisions over all held-out calls), ties going to the shorter text.
 
 Scoring and proposing are passed in (:data:`Scorer`, :data:`Teacher`), so the loop is the
-same for every model and for the scripted ones of the tests. Every step is appended to
+same for every model and for the scripted ones of the tests. Every step is added to
 ``tune.jsonl`` in the run folder as it finishes; a run killed at any point resumes from
 it (the split is checked to be the same), and the model calls themselves are reused from
 the response cache by the scorer and the teacher.
+
+The run folder's files are read and written like every run folder's: read capped, never
+through a symlink, never blocking on a FIFO (:func:`~upskill_hub.evals.rundir.read_run_file`),
+and written atomically (a temporary sibling renamed into place, which replaces a planted
+symlink instead of writing through it). A teacher is a model: its proposal may hold
+terminal escapes, C1 controls or a right-to-left override; such a proposal is rejected,
+with the code point in the reason, and never reaches SKILL.md or the terminal.
 """
 
 from __future__ import annotations
@@ -29,13 +36,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from upskill_hub._util import limits
+from upskill_hub._util.fsutil import BIDI_CONTROLS, shown_path, write_bytes_atomic, write_json_atomic
 from upskill_hub.cases import TriggerQuery
 from upskill_hub.descriptions import check_description
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import PathError, UpskillError
+from upskill_hub.evals.rundir import read_run_file
 from upskill_hub.evals.schema import TriggerRow
 from upskill_hub.evals.stats import wilson_interval
 
 HISTORY_FILE = "tune.jsonl"
+RESULT_FILE = "tune_result.json"
 DEFAULT_ITERATIONS = 5
 DEFAULT_RUNS = 3
 DEFAULT_HELD_OUT = 0.4
@@ -183,29 +194,55 @@ def _fingerprint(train: list[TriggerQuery], held: list[TriggerQuery], runs: int)
 
 
 def _read_history(path: Path) -> list[dict[str, Any]]:
-    """The finished steps of an earlier run (a torn last line, from a kill, is dropped)."""
-    if not path.is_file():
+    """The finished steps of an earlier run (a torn last line, from a kill, is dropped).
+
+    Read capped and never through a symlink or from a FIFO; each step must be an object
+    whose ``kind`` is text, whose ``iteration`` is a whole number and whose ``description``
+    (when it has one) is text: anything else is one line naming the file and the line.
+    """
+    import os
+
+    if not os.path.lexists(path):
         return []
-    lines = path.read_text(encoding="utf-8").split("\n")[:-1]
+    data = read_run_file(path, limits.MAX_FILE_BYTES)
+    try:
+        lines = data.decode("utf-8").split("\n")[:-1]
+    except UnicodeDecodeError:
+        raise PathError(path, "is not UTF-8 text; start a new tune run") from None
     out = []
     for number, line in enumerate(lines, 1):
         try:
             item = json.loads(line)
         except ValueError:
-            raise UpskillError(f"{path}: line {number} is not JSON; start a new tune run") from None
-        if isinstance(item, dict):
-            out.append(item)
+            raise PathError(path, f"line {number} is not JSON; start a new tune run") from None
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("kind"), str)
+            or (item["kind"] != "split" and (type(item.get("iteration")) is not int))
+            or ("description" in item and not isinstance(item["description"], str))
+            or ("reason" in item and not isinstance(item["reason"], str))
+        ):
+            raise PathError(path, f"line {number} is not a tune step; start a new tune run")
+        out.append(item)
     return out
 
 
-def _append(path: Path, item: dict[str, Any]) -> None:
-    """One finished step, flushed to disk before the next begins (a kill loses at most the step under way)."""
-    import os
+class _History:
+    """``tune.jsonl``: the finished steps, rewritten atomically as each new one is added.
 
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(item, ensure_ascii=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    The file is small (one line per iteration), so each step rewrites it whole through a
+    temporary sibling and a rename (fsynced): a kill or a full disk leaves the previous
+    steps intact, and a symlink planted at ``tune.jsonl`` is replaced, never written through.
+    """
+
+    def __init__(self, path: Path, steps: list[dict[str, Any]]) -> None:
+        self.path = path
+        self.lines = [json.dumps(d, ensure_ascii=False) + "\n" for d in steps]
+
+    def append(self, item: dict[str, Any]) -> None:
+        """One finished step, on disk before the next begins (a kill loses at most the step under way)."""
+        self.lines.append(json.dumps(item, ensure_ascii=False) + "\n")
+        write_bytes_atomic(self.path, "".join(self.lines).encode("utf-8"))
 
 
 def _figures(d: dict[str, Any]) -> Figures:
@@ -247,9 +284,10 @@ def tune_description(
     if done and (done[0].get("kind") != "split" or done[0].get("fingerprint") != fp):
         raise UpskillError(f"{run_dir} holds a tune run of other queries or --runs; use a new --output")
     result = TuneResult([q.id for q in train], [q.id for q in held], [], resumed=bool(done))
+    history = _History(path, done)
     if not done:
-        _append(path, {"kind": "split", "fingerprint": fp, "seed": seed, "train": result.train_ids,
-                       "held_out": result.held_ids, "runs": runs})  # fmt: skip
+        history.append({"kind": "split", "fingerprint": fp, "seed": seed, "train": result.train_ids,
+                        "held_out": result.held_ids, "runs": runs})  # fmt: skip
     steps = {(d.get("kind"), d.get("iteration")): d for d in done[1:]}
 
     def scored(desc: str, index: int, iteration: int) -> tuple[Candidate, list[TriggerRow]]:
@@ -263,7 +301,7 @@ def tune_description(
     original, train_rows[0] = scored(description, 0, 0)
     result.candidates.append(original)
     if ("candidate", 0) not in steps:
-        _append(path, {"kind": "candidate", "iteration": 0, **asdict(original)})
+        history.append({"kind": "candidate", "iteration": 0, **asdict(original)})
     for it in range(1, iterations + 1):
         best = max(result.candidates, key=lambda c: c.train_key)
         wrong = failures(train_rows[best.index], runs)
@@ -271,27 +309,55 @@ def tune_description(
             say(f"iteration {it}: no train failures left; stopping")
             break
         step = steps.get(("candidate", it)) or steps.get(("rejected", it))
-        proposal = step["description"] if step else teacher(best.description, wrong, it)
-        reason = _rejection(proposal, result.candidates)
+        if step is not None and step["kind"] == "rejected":  # stored escaped: its reason stands
+            reason, proposal = _escaped(step.get("reason") or "rejected"), str(step.get("description") or "")
+        else:
+            proposal = step["description"] if step else teacher(best.description, wrong, it)
+            reason = _rejection(proposal, result.candidates)
         if reason:
-            result.rejected.append({"iteration": it, "reason": reason, "description": proposal[:2000]})
+            kept = _escaped(proposal)[:2000]  # the text as the teacher wrote it, made inert
+            result.rejected.append({"iteration": it, "reason": reason, "description": kept})
             if step is None:
-                _append(path, {"kind": "rejected", "iteration": it, "reason": reason, "description": proposal[:2000]})
+                history.append({"kind": "rejected", "iteration": it, "reason": reason, "description": kept})
             say(f"iteration {it}: proposal rejected ({reason})")
             continue
         cand, train_rows[len(result.candidates)] = scored(proposal, len(result.candidates), it)
         result.candidates.append(cand)
         if step is None:
-            _append(path, {"kind": "candidate", "iteration": it, **asdict(cand)})
+            history.append({"kind": "candidate", "iteration": it, **asdict(cand)})
         say(f"iteration {it}: held-out accuracy {cand.held_out.accuracy:.0%}" if cand.held_out.accuracy is not None else f"iteration {it}: scored")
-    (run_dir / "tune_result.json").write_text(json.dumps(result.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+    write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
     return result
+
+
+def control_problem(text: str) -> str | None:
+    """Why ``text`` may not go into SKILL.md as a description: a control character, or ``None``.
+
+    C0 controls (ESC starts a terminal escape), DEL, C1 controls (``\x9b`` is a one-byte
+    CSI) and bidirectional overrides (U+202E makes text read backwards) are each named by
+    their code point. Line breaks and tabs are not refused here: a proposal is one line
+    by then, and the spec check handles the rest.
+    """
+    for c in text:
+        o = ord(c)
+        if c in "\n\t":
+            continue
+        if o < 0x20 or 0x7F <= o <= 0x9F or c in BIDI_CONTROLS:
+            return f"holds the control character U+{o:04X}; descriptions never carry terminal or direction controls"
+    return None
+
+
+def _escaped(text: Any) -> str:
+    """``text`` with its control characters written as escapes (safe to store and print)."""
+    return shown_path(text) if isinstance(text, str) else repr(text)
 
 
 def _rejection(proposal: Any, candidates: list[Candidate]) -> str | None:
     """Why a proposal cannot be scored, or ``None`` when it can."""
     if not isinstance(proposal, str):
         return "not text"
+    if (why := control_problem(proposal)) is not None:
+        return why
     try:
         check_description(proposal)
     except UpskillError as exc:

@@ -11,21 +11,46 @@ to find the run again with ``resume``), ``tune.jsonl`` (one line per finished st
 ``tune_result.json``. ``write=True`` rewrites only the frontmatter's description in
 SKILL.md (:func:`upskill_hub.descriptions.replace_description`), and only when a
 candidate beat the original on held-out queries.
+
+``--write`` takes a run of minutes while others may work on the same skill, so SKILL.md
+is guarded (:class:`SkillMdGuard`): its bytes are taken when the run begins and compared
+when the winner is written; a change (an edit, a swap for a symlink, a new file) refuses
+the write in one line, and the winner stays in ``tune_result.json``. A SKILL.md that is a
+symlink to a file inside the skill's repository (plugin repositories share one SKILL.md
+between agents this way, and the loader allows it) stays a symlink: its target is the
+file rewritten, atomically. One pointing elsewhere, a read-only SKILL.md (no write
+permission bit, so root is refused too) and one the system will not let us replace
+(immutable, EPERM) are each refused in one line, before any call when it can be told.
+
+A run folder resumed with ``--resume`` must be a real folder directly inside
+``--output``: one that is a symlink (it would be resumed, and written, wherever it
+points) is refused.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import json
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from upskill_hub._util.fsutil import read_text_capped, write_json_atomic, write_text_atomic
+from upskill_hub._util import limits
+from upskill_hub._util.fsutil import (
+    FileRefused,
+    read_capped,
+    shown_path,
+    storage_error,
+    write_bytes_atomic,
+    write_json_atomic,
+)
 from upskill_hub.cases import TriggerQuery
 from upskill_hub.descriptions import replace_description
-from upskill_hub.errors import UpskillError
+from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals.catalog import Catalog, CatalogSkill
 from upskill_hub.evals.schema import TriggerRow
 from upskill_hub.evals.trigger_session import Call, TriggerSession
@@ -34,15 +59,16 @@ from upskill_hub.evals.tune import (
     DEFAULT_HELD_OUT,
     DEFAULT_ITERATIONS,
     DEFAULT_RUNS,
+    RESULT_FILE,
     ModelTeacher,
     TuneResult,
+    control_problem,
     tune_description,
 )
 from upskill_hub.models.spec import DEFAULT_TEACHER
-from upskill_hub.skill import Skill, require_skill, skill_md_name
+from upskill_hub.skill import Skill, repository_root, require_skill, skill_md_name
 
 PLAN_FILE = "tune-plan.json"
-RESULT_FILE = "tune_result.json"
 
 
 @dataclass
@@ -69,6 +95,21 @@ def _fingerprint(payload: dict[str, object]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def _inside_output(output_dir: str | Path, run_dir: Path) -> Path:
+    """``run_dir`` when it is a real folder directly inside ``output_dir``, else a one-line refusal.
+
+    ``--resume`` picks the run folder by its plan; a folder that is a symlink (or a plan
+    found through one) would be resumed, and its files written, outside ``--output``.
+    """
+    try:
+        st = os.lstat(run_dir)
+    except OSError as exc:
+        raise PathError(run_dir, f"cannot be read ({exc.strerror or exc})", kind="run folder") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise PathError(run_dir, "is a symlink; a run folder is never resumed through one", kind="run folder")
+    if not stat.S_ISDIR(st.st_mode) or run_dir.resolve().parent != Path(output_dir).resolve():
+        raise PathError(run_dir, f"is not a folder inside {shown_path(output_dir)}", kind="run folder")
+    return run_dir
 
 
 def run_tune(
@@ -103,7 +144,7 @@ def run_tune(
         skill = require_skill(skill)
     if iterations < 0 or runs < 1:
         raise UpskillError("--iterations must be 0 or more and --runs 1 or more")
-    skill_md = _skill_md(skill) if write else None
+    guard = SkillMdGuard.take(_skill_md(skill)) if write else None
     others = load_distractors(distractors, skill.name)
     queries, source = resolve_queries(skill, others, triggers_file)
     teacher_spec = teacher or DEFAULT_TEACHER
@@ -129,6 +170,7 @@ def run_tune(
                   "teacher": teacher_client.model, "source": source, "runs": runs, "seed": seed,
                   "held_out": held_out, "catalog": [skill.name, *(o.name for o in others)]},
         )  # fmt: skip
+        run_dir = _inside_output(output_dir, run_dir)
         run_id = run_dir.name
 
         def scorer(description: str, subset: list[TriggerQuery], n: int) -> list[TriggerRow]:
@@ -142,12 +184,14 @@ def run_tune(
     finally:
         coach.close()
         session.close()
+    skill_md = guard.path if guard is not None else None
     run = TuneRun(run_dir, result, source, client.model, teacher_client.model, skill_md, fresh_calls=session.fresh_calls)
-    if skill_md is not None and result.winner.index != 0:
-        write_description(skill_md, result.winner.description)
+    data = {**result.to_dict(), "model": run.model, "teacher": run.teacher, "written": False}
+    write_json_atomic(run_dir / RESULT_FILE, data)  # the winner is kept even if SKILL.md refuses it
+    if guard is not None and result.winner.index != 0:
+        guard.write(result.winner.description, where=run_dir / RESULT_FILE)
         run.written = True
-    data = {**result.to_dict(), "model": run.model, "teacher": run.teacher, "written": run.written}
-    write_json_atomic(run_dir / RESULT_FILE, data)
+        write_json_atomic(run_dir / RESULT_FILE, {**data, "written": True})
     return run
 
 
@@ -159,13 +203,114 @@ def _skill_md(skill: Skill) -> Path:
 
 
 def write_description(skill_md: Path, description: str) -> None:
-    """Replace the frontmatter description of ``skill_md`` in place; every other byte stays.
+    """Replace the frontmatter description of ``skill_md``; every other byte stays.
 
     Read and written as bytes of UTF-8 text with the line endings it has (no newline
-    translation), atomically: a failure leaves the file as it was.
+    translation), atomically: a failure leaves the file as it was. The guards of
+    :class:`SkillMdGuard` apply (symlinks, read-only, immutable, control characters).
     """
-    import stat
+    SkillMdGuard.take(skill_md).write(description)
 
-    text = read_text_capped(skill_md)
-    mode = stat.S_IMODE(skill_md.stat().st_mode)
-    write_text_atomic(skill_md, replace_description(text, description), mode=mode)
+
+def _refuse(path: Path, why: str) -> UpskillError:
+    return UpskillError(f"{shown_path(path)}: {why}; SKILL.md was not changed")
+
+
+@dataclass(frozen=True)
+class SkillMdGuard:
+    """SKILL.md as it was when a tune run began, to write the winner into only if unchanged.
+
+    ``path`` is the SKILL.md the skill names; ``target`` the file actually rewritten (the
+    same, or the in-repository file a symlinked SKILL.md points to); ``link`` the symlink's
+    text (``None`` for a regular file), ``data`` the bytes read at the start.
+    """
+
+    path: Path
+    target: Path
+    link: str | None
+    data: bytes
+
+    @classmethod
+    def take(cls, path: Path) -> SkillMdGuard:
+        """Read ``path`` now; refuse at once what could never be written (before any call)."""
+        link, target = cls._target(path)
+        data = cls._read(target)
+        guard = cls(path, target, link, data)
+        guard._check_writable()
+        return guard
+
+    @staticmethod
+    def _target(path: Path) -> tuple[str | None, Path]:
+        """``(symlink text or None, file to rewrite)``; a link leaving the repository is refused."""
+        try:
+            st = os.lstat(path)
+        except OSError as exc:
+            raise _refuse(path, f"cannot be read ({exc.strerror or exc})") from None
+        if not stat.S_ISLNK(st.st_mode):
+            if not stat.S_ISREG(st.st_mode):
+                raise _refuse(path, "is not a regular file")
+            return None, path
+        link = os.readlink(path)
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise _refuse(path, "is a symlink that points to nothing (or loops)") from None
+        repo = repository_root(path.parent)
+        if not target.is_relative_to(repo):
+            where = f"{shown_path(target)}, outside the repository {shown_path(repo)}"
+            raise _refuse(path, f"is a symlink to {where}")
+        return link, target
+
+    @staticmethod
+    def _read(target: Path) -> bytes:
+        try:
+            return read_capped(target, limits.MAX_FILE_BYTES, follow_symlinks=False)
+        except FileRefused as exc:
+            raise _refuse(target, exc.problem) from None
+
+    def _check_writable(self) -> None:
+        """A read-only SKILL.md (no owner write bit: refused for root too) is not replaced."""
+        try:
+            mode = os.lstat(self.target).st_mode
+        except OSError as exc:
+            raise _refuse(self.target, f"cannot be read ({exc.strerror or exc})") from None
+        if not mode & stat.S_IWUSR or not os.access(self.target, os.W_OK):
+            why = "is read-only; make it writable (chmod u+w) or run tune without --write"
+            raise _refuse(self.target, why)
+
+    def write(self, description: str, *, where: Path | None = None) -> None:
+        """Put ``description`` into SKILL.md, atomically, if SKILL.md is still what it was.
+
+        Refused in one line (nothing written) when SKILL.md changed since :meth:`take` (an
+        edit, a swap for a symlink or for another file), became read-only, or cannot be
+        replaced (immutable); and when ``description`` holds control characters.
+        """
+        keep = f"; the winner is in {shown_path(where)}" if where is not None else ""
+        again = f"run tune again to tune the current text{keep}"
+        if (why := control_problem(description)) is not None:
+            raise _refuse(self.path, f"the new description {why}")
+        try:
+            link, target = self._target(self.path)
+        except UpskillError:
+            why = f"changed during the run (it is now a symlink or gone); {again}"
+            raise _refuse(self.path, why) from None
+        if (link, target) != (self.link, self.target):
+            why = f"changed during the run (it was swapped for another file or link); {again}"
+            raise _refuse(self.path, why)
+        if self._read(target) != self.data:
+            raise _refuse(self.path, f"was changed by someone else during the run; {again}")
+        self._check_writable()
+        try:
+            text = self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _refuse(self.path, "is not UTF-8 text") from None
+        new = replace_description(text, description).encode("utf-8")
+        try:
+            write_bytes_atomic(target, new, mode=stat.S_IMODE(os.lstat(target).st_mode))
+        except UpskillError:  # a full or read-only disk: StorageError says what to do
+            raise
+        except OSError as exc:
+            if (err := storage_error(exc, target)) is not None:
+                raise err from None
+            hint = " (is it immutable? see lsattr)" if exc.errno in (errno.EPERM, errno.EACCES) else ""
+            raise _refuse(target, f"cannot be replaced: {exc.strerror or exc}{hint}") from None

@@ -33,7 +33,7 @@ from upskill_hub._util.redact import redact
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.evals import rundir
 from upskill_hub.evals.routing import ROUTING_FILE, RoutingRow, read_routing, routing_records
-from upskill_hub.evals.schema import RunPlan, RunSummary, TriggerRow
+from upskill_hub.evals.schema import RunPlan, RunSummary, TriggerRow, duplicate_key, record_problem
 from upskill_hub.evals.trigger_rows import TRIGGERS_FILE, read_trigger_rows
 from upskill_hub.hub import layout
 from upskill_hub.skill import Skill
@@ -184,10 +184,45 @@ def config_schemas() -> dict[str, Any]:
 
 
 def parquet_bytes(rows: list[dict[str, Any]], schema) -> bytes:
-    """Deterministic parquet bytes for ``rows`` under ``schema`` (same rows -> same bytes)."""
+    """Deterministic parquet bytes for ``rows`` under ``schema`` (same rows -> same bytes).
+
+    Rows are checked on read (:func:`check_records`) before they get here; a value Arrow
+    still cannot store is one :class:`UpskillError` line, never a pyarrow traceback.
+    """
     import pyarrow as pa
 
-    return rundir.table_parquet_bytes(pa.Table.from_pylist(rows, schema=schema))
+    try:
+        table = pa.Table.from_pylist(rows, schema=schema)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise UpskillError(f"cannot build a table of these rows ({reason}); nothing was pushed") from None
+    return rundir.table_parquet_bytes(table)
+
+
+def check_records(
+    path: Path, cls: type, records: list[dict[str, Any]], key: tuple[str, ...] | None = None
+) -> list[dict[str, Any]]:
+    """``records`` (rows of ``cls`` read from ``path``), when every one can be published.
+
+    The one check before rows become a Hub table: each row's types and finite numbers
+    (:func:`record_problem`), its size (:data:`rundir.files.MAX_ROW_BYTES`, before Arrow
+    allocates for it) and, with ``key``, one row per key. The first problem is a
+    :class:`PathError` naming the file and the row (rows count from 1, in file order).
+    """
+    cap = rundir.files.MAX_ROW_BYTES
+    for number, rec in enumerate(records, 1):
+        problem = record_problem(cls, rec)
+        if problem is not None:
+            raise PathError(path, f"row {number} is not a valid row ({problem}); nothing was pushed")
+        size = sum(len(v) for v in rec.values() if isinstance(v, str))
+        if size > cap:
+            raise PathError(path, f"row {number} {rundir.files.too_long_row(size)}; nothing was pushed")
+    if key is not None:
+        found = duplicate_key(tuple(rec.get(k) for k in key) for rec in records)
+        if found is not None:
+            shown = ", ".join(f"{k} {v!r}" for k, v in zip(key, found[1], strict=True))[:200]  # type: ignore[arg-type]
+            raise PathError(path, f"row {found[0] + 1} repeats an earlier row ({shown}); nothing was pushed")
+    return records
 
 
 def read_parquet_rows(data: bytes, where: str = "a parquet file") -> list[dict[str, Any]]:
@@ -331,6 +366,12 @@ class RunBundle:
         import pyarrow.parquet as pq
 
         shard = rundir.read_results_shard(self.path)
+        if shard is not None:
+            # The runner wrote it, but anyone may have edited the folder since: its numbers
+            # and keys are checked like the JSON's (the schema already fixes the types).
+            checked = shard.masked if shard.masked is not None else _check_columns(shard.data)
+            if (problem := rundir.results_table_problem(checked)) is not None:
+                raise PathError(self.path / rundir.RESULTS_PARQUET, f"{problem}; nothing was pushed")
         if shard is not None and shard.masked is None:
             self._shard = shard.data
             found = rundir.shard_run_ids(shard.data)
@@ -374,7 +415,7 @@ class RunBundle:
         # overlap them.
         with ThreadPoolExecutor(max_workers=1) as pool:
             may_hold = pool.submit(rundir.may_hold_secret, data)
-            table = rundir.read_results_table(self.path, data)
+            table = rundir.read_results_table(self.path, data, strict=True)
             needs_redaction = may_hold.result()
         return rundir.redact_table(table) if needs_redaction else table
 
@@ -385,10 +426,10 @@ class RunBundle:
         unreadable line, or a row of another run, is an error naming the file.
         """
         if self._triggers is None:
-            self._triggers = [
-                {k: redact(v) if isinstance(v, str) else v for k, v in row.to_dict().items()}
-                for row in read_trigger_rows(self.path, run_id=self.run_id)
-            ]
+            rows = [row.to_dict() for row in read_trigger_rows(self.path, run_id=self.run_id)]
+            key = ("model", "skill_name", "query_id", "repeat")
+            check_records(self.path / TRIGGERS_FILE, TriggerRow, rows, key)
+            self._triggers = [{k: redact(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
         return self._triggers
 
     def routing_records(self) -> list[dict[str, Any]]:
@@ -399,11 +440,9 @@ class RunBundle:
         run_id, timestamp, reports = found
         if run_id != self.run_id:
             raise PathError(self.path / ROUTING_FILE, f"belongs to run {run_id!r}, not {self.run_id!r}")
-        return [
-            {k: redact(v) if isinstance(v, str) else v for k, v in asdict(row).items()}
-            for report in reports
-            for row in routing_records(report, run_id, timestamp)
-        ]
+        records = [asdict(row) for report in reports for row in routing_records(report, run_id, timestamp)]
+        check_records(self.path / ROUTING_FILE, RoutingRow, records, ("model", "skill", "loaded"))
+        return [{k: redact(v) if isinstance(v, str) else v for k, v in rec.items()} for rec in records]
 
     @property
     def n_results(self) -> int:
@@ -417,6 +456,17 @@ class RunBundle:
             return self.summary.skill_name
         table = self.load_results()
         return table.column("skill_name")[0].as_py() if table.num_rows else None
+
+
+def _check_columns(data: bytes):  # -> pyarrow.Table
+    """The columns of a ``results`` parquet that :func:`rundir.results_table_problem` checks."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = rundir.result_arrow_schema()
+    keys = ["model", "mode", "condition", "case_id", "repeat"]
+    wanted = [f.name for f in schema if pa.types.is_floating(f.type)] + keys
+    return pq.read_table(io.BytesIO(data), columns=wanted)
 
 
 def _distinct(column) -> list[Any]:
@@ -457,6 +507,9 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     root = Path(path)
     if not root.is_dir():
         raise PathError(root, "does not exist", kind="run folder")
+    # Every file push may read, checked before any is: a symlink in a run folder would
+    # publish an outside file's rows, a FIFO would hang or be taken for an absent file.
+    rundir.check_run_files(root, (*files, rundir.RESULTS_PARQUET, rundir.RESULTS_CHECK))
     if not any((root / f).is_file() for f in files):
         raise PathError(root, f"not an eval run folder (no {', '.join(files[:2])} or {files[2]})")
     plan = rundir.read_plan(root)

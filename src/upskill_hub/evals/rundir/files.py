@@ -7,9 +7,11 @@ read it back; one module, so the file names, the torn-line rule and the lock agr
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import queue
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import fields
@@ -17,10 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub._util import limits, safejson
-from upskill_hub._util.boundedread import read_json_file
-from upskill_hub._util.fsutil import read_capped, storage_error, write_bytes_atomic, write_json_atomic
+from upskill_hub._util.fsutil import (
+    FileRefused,
+    kind_of,
+    read_capped,
+    storage_error,
+    write_bytes_atomic,
+    write_json_atomic,
+)
 from upskill_hub.errors import PathError, UpskillError
-from upskill_hub.evals.schema import CallKey, ResultRow, RunPlan, RunSummary
+from upskill_hub.evals.schema import CallKey, ResultRow, RunPlan, RunSummary, record_problem
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.jsonl"
@@ -31,6 +39,86 @@ RESULTS_PARQUET = "results.parquet"
 RESULTS_CHECK = ".results.parquet.check"
 LOCK_FILE = ".lock"
 
+#: Longest single row (one line of ``results.jsonl`` or ``triggers.jsonl``) read back to be
+#: turned into an Arrow table (MB). Real rows are kilobytes; one 900 MB row used to end push
+#: in ``std::bad_alloc`` (a native crash, no message) while Arrow built its buffers.
+MAX_ROW_BYTES = int(limits.env_number("UPSKILL_MAX_ROW_MB", 64) * 1_000_000)
+
+
+# --------------------------------------------------------------------------- reading
+def read_run_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of one run-folder file: the one reader for everything read back from a run.
+
+    A run folder is ours to write, so nothing in it is a symlink (one planted there would
+    publish or rewrite a file elsewhere), a FIFO (``open`` would block) or a device: each is
+    a :class:`FileRefused` naming the file, as is a file over ``max_bytes``.
+    """
+    return read_capped(path, max_bytes, follow_symlinks=False)
+
+
+def read_run_json(path: Path, max_bytes: int | None = None) -> Any:
+    """A run folder's JSON file (``run.json``, ``summary.json``): capped, no symlink, bounded nesting."""
+    data = read_run_file(path, limits.MAX_CONFIG_BYTES if max_bytes is None else max_bytes)
+    try:
+        return safejson.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise FileRefused(
+            path, f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
+    except safejson.JSONTooDeep as exc:
+        raise FileRefused(path, str(exc)) from None
+    except json.JSONDecodeError as exc:
+        raise FileRefused(
+            path, f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from None
+
+
+def check_run_files(run_dir: Path, names: tuple[str, ...] | list[str]) -> None:
+    """Refuse, in one line naming it, the first of ``names`` in ``run_dir`` that is not a regular file.
+
+    For a caller about to read several files of a run (push): a symlinked ``triggers.jsonl``
+    or a FIFO named ``results.jsonl`` stops it before any is read, instead of publishing an
+    outside file's rows, hanging, or being skipped as if absent.
+    """
+    for name in names:
+        path = Path(run_dir) / name
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise FileRefused(path, f"cannot be read ({exc.strerror or exc})") from None
+        if stat.S_ISLNK(st.st_mode):
+            raise FileRefused(path, "is a symlink; run-folder files are never followed")
+        if not stat.S_ISREG(st.st_mode):
+            raise FileRefused(path, f"is {kind_of(st.st_mode)}; only regular files are read")
+
+
+def open_run_file(path: Path, flags: int, *, hint: str = "") -> Any:
+    """``path`` opened for writing (created if absent, never truncated), as a text file object.
+
+    Like the reader: never through a symlink (appending to ``results.jsonl`` or locking
+    ``.lock`` would otherwise write, or truncate, a file elsewhere) and never a FIFO or a
+    device; each is a :class:`FileRefused` naming the file. A full or read-only disk is a
+    :class:`~upskill_hub._util.fsutil.StorageError` saying what to do (``hint``).
+    """
+    mode = (
+        os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    )
+    try:
+        fd = os.open(path, mode | flags, 0o644)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise FileRefused(path, "is a symlink; run-folder files are never followed") from None
+        if exc.errno == errno.ENXIO:  # a FIFO nobody reads: O_NONBLOCK answers at once
+            raise FileRefused(path, "is a FIFO (named pipe); only regular files are written") from None
+        raise storage_error(exc, path, hint) or exc from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise FileRefused(path, f"is {kind_of(st.st_mode)}; only regular files are written")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "a" if flags & os.O_APPEND else "w", encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- plan
@@ -39,8 +127,8 @@ def read_plan(run_dir: Path) -> RunPlan | None:
     path = Path(run_dir) / RUN_FILE
     if not os.path.lexists(path):
         return None
-    # A FIFO, a device, a huge or deeply nested run.json is a one-line refusal, not a hang.
-    data = read_json_file(path)
+    # A FIFO, a device, a symlink, a huge or deeply nested run.json is a one-line refusal.
+    data = read_run_json(path)
     if not isinstance(data, dict):
         raise PathError(path, "expected a JSON object")
     try:
@@ -92,7 +180,11 @@ def read_summary(run_dir: Path) -> RunSummary | None:
     path = Path(run_dir) / SUMMARY_FILE
     if not os.path.lexists(path):
         return None
-    data = read_json_file(path)
+    data = read_run_json(path)
+    # Figures go to the ``runs`` table and the card: NaN, a list for a model name, "3" for
+    # a count would be published or break the Arrow table, so they are refused here.
+    if (problem := record_problem(RunSummary, data)) is not None:
+        raise PathError(path, f"not a valid run summary ({problem})")
     try:
         return RunSummary.from_dict(data)
     except (TypeError, KeyError, AttributeError, ValueError) as exc:
@@ -116,28 +208,94 @@ def row_line(row: ResultRow) -> str:
     return json.dumps({k: getattr(row, k) for k in _ROW_FIELDS}, ensure_ascii=False) + "\n"
 
 
-def read_results(run_dir: Path) -> list[ResultRow]:
-    """Rows of a run folder; a torn last line (from a killed run) is ignored."""
+def too_long_row(size: int) -> str:
+    """The refusal text for a row of ``size`` bytes (names the variable that lifts the cap)."""
+    return (
+        f"is {size / 1e6:.1f} MB; rows over {MAX_ROW_BYTES / 1e6:g} MB are not read "
+        "(raise UPSKILL_MAX_ROW_MB to allow more)"
+    )
+
+
+def longest_line(data: Any) -> tuple[int, int]:
+    """``(line number, length in bytes)`` of the longest line of ``data`` (``bytes`` or an ``mmap``).
+
+    One ``find`` per line, in C: a second or so for a 1 GB file, and no copy of it.
+    """
+    best, best_no, start, number, end = 0, 0, 0, 0, len(data)
+    while start < end:
+        number += 1
+        stop = data.find(b"\n", start)
+        stop = end if stop < 0 else stop
+        if stop - start > best:
+            best, best_no = stop - start, number
+        start = stop + 1
+    return best_no, best
+
+
+def read_results(run_dir: Path, *, strict: bool = False) -> list[ResultRow]:
+    """Rows of a run folder; a torn last line (from a killed run) is ignored.
+
+    Lenient (``runs``, ``--compare``, resume): a line that is not a valid row (not JSON, or
+    a field of the wrong type, NaN, a list for a name) is skipped, so one bad line cannot
+    crash a report. ``strict`` (push, before anything is committed): every line but a torn
+    last one must be a valid row, each call's key at most once, and no row over
+    :data:`MAX_ROW_BYTES`; the first that is not is a :class:`PathError` naming the line.
+    """
     path = Path(run_dir) / RESULTS_FILE
     rows: list[ResultRow] = []
     if not os.path.lexists(path):
         return rows
-    # Only a regular file, and never more than the cap (a FIFO here used to hang ``runs``).
-    data = read_capped(path, limits.MAX_RESULTS_BYTES)
-    for raw in data.splitlines():
+    # Only a regular file, never a symlink, never more than the cap (a FIFO here used to hang ``runs``).
+    data = read_run_file(path, limits.MAX_RESULTS_BYTES)
+    lines = data.split(b"\n")
+    torn = len(lines) - 1 if lines[-1].strip() else None  # the text after the last newline, if any
+    first_seen: dict[CallKey, int] = {}
+    for number, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line:
             continue
+        if strict and len(raw) > MAX_ROW_BYTES:
+            raise PathError(path, f"line {number} {too_long_row(len(raw))}")
         try:
-            rows.append(ResultRow.from_dict(safejson.loads(line.decode("utf-8"))))
-        except (ValueError, TypeError, AttributeError):  # torn, not UTF-8, too deep, not a row
+            item = safejson.loads(line.decode("utf-8"))
+        except (ValueError, TypeError):  # torn, not UTF-8, too deep
+            if strict and number - 1 != torn:
+                raise PathError(path, f"line {number} is not JSON") from None
             continue
+        problem = record_problem(ResultRow, item)
+        if problem is not None:
+            if strict:
+                raise PathError(path, f"line {number} is not a valid result row ({problem})")
+            continue
+        row = ResultRow.from_dict(item)
+        if strict:
+            key = _row_key(row)
+            if key in first_seen:
+                raise PathError(
+                    path, f"line {number} repeats the call of line {first_seen[key]} {_shown_key(key)}"
+                )
+            first_seen[key] = number
+        rows.append(row)
     return rows
 
 
+def _row_key(row: ResultRow) -> CallKey:
+    """The key of a row as a run plans it: rows written before modes exist are ``inject``."""
+    return (row.model, row.mode or "inject", row.condition, row.case_id, row.repeat)
+
+
+def _shown_key(key: CallKey) -> str:
+    model, mode, condition, case_id, repeat = key
+    return f"(model {model!r}, mode {mode}, {condition}, case {case_id!r}, repeat {repeat})"[:300]
+
+
 def has_results(run_dir: Path) -> bool:
-    path = Path(run_dir) / RESULTS_FILE
-    return path.is_file() and path.stat().st_size > 0
+    """True when ``results.jsonl`` is a non-empty regular file (``lstat``: a symlink is not one)."""
+    try:
+        st = os.lstat(Path(run_dir) / RESULTS_FILE)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size > 0
 
 
 def compact_results(run_dir: Path, planned: set[CallKey]) -> list[ResultRow]:
@@ -172,10 +330,7 @@ class ResultsWriter:
 
     def __init__(self, run_dir: Path) -> None:
         self.path = Path(run_dir) / RESULTS_FILE
-        try:
-            self._fh = self.path.open("a", encoding="utf-8")
-        except OSError as exc:
-            raise storage_error(exc, self.path) or exc from None
+        self._fh = open_run_file(self.path, os.O_APPEND)
         self._q: queue.Queue[Any] = queue.Queue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="results-writer", daemon=True)
@@ -237,10 +392,7 @@ def run_lock(run_dir: Path) -> Iterator[None]:
         yield
         return
     path = Path(run_dir) / LOCK_FILE
-    try:
-        fh = path.open("w")
-    except OSError as exc:
-        raise storage_error(exc, path, "then run again (a run folder must be writable to resume it)") or exc from None
+    fh = open_run_file(path, 0, hint="then run again (a run folder must be writable to resume it)")
     try:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -10,47 +10,90 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import mmap
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from upskill_hub._util import limits
-from upskill_hub._util.fsutil import FileRefused, read_capped, write_bytes_atomic
+from upskill_hub._util.fsutil import FileRefused, kind_of, too_big, write_bytes_atomic
 from upskill_hub._util.redact import redact, secret_values
 from upskill_hub.errors import PathError
+from upskill_hub.evals.rundir import files as _files
 from upskill_hub.evals.rundir.columns import result_arrow_schema
-from upskill_hub.evals.rundir.files import RESULTS_FILE, RESULTS_PARQUET, has_results, read_results
+from upskill_hub.evals.rundir.files import (
+    RESULTS_FILE,
+    RESULTS_PARQUET,
+    longest_line,
+    read_results,
+    read_run_file,
+    too_long_row,
+)
 from upskill_hub.evals.rundir.shardcheck import ShardRecord, jsonl_stamp, read_record, write_record
-from upskill_hub.evals.schema import ResultRow
+from upskill_hub.evals.schema import ResultRow, required_fields
 
 #: Rows per parquet row group: small enough for the dataset viewer to page through.
 ROW_GROUP_SIZE = 10_000
 
 
 def read_results_raw(run_dir: Path):  # -> pyarrow.Buffer | None
-    """``results.jsonl``'s bytes, memory-mapped (``None`` when empty).
+    """``results.jsonl``'s bytes, memory-mapped (``None`` when absent or empty).
 
-    One mapping serves the JSON parse, the secret scan and the line count.
+    One mapping serves the JSON parse, the secret scan and the line count. Opened like
+    every run-folder file (:func:`.files.read_run_file`): never through a symlink, never a
+    FIFO or a device, never over ``UPSKILL_MAX_RESULTS_MB``; and no line may be longer than
+    :data:`.files.MAX_ROW_BYTES`, checked before Arrow builds a single buffer from it.
     """
     import pyarrow as pa
 
     path = Path(run_dir) / RESULTS_FILE
-    if not has_results(run_dir):
+    if not os.path.lexists(path):
         return None
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        # Zero-copy: the returned buffer keeps the mapping alive for as long as it is used.
-        return pa.memory_map(str(path), "r").read_buffer()
+        fd = os.open(path, flags)
     except OSError as exc:
-        raise PathError(path, f"cannot be read ({exc})") from None
+        if os.path.islink(path):
+            raise FileRefused(path, "is a symlink; run-folder files are never followed") from None
+        raise FileRefused(path, f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FileRefused(path, f"is {kind_of(st.st_mode)}; only regular files are read")
+        if st.st_size == 0:
+            return None
+        if st.st_size > limits.MAX_RESULTS_BYTES:
+            raise FileRefused(
+                path,
+                too_big(st.st_size, limits.MAX_RESULTS_BYTES).replace(
+                    "UPSKILL_MAX_FILE_MB", "UPSKILL_MAX_RESULTS_MB"
+                ),
+            )
+        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except OSError as exc:
+        raise FileRefused(path, f"cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    number, longest = longest_line(mapped)
+    if longest > _files.MAX_ROW_BYTES:
+        mapped.close()
+        raise PathError(path, f"line {number} {too_long_row(longest)}")
+    # Zero-copy: the buffer keeps the mapping alive for as long as it is used.
+    return pa.py_buffer(mapped)
 
 
-def read_results_table(run_dir: Path, data=None):  # -> pyarrow.Table
+def read_results_table(run_dir: Path, data=None, *, strict: bool = False):  # -> pyarrow.Table
     """``results.jsonl`` (or its bytes ``data``) as an Arrow table.
 
     Arrow's JSON reader handles 100,000 rows in a second or two; a file it cannot read
-    (typically a torn last line left by a killed run) goes through :func:`read_results`,
-    which skips such lines.
+    (typically a torn last line left by a killed run, or a value of the wrong type) goes
+    through :func:`read_results`, which skips such lines, or with ``strict`` (push)
+    refuses the first one that is not a torn last line, naming it. ``strict`` also checks
+    the table Arrow built (:func:`results_table_problem`: finite numbers, no missing
+    field, one row per call), finding the exact line again when it is not.
     """
     import pyarrow as pa
     import pyarrow.json as pj
@@ -67,9 +110,47 @@ def read_results_table(run_dir: Path, data=None):  # -> pyarrow.Table
         if table.schema != schema:
             table = table.select(schema.names).cast(schema)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        rows = [r.to_dict() for r in read_results(run_dir)]
-        table = pa.Table.from_pylist(rows, schema=schema)
+        rows = [r.to_dict() for r in read_results(run_dir, strict=strict)]
+        return pa.Table.from_pylist(rows, schema=schema)  # strict rows are checked: this cannot fail
+    if strict and (problem := results_table_problem(table)) is not None:
+        read_results(run_dir, strict=True)  # names the line
+        raise PathError(Path(run_dir) / RESULTS_FILE, problem)
     return table
+
+
+#: The columns of a call's key (:attr:`ResultRow.key`), and those a row cannot lack.
+_KEY_COLUMNS = ("model", "mode", "condition", "case_id", "repeat")
+_REQUIRED = required_fields(ResultRow)
+
+
+def results_table_problem(table) -> str | None:
+    """Why a ``results`` table cannot be published, or ``None``: checked column by column.
+
+    A value missing where a row needs one, NaN or an infinity in a number column (a cost,
+    a latency), or two rows for the same call (model, mode, condition, case, repeat).
+    Vectorised, so a 100,000-row run costs milliseconds; types are the schema's already.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = set(table.schema.names)
+    for name in _REQUIRED:
+        if name in names and table.column(name).null_count:
+            return f"a row has no {name!r}"
+    for fld in table.schema:
+        if pa.types.is_floating(fld.type):
+            col = table.column(fld.name)
+            bad = pc.sum(pc.invert(pc.is_finite(col))).as_py() if len(col) else 0
+            if bad:
+                return f"{bad} row(s) hold NaN or Infinity in {fld.name!r}"
+    if not set(_KEY_COLUMNS) <= names or table.num_rows < 2:
+        return None
+    keys = table.select(list(_KEY_COLUMNS))
+    keys = keys.set_column(1, "mode", pc.fill_null(keys.column("mode"), "inject"))
+    counts = keys.group_by(list(_KEY_COLUMNS)).aggregate([([], "count_all")])
+    if len(counts) != table.num_rows:
+        return f"{table.num_rows - len(counts)} row(s) repeat a call already in the run"
+    return None
 
 
 def table_parquet_bytes(table) -> bytes:
@@ -140,7 +221,9 @@ def read_results_shard(run_dir: Path) -> RunnerShard | None:
     if record is None:
         return None
     try:
-        data = read_capped(Path(run_dir) / RESULTS_PARQUET, limits.MAX_RESULTS_BYTES)  # never a FIFO
+        data = read_run_file(
+            Path(run_dir) / RESULTS_PARQUET, limits.MAX_RESULTS_BYTES
+        )  # never a FIFO, a symlink
         if not record.describes(jsonl_stamp(run_dir), data):
             return None
         if not pq.read_schema(io.BytesIO(data)).equals(result_arrow_schema()):

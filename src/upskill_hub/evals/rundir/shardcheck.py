@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub._util import limits, safejson
-from upskill_hub._util.fsutil import FileRefused, read_capped, write_json_atomic
+from upskill_hub._util.fsutil import FileRefused, write_json_atomic
 from upskill_hub._util.hashing import sha256_hex
 from upskill_hub._util.redact import rules_fingerprint
-from upskill_hub.evals.rundir.files import RESULTS_CHECK, RESULTS_FILE
+from upskill_hub.evals.rundir.files import RESULTS_CHECK, RESULTS_FILE, read_run_file
 
 #: Bumped whenever the record's meaning changes; a record of another version is ignored.
 FORMAT = 1
@@ -43,7 +43,7 @@ Stamp = tuple[int, int]
 def jsonl_stamp(run_dir: Path) -> Stamp:
     """Size and modification time of the run's ``results.jsonl``: it changes when a row is added."""
     try:
-        st = (Path(run_dir) / RESULTS_FILE).stat()
+        st = (Path(run_dir) / RESULTS_FILE).lstat()  # a symlink's own stamp: push refuses it anyway
     except FileNotFoundError:
         return (-1, -1)
     return (st.st_size, st.st_mtime_ns)
@@ -122,7 +122,7 @@ class ShardRecord:
 def read_record(run_dir: Path) -> ShardRecord | None:
     """The run folder's record; ``None`` when missing, unreadable or malformed."""
     try:
-        data = safejson.loads(read_capped(Path(run_dir) / RESULTS_CHECK, limits.MAX_CONFIG_BYTES))
+        data = safejson.loads(read_run_file(Path(run_dir) / RESULTS_CHECK, limits.MAX_CONFIG_BYTES))
     except (OSError, ValueError, FileRefused):  # ValueError: not JSON, not UTF-8, too deep
         return None
     return ShardRecord.from_json(data)
