@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from upskill_hub._util.counts import count
 from upskill_hub._util.netutil import free_port
 from upskill_hub._util.percent import interval, pct, points
 from upskill_hub.errors import UpskillError
@@ -39,6 +40,8 @@ from upskill_hub.shipped import shipped_path
 #: repository naming the model cannot know, and its cases check the code it writes.
 DEMO_SKILL = "hub-kernels"
 DEMO_KERNEL = "rmsnorm"
+#: huggingface_hub's and datasets' switches for their progress bars (see Demo.__init__).
+QUIET_PROGRESS_ENV = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
 
 
 @dataclass
@@ -82,7 +85,7 @@ def throughput_sentence(run_dir: Path, seconds: float) -> str:
     rows = [r for r in read_results(run_dir) if r.error is None]
     tokens = sum(int(r.output_tokens or 0) for r in rows)
     rate = tokens / seconds if seconds > 0 else 0.0
-    return f"{len(rows)} answers, {tokens:,} tokens in {seconds:.1f} s: {rate:.1f} tokens/s (the whole command, model load included)"
+    return f"{count(len(rows), 'answer')}, {count(tokens, 'token')} in {seconds:.1f} s: {rate:.1f} tokens/s (the whole command, model load included)"
 
 
 def lift_sentence(run_dir: Path, skill: str) -> str:
@@ -112,11 +115,23 @@ def trigger_sentence(run_dir: Path, skill: str) -> str:
             parts.append(f"catalog mode: no answered call for {t['model']} ({t.get('errors', 0)} failed)")
             continue
         shown = f"{pct(t['recall'])} {interval(t.get('recall_ci_low'), t.get('recall_ci_high'))}"
-        line = f"catalog mode: {t['model']} loaded {skill} by itself in {k} of {n} answers (trigger rate {shown}, 95% CI)"
+        line = f"catalog mode: {t['model']} loaded {skill} by itself in {k} of {count(n, 'answer')} (trigger rate {shown}, 95% CI)"
         if k == 0:
             line += "; it never triggered, so for this model only inject mode shows what the skill can do"
         parts.append(line)
     return "; ".join(parts) or f"catalog mode: no trigger figures for {skill}"
+
+
+def shown_from_cwd(path: Path) -> str:
+    """``path`` as the user can find it from where they ran the demo: relative when below it.
+
+    The demo's commands run in --workdir, so ``skills/hub-kernels`` in its messages would
+    name a folder of the user's own (or none) when they started it from elsewhere.
+    """
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 class Demo:
@@ -155,6 +170,11 @@ class Demo:
             "PYTHONUNBUFFERED": "1",
         }
         self.env.pop("HF_HUB_OFFLINE", None)
+        # The files the demo moves are a few kB: tqdm bars ("Upload 3 LFS files: 0%",
+        # "Generating train split") only add noise between its steps. The libraries' own
+        # switches, for the demo's commands only; a value the user set wins.
+        for switch in QUIET_PROGRESS_ENV:
+            self.env.setdefault(switch, "1")
         self.cli = [sys.executable, "-m", "upskill_hub.cli.app"]
 
     # ------------------------------------------------------------------ helpers
@@ -217,6 +237,8 @@ class Demo:
         shutil.copytree(shipped_skills, self.workdir / "skills", ignore=ignore)
         shutil.copytree(shipped_kernel, self.workdir / "kernels_examples" / DEMO_KERNEL, ignore=ignore)
         skill_dir = self.workdir / "skills" / DEMO_SKILL
+        # The printed commands name paths relative to the scratch folder: say which it is.
+        self.echo(f"The commands below run in {shown_from_cwd(self.workdir)}, on copies of the shipped files.")
         skills = sorted(f"skills/{p.name}" for p in (self.workdir / "skills").iterdir() if p.is_dir())
 
         if self.model == "local":
@@ -241,7 +263,7 @@ class Demo:
             )
             return ""
 
-        self.step(f"Evaluate {DEMO_SKILL} on '{self.model}' ({len(chosen)} cases, with and without the skill)", evaluate)
+        self.step(f"Evaluate {DEMO_SKILL} on '{self.model}' ({count(len(chosen), 'case')}, with and without the skill)", evaluate)
         run_dirs = sorted(p for p in runs_dir.iterdir() if p.is_dir())
         if not run_dirs:
             raise UpskillError(f"the eval wrote no run folder under {runs_dir}")
@@ -292,7 +314,7 @@ class Demo:
                     rel = src.relative_to(skill_dir)
                     if (pulled / DEMO_SKILL / rel).read_bytes() != src.read_bytes():
                         raise UpskillError(f"pulled file differs: {rel}")
-                self.echo("pulled files are byte-identical to skills/" + DEMO_SKILL)
+                self.echo(f"pulled files are byte-identical to the pushed skill ({shown_from_cwd(skill_dir)})")
                 return ""
 
             self.step("Pull the skill back", pull_and_compare)

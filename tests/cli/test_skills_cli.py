@@ -59,7 +59,7 @@ def test_validate_bad_skill_is_one_line_exit_1(tmp_path: Path, text: str, field:
     assert res.returncode == 1
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, res.stderr
-    assert lines[0].startswith(f"{d}: {field}:")
+    assert lines[0].startswith(f"Error: {d}: {field}:")  # the README's promise: errors start with Error:
     assert "Traceback" not in res.stderr + res.stdout
     assert snapshot(tmp_path) == before
 
@@ -81,7 +81,7 @@ def test_list_and_show(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert [r["name"] for r in json.loads(res.stdout)] == ["alpha", "beta"]
     table = run_cli("skills", "list", str(tmp_path))
-    assert "alpha" in table.stdout and "Tokens" in table.stdout
+    assert "alpha" in table.stdout and "tokens" in table.stdout  # piped: the listing (see test_output.py)
     show = run_cli("skills", "show", str(tmp_path / "alpha"))
     assert show.returncode == 0 and "Use for demos." in show.stdout
 

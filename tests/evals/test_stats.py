@@ -106,7 +106,42 @@ def test_two_tied_cases_are_wide_and_inconclusive():
     rows = [row(cond=c, case=f"c{i}", passed=True) for i in range(2) for c in ("baseline", "with_skill")]
     (x,) = summarize_rows(rows, ["m"])[1]
     assert x.lift == 0 and x.ci_low < -0.5 and x.ci_high > 0.5
-    assert not x.conclusive and "too few cases" in x.note
+    assert not x.conclusive and x.note.startswith("no case differs between the conditions")
+
+
+@pytest.mark.parametrize(
+    ("passed", "advice"),
+    [
+        ([True] * 14, "the model already passes every case without the skill: add cases it fails without it"),
+        ([False] * 14, "every case fails with the skill too: check that the cases ask what the skill teaches"),
+        ([True] * 7 + [False] * 7, "add cases where the skill should change the answer"),
+    ],
+)
+def test_cases_that_never_differ_say_so_not_too_few(passed: list[bool], advice: str):
+    # Issue 37: 14 cases that never differ read "too few cases to conclude: only 0 of 14
+    # case(s) differ ... add test cases": not true (14 is not few) and not the advice.
+    rows = [row(cond=c, case=f"c{i}", passed=p) for i, p in enumerate(passed) for c in ("baseline", "with_skill")]
+    (x,) = summarize_rows(rows, ["m"])[1]
+    assert not x.conclusive and x.lift == 0
+    assert x.note == (
+        "no case differs between the conditions: all 14 cases give the same result with and without "
+        f"the skill, so there is no evidence of an effect; {advice}"
+    )
+    assert "too few" not in x.note and "0 of 14" not in x.note
+
+
+def test_too_few_differing_cases_agree_with_their_counts():
+    rows = [row(cond="baseline", case="a", passed=False), row(cond="with_skill", case="a", passed=True)]
+    rows += [row(cond=c, case="b", passed=True) for c in ("baseline", "with_skill")]
+    (x,) = summarize_rows(rows, ["m"])[1]
+    assert "too few cases to conclude: only 1 of 2 cases differs between conditions" in x.note
+    assert "case(s)" not in x.note
+
+
+def test_one_case_that_does_not_differ_is_said_in_the_singular():
+    rows = [row(cond=c, case="only", passed=False) for c in ("baseline", "with_skill")]
+    (x,) = summarize_rows(rows, ["m"])[1]
+    assert "the one case gives the same result" in x.note and "the case fails with the skill too" in x.note
 
 
 def test_lift_small_n_says_so_plainly():

@@ -14,15 +14,19 @@ from typer.testing import CliRunner
 
 def _serving_url(proc: subprocess.Popen) -> tuple[str, str]:
     """The URL a `hub serve --port 0` child printed (its socket is bound before it says so),
-    and what it printed up to there. Fails if the child exits first."""
+    and what it printed up to there. Fails if the child exits first.
+
+    Read from the pipe itself, not through the file object: a line iterator reads ahead,
+    and ``communicate(timeout=…)`` later reads the descriptor, so lines printed right after
+    the URL (the token count, "Jobs enabled") were lost in the iterator's buffer."""
     assert proc.stdout is not None
-    seen = ""
-    for raw in proc.stdout:
-        seen += raw.decode()
-        found = re.search(r"export HF_ENDPOINT=(http://\S+)", seen)
+    seen = b""
+    while chunk := os.read(proc.stdout.fileno(), 65536):
+        seen += chunk
+        found = re.search(r"export HF_ENDPOINT=(http://\S+)\s", seen.decode(errors="replace"))  # whole URL
         if found:
-            return found.group(1), seen
-    raise AssertionError(f"server did not start: {seen}")
+            return found.group(1), seen.decode(errors="replace")
+    raise AssertionError(f"server did not start: {seen.decode(errors='replace')}")
 
 def test_serve_help_says_what_it_is_for():
     from upskill_hub.cli.app import app

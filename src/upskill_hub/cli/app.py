@@ -35,7 +35,10 @@ from upskill_hub.cli import (
     tune,
 )
 from upskill_hub.cli import eval as eval_
+from upskill_hub.cli._help import install as install_help_rules
 from upskill_hub.errors import OptionError, UpskillError
+
+install_help_rules()  # switches show as switches; help paragraphs wrap once (see cli/_help.py)
 
 app = typer.Typer(
     name="upskill-hub",

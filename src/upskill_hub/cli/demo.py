@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-console = Console()
+from upskill_hub.cli._output import make_console
+
+# Piped (`demo | tee log`), its sentences stay one line each, like every command's.
+console = make_console()
 
 
 def register(app: typer.Typer) -> None:

@@ -18,7 +18,7 @@ kernels clients (and `upskill-hub push` / `pull`) talk to it when you point them
 
 \b
     export HF_ENDPOINT=http://127.0.0.1:8765
-    export HF_HUB_DISABLE_XET=1        # LFS files go through the Git LFS API, not Xet
+    export HF_HUB_DISABLE_XET=1   # LFS through the Git LFS API, not Xet
     export HF_TOKEN=<a token given with --token>
 
 Set HF_ENDPOINT before the clients start (they read it at import). Repo types: model,
@@ -82,12 +82,13 @@ def serve(
 
     import uvicorn
     from platformdirs import user_data_path
-    from rich.console import Console
 
+    from upskill_hub.cli._output import make_console
     from upskill_hub.errors import UpskillError
     from upskill_hub.localhub.app import ServerConfig, create_app
 
-    err = Console(stderr=True, highlight=False)
+    # Scripts read the `export HF_ENDPOINT=…` line from a pipe: it must stay one line.
+    err = make_console(stderr=True, highlight=False)
     if not 1 <= max_jobs <= 256:
         raise UpskillError(f"--max-jobs must be between 1 and 256, got {max_jobs}")
     root = (root or user_data_path("upskill-hub") / "hub-server").expanduser()

@@ -72,6 +72,9 @@ def check(
         "--nvcc",
         help="Also compile the CUDA sources with nvcc for these capabilities (e.g. 9.0 or 8.0,9.0); no GPU needed.",
     ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Name each locally built variant that needs this machine's glibc."
+    ),
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
@@ -100,11 +103,14 @@ def check(
         else:
             out.table(rows, ["severity", "path", "field", "message"], json_data=rows)
         raise typer.Exit(1 if has_errors(problems) else 0)
+    local_glibc = [p for p in problems if _is_local_glibc_note(p)]
     for p in problems:
         if p.severity == "error":
             err_console.print(str(p), markup=False, soft_wrap=True)
-        else:
+        elif verbose or p not in local_glibc:
             err_console.print(f"warning: {p}", markup=False, soft_wrap=True, style="yellow")
+    if local_glibc and not verbose:
+        err_console.print(LOCAL_GLIBC_NOTE, markup=False, soft_wrap=True, style="yellow")
     if has_errors(problems):
         n = sum(p.severity == "error" for p in problems)
         raise UpskillError(f"{path}: {n} problem(s), listed above")
@@ -116,6 +122,24 @@ def check(
     if nvcc:
         line += f"; nvcc compiled {len(compiled)} source(s) for {', '.join(_split(nvcc))}"
     console.print(line, soft_wrap=True)
+
+
+#: Said once, instead of one "abi" warning per variant after every local build: what a
+#: local build means for where the kernel loads is not a problem to fix in the project.
+LOCAL_GLIBC_NOTE = (
+    "note: built with the local builder, so it needs this machine's glibc or newer to load "
+    "(fine here); for a kernel that loads on any manylinux_2_28 machine, build with --builder nix "
+    "(--verbose names each variant)"
+)
+
+
+def _is_local_glibc_note(problem) -> bool:
+    """The check's warning that a local build targets this machine's glibc, not manylinux_2_28.
+
+    It is the check's only ABI finding that is a warning (symbol and stable-ABI findings
+    are errors).
+    """
+    return problem.field == "abi" and problem.severity == "warning"
 
 
 def _nvcc_check(path: Path, caps: list[str], *, quiet: bool) -> tuple[list[str], Exception | None]:

@@ -12,9 +12,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from upskill_hub._util.counts import count
 from upskill_hub._util.printable import escape_controls
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
-from upskill_hub.cli._output import make_console
+from upskill_hub.cli._output import make_console, reading_width
 from upskill_hub.errors import UpskillError
 
 app = typer.Typer(help="Validate, list, show and install agent skills.", no_args_is_help=True)
@@ -64,11 +65,11 @@ def validate(
         if out.mode is OutputFormat.quiet:  # errors still say why on stderr
             for pr in res.problems:
                 if pr.severity == "error":
-                    err_console.print(str(pr), markup=False, highlight=False, soft_wrap=True)
+                    err_console.print(_error_line(pr), highlight=False, soft_wrap=True)
         if out.human:
             for pr in res.problems:
                 if pr.severity == "error":
-                    err_console.print(str(pr), markup=False, highlight=False, soft_wrap=True)
+                    err_console.print(_error_line(pr), highlight=False, soft_wrap=True)
                 else:
                     err_console.print(
                         f"warning: {pr}", markup=False, highlight=False, soft_wrap=True, style="yellow"
@@ -88,6 +89,11 @@ def validate(
         headers = ["path", "valid", "name", "version", "tests", "problem_text"]
         out.table(rows, headers, json_data={"valid": not failed, "skills": shown})
     raise typer.Exit(1 if failed else 0)
+
+
+def _error_line(problem: object) -> Text:
+    """``Error: PATH: FIELD: why``: the prefix every error line of the CLI starts with (README)."""
+    return Text.assemble(("Error:", "bold red"), " ", str(problem))
 
 
 @app.command("list")
@@ -127,31 +133,76 @@ def list_skills(
     if not rows:
         console.print(f"No skills found in {directory}.")
         return
-    tty = console.is_terminal
     names = [r["name"] for r in rows]
     nested = any("/" in r.get("path", "") for r in rows) or len(set(names)) < len(names)
+    if console.is_terminal:
+        console.print(_skills_table(directory, rows, nested))
+    else:
+        _print_skills_listing(directory, rows, nested)
+
+
+def _skill_label(r: dict, nested: bool) -> Text:
+    """A row's name (its path when names repeat or skills nest), marked when invalid."""
+    label = Text(escape_controls(str(r.get("path", r["name"]) if nested else r["name"]), one_line=True))
+    if not r.get("valid"):
+        label.append(" (invalid)", style="red")
+    return label
+
+
+def _one_line(description: object) -> str:
+    """A description is a stranger's text: one line, controls escaped, never read as markup."""
+    return escape_controls(" ".join(str(description or "").split()), one_line=True)
+
+
+def _skills_table(directory: Path, rows: list[dict], nested: bool) -> Table:
+    """The terminal's table: descriptions fold in their column, shortened past 120 characters."""
     table = Table(title=f"Skills in {directory}")
     table.add_column("Name", style="bold cyan", no_wrap=True)
-    # On a terminal long descriptions fold and are shortened; piped, they stay whole, on one line.
-    table.add_column("Description", overflow="fold", max_width=60 if tty else None, no_wrap=not tty)
+    table.add_column("Description", overflow="fold", max_width=60)
     table.add_column("Version", style="dim")
     table.add_column("Tokens", justify="right")
     table.add_column("Tests", justify="right")
     for r in rows:
-        # A description is a stranger's text: one line, controls escaped, never read as markup.
-        desc = escape_controls(" ".join(str(r.get("description", "")).split()), one_line=True)
-        desc = desc if len(desc) <= 120 or not tty else desc[:117] + "..."
-        label = Text(escape_controls(str(r.get("path", r["name"]) if nested else r["name"]), one_line=True))
-        if not r.get("valid"):
-            label.append(" (invalid)", style="red")
+        desc = _one_line(r.get("description"))
+        desc = desc if len(desc) <= 120 else desc[:117] + "..."
         table.add_row(
-            label,
+            _skill_label(r, nested),
             Text(desc),
             r.get("version", "-"),
             str(r.get("token_estimate", "-")),
             str(r.get("n_cases", "-")),
         )
-    console.print(table)
+    return table
+
+
+def _print_skills_listing(directory: Path, rows: list[dict], nested: bool) -> None:
+    """Piped or redirected: one line per skill with its figures, the whole description below.
+
+    Piped, a table is never wrapped (cli/_output.py), and a description in a cell made
+    1,700-character lines; five columns at 80 would leave it a column a few words wide. So
+    a file or a pager gets one line per skill (``grep NAME`` finds it, whole) with the
+    description below it, wrapped between words at ``$COLUMNS`` (or 80), nothing cut.
+    Programs read ``--format tsv|json|agent|quiet`` instead.
+    """
+    import textwrap
+
+    console.print(Text(f"Skills in {directory} ({count(len(rows), 'skill')})", style="bold"))
+    for r in rows:
+        line = _skill_label(r, nested)
+        line.stylize("bold cyan", 0, len(line))
+        figures = [f"version {r['version']}"] if r.get("version") else []
+        if r.get("token_estimate") is not None:
+            figures.append(f"~{count(int(r['token_estimate']), 'token')}")
+        if r.get("n_cases") is not None:
+            figures.append(count(int(r["n_cases"]), "test"))
+        if figures:
+            line.append(" (" + ", ".join(figures) + ")", style="dim")
+        console.print()
+        console.print(line, soft_wrap=True)
+        # Wrapped here, between words (a longer word is split, never cut): no padding spaces.
+        width = max(20, reading_width(console) - 4)
+        for part in textwrap.wrap(_one_line(r.get("description")), width, break_on_hyphens=False):
+            console.print(Text("    " + part), soft_wrap=True)
 
 
 @app.command("show")

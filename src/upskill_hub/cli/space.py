@@ -53,7 +53,7 @@ def run_cmd(
         check_source(chosen)
     else:
         err_console.print("[yellow]No skills repo set: pass --repo OWNER/NAME or set SKILLS_REPO (you can type one in the app).[/]")
-    launch(chosen or None, host=host, port=port)
+    launch(chosen or None, host=host, port=port, echo=lambda line: console.print(line, markup=False, highlight=False))
 
 
 @app.command("deploy")

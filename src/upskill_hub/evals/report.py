@@ -9,6 +9,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from upskill_hub._util.counts import count
 from upskill_hub._util.percent import interval, pct, points
 from upskill_hub.evals.schema import ConditionStats, LiftStats, RunSummary, TriggerRow, TriggerStats
 
@@ -41,7 +42,7 @@ def summary_table(summary: RunSummary) -> Table:
     show_mode = modes != ["inject"]
     methods = sorted({x.method for x in summary.lifts if x.lift is not None})
     t = Table(
-        title=f"{summary.skill_name} v{summary.skill_version} — {summary.n_cases} cases × {summary.runs_per_case} run(s)",
+        title=f"{summary.skill_name} v{summary.skill_version} — {count(summary.n_cases, 'case')} × {count(summary.runs_per_case, 'run')}",
         title_style="bold",
         caption="pass rate [95% Wilson CI]; assertions and tokens: mean per call, baseline → with skill; "
         "lift: with skill − baseline, paired over cases [95% CI"

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from upskill_hub._util.counts import count
 from upskill_hub.evals import paired
 from upskill_hub.evals.schema import ConditionStats, LiftStats, ResultRow
 
@@ -193,14 +194,17 @@ def lift_stats(
     discordant = int(np.sum(diffs != 0))
     notes = []
     if not conclusive:
-        if discordant < MIN_DISCORDANT_FOR_SIGNIFICANCE:
+        if discordant == 0:
+            notes.append(_no_case_differs(n_cases, [b[c].rate for c in common]))
+        elif discordant < MIN_DISCORDANT_FOR_SIGNIFICANCE:
             never = (
                 f", and fewer than {MIN_DISCORDANT_FOR_SIGNIFICANCE} can never give an interval that excludes 0"
                 if not repeats
                 else "; the 95% interval includes 0"
             )
             notes.append(
-                f"too few cases to conclude: only {discordant} of {n_cases} case(s) differ between conditions"
+                f"too few cases to conclude: only {discordant} of {count(n_cases, 'case')} "
+                f"{'differs' if discordant == 1 else 'differ'} between conditions"
                 f"{never}; add test cases"
             )
         else:
@@ -220,6 +224,25 @@ def lift_stats(
         conclusive=conclusive,
         note="; ".join(notes),
     )
+
+
+def _no_case_differs(n_cases: int, rates: list[float]) -> str:
+    """The verdict when every case gives the same result with and without the skill.
+
+    "Too few cases … add test cases" misled here: 14 cases that never differ are not too
+    few, they show no effect; more cases of the same kind would show none either. The
+    advice follows from how they tie (``rates``: each case's pass rate, equal in both).
+    """
+    cases = f"all {n_cases} cases give" if n_cases > 1 else "the one case gives"
+    every = "every case" if n_cases > 1 else "the case"
+    said = f"no case differs between the conditions: {cases} the same result with and without the skill"
+    if all(r == 1 for r in rates):
+        advice = f"the model already passes {every} without the skill: add cases it fails without it"
+    elif all(r == 0 for r in rates):
+        advice = f"{every} fails with the skill too: check that the cases ask what the skill teaches"
+    else:
+        advice = "add cases where the skill should change the answer"
+    return f"{said}, so there is no evidence of an effect; {advice}"
 
 
 def summarize_rows(rows: list[ResultRow], models: list[str]) -> tuple[list[ConditionStats], list[LiftStats]]:

@@ -7,11 +7,15 @@ Event handlers carry ``api_name`` s so the app can be driven with ``gradio_clien
 
 # No ``from __future__ import annotations``: Gradio reads the handlers' annotations
 # (gr.SelectData, gr.OAuthToken) at runtime to decide what to inject.
+import contextlib
 import json
 import os
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from upskill_hub._util.counts import count
 from upskill_hub._util.redact import redact
 from upskill_hub.errors import UpskillError
 
@@ -57,6 +61,36 @@ def default_repo(app_dir: Path | None = None) -> str:
             except (json.JSONDecodeError, OSError):
                 return ""
     return ""
+
+
+#: Gradio's own switch for its usage reports; here they are off unless it says otherwise.
+ANALYTICS_ENV = "GRADIO_ANALYTICS_ENABLED"
+#: Gradio's warning when sign-in is mocked locally (the page already says how sign-in works).
+_MOCKED_OAUTH_WARNING = r"Gradio does not support OAuth features outside of a Space"
+
+
+def analytics_enabled() -> bool:
+    """Whether the Space may send Gradio's usage reports: only when GRADIO_ANALYTICS_ENABLED says so.
+
+    Gradio reports usage (and checks for a newer version) over the network unless that
+    variable is ``False``. upskill-hub promises to work offline, so its Space sends
+    nothing by default; ``GRADIO_ANALYTICS_ENABLED=True`` (or 1, yes) turns it back on.
+    """
+    return os.environ.get(ANALYTICS_ENV, "").strip().lower() in {"true", "1", "yes", "on"}
+
+
+@contextlib.contextmanager
+def _quiet_mocked_sign_in() -> Iterator[None]:
+    """Gradio's warning that local sign-in is mocked, silenced while it builds the server app.
+
+    Run locally with a Hub login, the sign-in button is Gradio's mock of a Space's OAuth
+    (the machine's own login). Gradio warns about that each time it builds the app (when
+    the Blocks closes and again at launch); the warning asks nothing of a ``space run``
+    user, and the page itself says how sign-in works. Other warnings pass.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_MOCKED_OAUTH_WARNING)
+        yield
 
 
 def _sign_in_available() -> bool:
@@ -105,7 +139,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         )
         n = len(rows)
         shown = views.browse_table(rows.head(BROWSE_LIMIT))
-        note = f"{n} of {len(lib.skills)} skills match" + (f"; showing the first {BROWSE_LIMIT}" if n > BROWSE_LIMIT else "")
+        note = f"{n:,} of {count(len(lib.skills), 'skill')} match{'es' if n == 1 else ''}" + (f"; showing the first {BROWSE_LIMIT}" if n > BROWSE_LIMIT else "")
         if shown:
             note += " · click a row to open the skill"
         return pd.DataFrame(shown, columns=views.BROWSE_HEADERS), note, [r[0] for r in shown]
@@ -129,12 +163,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             return (error_md(exc), empty, gr.update(choices=[], value=None),
                     gr.update(choices=["best", "name"], value="best"))  # fmt: skip
         table, note, names = browse_frame(lib)
-        agg = lib.aggregates
-        status = (
-            f"**{render.escape(lib.source)}**"
-            + (f" @ `{lib.revision[:8]}`" if lib.revision else "")
-            + f" · {len(lib.skills)} skills · {len(lib.results)} result rows · {len(agg.models)} models · {note}"
-        )
+        status = views.library_status(lib, note)
         # The dropdown lists the skills shown (not all 1,000: that payload slows the page); any
         # name can still be typed. No value yet: choosing one loads that skill's cases, work a
         # page view should not do for a tab the visitor may never open.
@@ -142,7 +171,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             status,
             table,
             gr.update(choices=names, value=None),
-            gr.update(choices=["best", "name", *agg.models], value="best"),
+            gr.update(choices=["best", "name", *lib.aggregates.models], value="best"),
         )
 
     def on_search(source: str, query: str, min_tests: float, with_results: bool, sort: str):
@@ -350,7 +379,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             summary = pd.DataFrame(session.summary_rows(result.summary), columns=session.SUMMARY_HEADERS)
             run_id = result.summary.run_id
             yield (
-                f"Finished **{render.escape(skill.name)}**: {upd.done} calls · run `{run_id}`",
+                f"Finished **{render.escape(skill.name)}**: {count(upd.done, 'call')} · run `{run_id}`",
                 bar,
                 live,
                 gr.update(value=summary, visible=True),
@@ -370,7 +399,9 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             return f"Error: {redact(str(exc), [token] if token else [])}"
 
     # ------------------------------------------------------------------ layout
-    with gr.Blocks(title="upskill-hub: skills and their lift") as demo:
+    # Closing the Blocks builds its server app (a second time at launch): both quiet.
+    blocks = gr.Blocks(title="upskill-hub: skills and their lift", analytics_enabled=analytics_enabled())
+    with _quiet_mocked_sign_in(), blocks as demo:
         gr.Markdown(INTRO)
         with gr.Row():
             repo_box = gr.Textbox(
@@ -565,12 +596,31 @@ def _launch_defaults(demo) -> None:
     def launch(*args, **kwargs):
         kwargs["run_history"] = False
         kwargs["css"] = CSS + (kwargs.get("css") or "")
-        return original(*args, **kwargs)
+        with _quiet_mocked_sign_in():
+            return original(*args, **kwargs)
 
     demo.launch = launch
 
 
-def launch(repo: str | None = None, *, host: str | None = None, port: int | None = None, **kwargs: Any):
-    """Build and launch; ``host``/``port`` fall back to ``GRADIO_SERVER_NAME``/``GRADIO_SERVER_PORT``."""
+def launch(
+    repo: str | None = None,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    echo: Callable[[str], None] = print,
+    **kwargs: Any,
+):
+    """Build and launch, then serve until Ctrl-C; ``host``/``port`` fall back to Gradio's env.
+
+    Gradio's own start-up lines are replaced by one: where the Space runs. Its "To create
+    a public link, set `share=True` in `launch()`" speaks to someone editing the code, not
+    to a user of ``space run`` (which has no such option, and works offline).
+    """
     demo = build_app(repo)
-    return demo.launch(server_name=host, server_port=port, **kwargs)
+    kwargs.setdefault("quiet", True)
+    block = not kwargs.pop("prevent_thread_lock", False)
+    demo.launch(server_name=host, server_port=port, prevent_thread_lock=True, **kwargs)
+    echo(f"The Space runs at {demo.local_url} (Ctrl-C stops it)")
+    if block:
+        demo.block_thread()
+    return demo

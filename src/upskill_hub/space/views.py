@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from upskill_hub._util.counts import count
 from upskill_hub.errors import UpskillError
 from upskill_hub.space.aggregate import _isnan, fmt_lift, fmt_rate
 
@@ -226,6 +227,18 @@ def leaderboard_heatmap(agg: Aggregates, *, sort_by: str = "best", query: str = 
     return charts.heatmap(models, rows, note=note)
 
 
+def library_status(lib: Library, note: str) -> str:
+    """The line above the Browse table: source, revision, and counts that agree with their nouns."""
+    from upskill_hub.space.render import escape
+
+    return (
+        f"**{escape(lib.source)}**"
+        + (f" @ `{lib.revision[:8]}`" if lib.revision else "")
+        + f" · {count(len(lib.skills), 'skill')} · {count(len(lib.results), 'result row')}"
+        + f" · {count(len(lib.aggregates.models), 'model')} · {note}"
+    )
+
+
 def skill_summary_markdown(lib: Library, name: str) -> str:
     """A short header for a skill page: description, version, size, tests, results."""
     from upskill_hub.space.render import escape
@@ -236,8 +249,8 @@ def skill_summary_markdown(lib: Library, name: str) -> str:
         f"## {escape(name)}",
         escape(row.get("description") or ""),
         "",
-        f"version `{escape(row.get('version') or '')}` · ~{int(row['token_estimate'])} tokens · "
-        f"{int(row['n_cases'])} test cases · {int(agg_row['n_results'])} result rows"
+        f"version `{escape(row.get('version') or '')}` · ~{count(int(row['token_estimate']), 'token')} · "
+        f"{count(int(row['n_cases']), 'test case')} · {count(int(agg_row['n_results']), 'result row')}"
         + (f" · licence {escape(str(row['license']))}" if isinstance(row.get("license"), str) and row["license"] else ""),
     ]
     lines += trigger_markdown(lib.aggregates, name)
