@@ -23,7 +23,9 @@ _STATUS_STYLE = {"added": "green", "updated": "yellow", "deleted": "red", "kept"
 def push_cmd(
     skill_dirs: list[Path] = typer.Argument(None, help="Skill folders to publish (each is validated first)."),
     repo: str = typer.Option(..., "--repo", "-r", help="Hub dataset repo OWNER/NAME (created when missing)."),
-    results: list[Path] = typer.Option([], "--results", help="Eval run folder to publish (repeatable)."),
+    results: list[Path] = typer.Option(
+        [], "--results", help="Eval run folder to publish, or a folder of runs (every finished run of the skills pushed); repeatable."
+    ),
     private: bool = typer.Option(False, "--private", help="Create the repo as private."),
     revision: str | None = typer.Option(
         None, "--revision", help="Branch to push to (created from main if new)."
@@ -49,6 +51,8 @@ def push_cmd(
             message=message,
             on_status=lambda msg: spinner.update(msg),
         )
+    for note in result.notes:
+        err_console.print(note, markup=False, highlight=False, soft_wrap=True)
     if not out.human:
         data = {
             "repo": repo,

@@ -24,16 +24,20 @@ so the next push need not check again.)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from upskill_hub._util.counts import count
 from upskill_hub._util.hashing import git_blob_sha1, sha256_hex
 from upskill_hub._util.redact import redact
 from upskill_hub._util.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
-from upskill_hub.errors import HubError, OptionError, UpskillError
+from upskill_hub.errors import HubError, OptionError, PathError, UpskillError
 from upskill_hub.evals import rundir
+from upskill_hub.evals.routing import ROUTING_FILE
+from upskill_hub.evals.trigger_rows import TRIGGERS_FILE
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub import table_cache
 from upskill_hub.hub.card import render_card
@@ -96,6 +100,8 @@ class PushResult:
     attempts: int = 0
     skills: list[str] = field(default_factory=list)
     runs: list[str] = field(default_factory=list)
+    #: Lines for the user about what a folder of runs contributed (and what it left out).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def committed(self) -> bool:
@@ -117,10 +123,72 @@ class RemoteState:
 
 
 # --------------------------------------------------------------------------- local input
+#: The plan file of a ``triggers`` run folder.
+TRIGGERS_PLAN_FILE = "triggers-plan.json"
+
+
+def _run_skill(bundle: dr.RunBundle) -> str | None:
+    """The skill a run measured, from its summary or plan (``None`` for a library routing run)."""
+    if bundle.summary is not None:
+        return bundle.summary.skill_name
+    plan = rundir.read_plan(bundle.path)
+    if plan is not None and plan.skill_name:
+        return plan.skill_name
+    triggers_plan = bundle.path / TRIGGERS_PLAN_FILE  # a trigger run's plan names its skill
+    if triggers_plan.is_file() and not triggers_plan.is_symlink():
+        name = rundir.read_run_json(triggers_plan).get("skill_name")
+        return name if isinstance(name, str) else None
+    return None
+
+
+def runs_in_folder(folder: Path, skill_names: set[str]) -> tuple[list[dr.RunBundle], list[str]]:
+    """The runs directly inside ``folder`` (an output folder such as ``upskill-runs``) to publish.
+
+    Every run of the skills being pushed (all runs when no skill is pushed) that has results;
+    runs not started or of other skills are left out and said so in the returned notes. A run
+    folder that is damaged stops the push, as a single ``--results RUN`` would.
+    """
+    picked: list[dr.RunBundle] = []
+    unfinished = other = 0
+    for sub in sorted(folder.iterdir()):
+        if sub.is_symlink() or not sub.is_dir() or not _looks_like_run(sub):
+            continue
+        try:
+            bundle = dr.load_run_dir(sub, rows=False)
+        except PathError as exc:
+            if "has no results yet" not in str(exc):
+                raise
+            unfinished += 1
+            continue
+        if skill_names and _run_skill(bundle) not in skill_names:
+            other += 1
+            continue
+        picked.append(bundle)
+    notes = []
+    if unfinished or other:
+        left = [f"{count(unfinished, 'run')} without results" if unfinished else "",
+                f"{count(other, 'run')} of other skills" if other else ""]  # fmt: skip
+        notes.append(f"{folder}: left out {' and '.join(x for x in left if x)}")
+    if not picked:
+        which = f" of {', '.join(sorted(skill_names))}" if skill_names else ""
+        raise PathError(folder, f"holds no finished eval run{which} to publish", kind="results folder")
+    notes.insert(0, f"{folder}: publishing {count(len(picked), 'run')}")
+    return picked, notes
+
+
+def _looks_like_run(folder: Path) -> bool:
+    names = (rundir.RUN_FILE, rundir.RESULTS_FILE, rundir.SUMMARY_FILE, TRIGGERS_FILE, ROUTING_FILE)
+    return any(os.path.lexists(folder / n) for n in names)
+
+
 def load_local(
-    skill_dirs: Sequence[str | Path], run_dirs: Sequence[str | Path]
+    skill_dirs: Sequence[str | Path], run_dirs: Sequence[str | Path], notes: list[str] | None = None
 ) -> tuple[list[Skill], list[dr.RunBundle]]:
-    """Validate every skill and run folder; raise on the first problem (nothing is pushed)."""
+    """Validate every skill and run folder; raise on the first problem (nothing is pushed).
+
+    A ``--results`` path may be one run folder, or a folder of runs (``upskill-runs``): then
+    every finished run of the skills pushed is published (see :func:`runs_in_folder`).
+    """
     if not skill_dirs and not run_dirs:
         raise UpskillError("nothing to push: give at least one SKILL_DIR or --results RUN_DIR")
     skills: list[Skill] = []
@@ -137,11 +205,18 @@ def load_local(
     runs: list[dr.RunBundle] = []
     run_ids: dict[str, Path] = {}
     for d in run_dirs:
-        bundle = dr.load_run_dir(d, rows=False)
-        if bundle.run_id in run_ids:
-            raise UpskillError(f"run {bundle.run_id} given twice: {run_ids[bundle.run_id]} and {d}")
-        run_ids[bundle.run_id] = Path(d)
-        runs.append(bundle)
+        folder = Path(d)
+        if folder.is_dir() and not _looks_like_run(folder):
+            found, said = runs_in_folder(folder, {s.name for s in skills})
+            if notes is not None:
+                notes.extend(said)
+        else:
+            found = [dr.load_run_dir(d, rows=False)]
+        for bundle in found:
+            if bundle.run_id in run_ids:
+                raise UpskillError(f"run {bundle.run_id} given twice: {run_ids[bundle.run_id]} and {bundle.path}")
+            run_ids[bundle.run_id] = bundle.path
+            runs.append(bundle)
     return skills, runs
 
 
@@ -389,7 +464,8 @@ def push(
     check_repo_id(repo_id)
     if revision is not None and not revision.strip():
         raise OptionError("revision", revision, "must not be empty")
-    skills, runs = load_local(skill_dirs, results)
+    notes: list[str] = []
+    skills, runs = load_local(skill_dirs, results, notes)
     token = token or require_token("push to the Hub")
     api = make_api(token)
     commit_message = redact(message or default_message(skills, runs))
@@ -421,7 +497,8 @@ def push(
                 _ensure_branch(api, repo_id, revision)
 
     result = PushResult(
-        repo_id=repo_id, url=url, changes=[], skills=[s.name for s in skills], runs=[r.run_id for r in runs]
+        repo_id=repo_id, url=url, changes=[], skills=[s.name for s in skills], runs=[r.run_id for r in runs],
+        notes=notes,
     )
     uncertain = False  # a previous attempt may have landed despite its error answer
 
