@@ -59,4 +59,5 @@ def test_eval_default_local_model_two_cases_one_run(tmp_path: Path, capsys, monk
     conds = {c["condition"]: c for c in summary["conditions"]}
     assert conds["baseline"]["n"] == conds["with_skill"]["n"] == 2
     (lift,) = summary["lifts"]
-    assert lift["conclusive"] is False and "too few" in lift["note"]
+    # 2 cases cannot conclude: either none differs, or too few do (the small model varies)
+    assert lift["conclusive"] is False and ("too few" in lift["note"] or "no case differs" in lift["note"])
