@@ -32,8 +32,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from upskill_hub._util import limits, safejson
-from upskill_hub._util.fsutil import FileRefused, kind_of, read_capped, storage_error
+from upskill_hub._util import limits
+from upskill_hub._util.fsutil import FileRefused, kind_of, storage_error
+from upskill_hub.evals import rundir
 from upskill_hub.evals.schema import TriggerRow, record_problem
 
 #: A run folder's trigger rows (one :class:`TriggerRow` per line).
@@ -80,19 +81,10 @@ def check_run_dir(run_dir: Path) -> Path:
 
 
 def read_run_json(path: Path, max_bytes: int | None = None) -> Any:
-    """The JSON document of a run-folder file: not followed through a symlink, never blocking
-    on a FIFO, capped (:data:`MAX_RUN_JSON_BYTES`), nesting bounded; else :class:`FileRefused`."""
-    data = read_capped(path, MAX_RUN_JSON_BYTES if max_bytes is None else max_bytes, follow_symlinks=False)
-    try:
-        return safejson.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise FileRefused(
-            path, f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-        ) from None
-    except safejson.JSONTooDeep as exc:
-        raise FileRefused(path, str(exc)) from None
-    except ValueError as exc:
-        raise FileRefused(path, f"is not valid JSON ({str(exc).splitlines()[0]})") from None
+    """The JSON document of a run-folder file (plans, ``routing.json``): the run folder's one
+    JSON reader (:func:`upskill_hub.evals.rundir.read_run_json`: no symlink, no blocking on a
+    FIFO, capped at :data:`MAX_RUN_JSON_BYTES`, nesting bounded; else :class:`FileRefused`)."""
+    return rundir.read_run_json(path, MAX_RUN_JSON_BYTES if max_bytes is None else max_bytes)
 
 
 class RowLines:

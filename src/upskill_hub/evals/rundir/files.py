@@ -71,6 +71,8 @@ def read_run_json(path: Path, max_bytes: int | None = None) -> Any:
         raise FileRefused(
             path, f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
         ) from None
+    except ValueError as exc:  # NaN / Infinity and the like, refused by the parser
+        raise FileRefused(path, f"is not valid JSON ({str(exc).splitlines()[0]})") from None
 
 
 def check_run_files(run_dir: Path, names: tuple[str, ...] | list[str]) -> None:
