@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import default_ctrl_c
 
 from upskill_hub.localhub.testing import TEST_WRITE_TOKEN, running_server
 from upskill_hub.testing.llm_server import running_llm_server
@@ -227,6 +228,7 @@ def serve_line(tour: Tour, command: str, url_line: re.Pattern[str]) -> str:
     proc = subprocess.Popen(
         ["bash", "-c", command], cwd=tour.cwd, env=tour.env, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
+        preexec_fn=default_ctrl_c,  # a suite started in the background would leave SIGINT ignored
     )  # fmt: skip
     lines: queue.Queue[str | None] = queue.Queue()
 
