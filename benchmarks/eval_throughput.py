@@ -134,9 +134,8 @@ def previous_stack() -> Iterator[None]:
     import openai
 
     from upskill_hub.models import openai_client, retry
-    from upskill_hub.models._sdk_errors import classify, malformed
     from upskill_hub.models.base import Completion, Usage
-    from upskill_hub.models.transport import TRANSPORT_ENV
+    from upskill_hub.models.transport import TRANSPORT_ENV, classify, malformed
 
     async def attempt(self, body):  # noqa: ANN001, ANN202
         start = time.perf_counter()
@@ -198,7 +197,7 @@ class Figures:
 
 
 def timed_eval(skill: Path, client: object, options: object, server: ServerProcess | None) -> Figures:
-    from upskill_hub.evals.api import run_eval
+    from upskill_hub.lift.api import run_eval
 
     before = server.calls() if server is not None else 0
     cpu0, t0 = time.process_time(), time.perf_counter()
@@ -225,7 +224,8 @@ def main() -> None:
 
     import openai  # noqa: F401 - import cost is not the runner's per-call cost
 
-    from upskill_hub.evals.api import EvalOptions, run_eval
+    from upskill_hub.lift.api import run_eval
+    from upskill_hub.lift.prepare import EvalOptions
 
     n_cases = args.calls // (2 * args.runs)
     calls = n_cases * 2 * args.runs

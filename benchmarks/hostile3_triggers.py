@@ -322,7 +322,7 @@ def attacks(tmp: Path) -> list[bool]:
         data = json.loads(routing.read_text())
         data["reports"][0]["accuracy"] = float("nan")
         routing.write_text(json.dumps(data))
-        from upskill_hub.evals.description_runs import description_runs
+        from upskill_hub.triggering.description_runs import description_runs
 
         t0 = time.monotonic()
         try:

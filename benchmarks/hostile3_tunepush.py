@@ -66,7 +66,7 @@ class Teacher:
         self.before: Callable[[], None] = lambda: None
 
     def __call__(self, system: str, messages: list, params: dict) -> str:
-        from upskill_hub.evals.tune import TEACHER_SYSTEM
+        from upskill_hub.triggering.tune import TEACHER_SYSTEM
 
         if system != TEACHER_SYSTEM:
             return "ok"
@@ -76,8 +76,8 @@ class Teacher:
 
 def attacks(tmp: Path) -> list[bool]:
     """Run every attack of this area; one verdict line each."""
+    from upskill_hub import rundir
     from upskill_hub._util.netutil import free_port
-    from upskill_hub.evals import rundir
     from upskill_hub.localhub.testing import running_server
     from upskill_hub.testing.llm_server import running_llm_server
 
@@ -246,8 +246,8 @@ def attacks(tmp: Path) -> list[bool]:
 
 def _eval_runs(root: Path, skill: Path) -> Path:
     """Two small eval run folders (``run-a``, ``run-b``) as the runner writes them."""
-    from upskill_hub.evals import rundir
-    from upskill_hub.evals.schema import ConditionStats, ResultRow, RunPlan, RunSummary
+    from upskill_hub import rundir
+    from upskill_hub.rundir.schema import ConditionStats, ResultRow, RunPlan, RunSummary
 
     for run_id in ("run-a", "run-b"):
         folder = root / run_id

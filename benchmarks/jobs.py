@@ -79,9 +79,10 @@ def main() -> None:
     port = free_port()
     _environment(tmp, port)
 
-    from upskill_hub.evals.api import EvalOptions, run_eval
     from upskill_hub.jobs.launch import JobsOptions
     from upskill_hub.jobs.run import run_on_jobs
+    from upskill_hub.lift.api import run_eval
+    from upskill_hub.lift.prepare import EvalOptions
     from upskill_hub.localhub.jobs import JobLimits
     from upskill_hub.localhub.testing import running_server
     from upskill_hub.testing.llm_server import llm_server_process

@@ -101,7 +101,7 @@ def batched(options: LoadOptions, sizes: list[int], tokens: int, precisions: lis
 
 def agreement(options: LoadOptions) -> None:
     """How often bf16 gives the fp32 answer, on the demo's 28 prompts (greedy, 64 tokens)."""
-    from upskill_hub.evals.runner import system_prompt
+    from upskill_hub.lift.runner import system_prompt
     from upskill_hub.shipped import shipped_skill
     from upskill_hub.skill import require_skill
 

@@ -47,8 +47,8 @@ os.environ["HF_TOKEN"] = "hf_benchmarklocaltoken0000000000"
 
 def write_run_folder(root: Path, run_id: str, skill, rows: int) -> Path:
     """A run folder shaped like the eval runner's, with ``rows`` result rows."""
-    from upskill_hub.evals.rundir import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
-    from upskill_hub.evals.schema import ResultRow, RunSummary
+    from upskill_hub.rundir import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
+    from upskill_hub.rundir.schema import ResultRow, RunSummary
 
     folder = root / run_id
     folder.mkdir(parents=True)
@@ -94,7 +94,7 @@ def write_run_folder(root: Path, run_id: str, skill, rows: int) -> Path:
 
 def write_shard(folder: Path) -> None:
     """The ``results.parquet`` the eval runner writes when a run ends (from its rows)."""
-    from upskill_hub.evals import rundir
+    from upskill_hub import rundir
 
     rundir.write_results_parquet(folder, rundir.read_results(folder))
 
@@ -110,7 +110,7 @@ def uploaded_bytes(requests) -> int:
 
 def clone_run(src: Path, dest_root: Path, run_id: str) -> Path:
     """A copy of run folder ``src`` under a new run id: unique bytes, so no upload is deduplicated."""
-    from upskill_hub.evals.rundir import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
+    from upskill_hub.rundir import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
 
     old_id = json.loads((src / RUN_FILE).read_text(encoding="utf-8"))["run_id"]
     folder = dest_root / run_id
@@ -129,7 +129,7 @@ def plain_parquet(run: Path) -> bytes:
     import pyarrow.json as pj
     import pyarrow.parquet as pq
 
-    from upskill_hub.evals.rundir import RESULTS_FILE, result_arrow_schema
+    from upskill_hub.rundir import RESULTS_FILE, result_arrow_schema
 
     table = pj.read_json(
         run / RESULTS_FILE, parse_options=pj.ParseOptions(explicit_schema=result_arrow_schema())

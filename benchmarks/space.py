@@ -34,8 +34,8 @@ def build_dataset(root: Path, n_skills: int, n_rows: int, seed: int = 7) -> None
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from upskill_hub.evals.rundir import result_arrow_schema
     from upskill_hub.hub import dataset_repo as dr
+    from upskill_hub.rundir import result_arrow_schema
     from upskill_hub.skill import Skill
 
     rng = random.Random(seed)

@@ -16,8 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from upskill_hub.evals.rundir import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
-from upskill_hub.evals.schema import (
+from upskill_hub.intervals import wilson_interval
+from upskill_hub.rundir import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
+from upskill_hub.rundir.schema import (
     ConditionStats,
     LiftStats,
     ResultRow,
@@ -25,8 +26,7 @@ from upskill_hub.evals.schema import (
     TriggerRow,
     TriggerStats,
 )
-from upskill_hub.evals.stats import wilson_interval
-from upskill_hub.evals.trigger_rows import TRIGGERS_FILE
+from upskill_hub.rundir.trigger_rows import TRIGGERS_FILE
 from upskill_hub.skill import Skill, load_skill
 
 #: The columns ``results`` and ``runs`` shards had before modes and triggers existed.
@@ -206,7 +206,7 @@ def old_results_table(rows: list[ResultRow]):  # -> pyarrow.Table
     """``rows`` as the previous version wrote its ``results`` shards: no mode or trigger columns."""
     import pyarrow as pa
 
-    from upskill_hub.evals.rundir import result_arrow_schema
+    from upskill_hub.rundir import result_arrow_schema
 
     schema = result_arrow_schema()
     old = pa.schema([f for f in schema if f.name not in NEW_RESULT_COLUMNS])
@@ -217,7 +217,7 @@ def old_runs_table(summary: RunSummary):  # -> pyarrow.Table
     """``summary`` as the previous version wrote its ``runs`` shard: no ``triggers``, no ``mode`` in structs."""
     import pyarrow as pa
 
-    from upskill_hub.evals.rundir import runs_arrow_schema, summary_record
+    from upskill_hub.rundir import runs_arrow_schema, summary_record
 
     def drop_mode(t: Any) -> Any:
         if pa.types.is_list(t) and pa.types.is_struct(t.value_type):

@@ -86,7 +86,7 @@ def test_a_workdir_elsewhere_is_named_in_full(tmp_path: Path, empty_folder: Path
 def test_counts_in_the_demos_sentences_agree_with_their_nouns(tmp_path: Path, monkeypatch) -> None:
     from types import SimpleNamespace
 
-    from upskill_hub.evals import rundir
+    from upskill_hub import rundir
 
     one = SimpleNamespace(error=None, output_tokens=1)
     monkeypatch.setattr(rundir, "read_results", lambda run_dir: [one])

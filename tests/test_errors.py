@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from upskill_hub.errors import HubError, OptionError, PathError, UpskillError
-from upskill_hub.evals.api import resolve_cases
 from upskill_hub.hub.client import hub_errors
+from upskill_hub.lift.prepare import resolve_cases
 from upskill_hub.skill import Skill
 
 
@@ -47,7 +47,8 @@ def test_hub_client_failures_become_hub_errors_with_status(hub_server, hub_repo_
 def test_an_option_error_names_the_field_and_each_front_end_says_it_its_way() -> None:
     """The library names the option by its field; the CLI alone turns it into its flag."""
     from upskill_hub.cli.app import flag, message
-    from upskill_hub.evals.api import EvalOptions, run_eval
+    from upskill_hub.lift.api import run_eval
+    from upskill_hub.lift.prepare import EvalOptions
 
     exc = OptionError("max_tokens", 0, "must be at least 1, got 0")
     assert isinstance(exc, UpskillError)

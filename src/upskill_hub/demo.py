@@ -80,7 +80,7 @@ def _wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None) -
 
 def throughput_sentence(run_dir: Path, seconds: float) -> str:
     """``28 answers, 1,712 tokens in 21.4 s: 80.0 tokens/s (model load included)``."""
-    from upskill_hub.evals.rundir import read_results
+    from upskill_hub.rundir import read_results
 
     rows = [r for r in read_results(run_dir) if r.error is None]
     tokens = sum(int(r.output_tokens or 0) for r in rows)

@@ -6,7 +6,7 @@ The loop (what ``upskill-hub generate`` runs)::
                                     --test model--> test cases (skill_meta.json schema)
     cases --split--> train (refinement sees these)  |  holdout (never shown to the teacher)
     repeat up to N attempts:
-        evaluate the skill on the train cases (with_skill vs baseline, via upskill_hub.evals)
+        evaluate the skill on the train cases (with_skill vs baseline, via upskill_hub.lift)
         all pass -> stop; else the teacher revises the skill from the failing train cases
     evaluate the best skill on the holdout cases -> the honest score
     write the skill atomically to OUT/<name>/
@@ -332,7 +332,7 @@ def build_skill(
 
 
 def _extract_json(text: str) -> Any:
-    from upskill_hub.evals.assertions import extract_json
+    from upskill_hub.lift.assertions import extract_json
 
     found = extract_json(text)
     if found is not None:
@@ -703,7 +703,8 @@ async def _run(
     test_label: str,
     eval_specs: list[str | ModelClient],
 ) -> GenerateResult:
-    from upskill_hub.evals.api import EvalOptions, run_eval_async
+    from upskill_hub.lift.api import run_eval_async
+    from upskill_hub.lift.prepare import EvalOptions
 
     # 1. the skill
     verb = "Improving" if base is not None else "Generating"

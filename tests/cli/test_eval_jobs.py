@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from _evalkit import make_skill
 from cli_runner import run_cli
 from huggingface_hub import HfApi
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evals"))
-from _evalkit import make_skill  # noqa: E402
 
 from upskill_hub.testing.llm_server import running_llm_server  # noqa: E402
 

@@ -13,15 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from _evalkit import make_skill
 from typer.testing import CliRunner
 
 from upskill_hub.cli._formats import OutputFormat, Printer, agent_cell, resolve_format
 from upskill_hub.cli.app import app
 from upskill_hub.errors import UpskillError
 from upskill_hub.testing.llm_server import running_llm_server
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evals"))
-from _evalkit import make_skill  # noqa: E402
 
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-greeting-[0-9a-f]{6}")
 

@@ -122,8 +122,8 @@ def test_every_command_names_the_hostile_entry_and_changes_nothing(attack, tmp_p
 
 @pytest.mark.parametrize("name", ["results.jsonl", "run.json", "summary.json"])
 def test_runs_refuses_a_fifo_in_a_run_folder(name, tmp_path, capsys, monkeypatch):
-    from upskill_hub.evals import rundir
-    from upskill_hub.evals.schema import RunPlan
+    from upskill_hub import rundir
+    from upskill_hub.rundir.schema import RunPlan
 
     run = tmp_path / "runs" / "r1"
     run.mkdir(parents=True)

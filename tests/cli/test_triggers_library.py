@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evals"))
 from test_routing_run import KEY, LIBRARY, MODEL, answer, write_library  # noqa: E402
 
 from upskill_hub.testing.llm_server import running_llm_server  # noqa: E402
@@ -44,8 +41,8 @@ def test_the_report_names_the_stealing_pair_and_its_queries(tmp_path: Path, caps
 def test_a_hub_repo_is_routed_like_a_folder(hub_server, hub_repo_id, tmp_path: Path, capsys, monkeypatch) -> None:
     from cli_runner import run_cli
 
-    from upskill_hub.evals.routing import read_routing
     from upskill_hub.hub.push import push
+    from upskill_hub.rundir.routing_rows import read_routing
 
     lib = write_library(tmp_path / "lib")
     push(sorted(lib.iterdir()), hub_repo_id)

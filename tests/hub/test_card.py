@@ -7,9 +7,9 @@ from dataclasses import replace
 from huggingface_hub import DatasetCard
 from test_push_support import make_rows, make_summary, write_skill
 
-from upskill_hub.evals.rundir import summary_from_record, summary_record
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.card import hub_license, latest_runs, render_card
+from upskill_hub.rundir import summary_from_record, summary_record
 from upskill_hub.skill import load_skill
 
 

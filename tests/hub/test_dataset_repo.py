@@ -10,8 +10,8 @@ from test_push_support import write_run, write_skill
 
 from upskill_hub._util.hashing import sha256_hex
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.rundir import RESULTS_FILE, read_results, result_arrow_schema
 from upskill_hub.hub import dataset_repo as dr
+from upskill_hub.rundir import RESULTS_FILE, read_results, result_arrow_schema
 from upskill_hub.skill import load_skill
 
 HF_TOKEN_LIKE = "hf_" + "AbCdEfGhIjKlMnOpQrStUv123456"

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from _evalkit import make_skill
 from cli_runner import run_cli as run_main
 from huggingface_hub import HfApi
 
@@ -14,9 +14,6 @@ from upskill_hub.errors import UpskillError
 from upskill_hub.hub.marketplace import MARKETPLACE_PATH, marketplace_document, parse_marketplace
 from upskill_hub.managed import MARKER, read_marker
 from upskill_hub.skill import IGNORED_NAMES, Skill, load_skill
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evals"))
-from _evalkit import make_skill  # noqa: E402
 
 
 def _drop_skills_tables(repo_id: str) -> None:

@@ -16,8 +16,8 @@ from huggingface_hub import HfApi
 from test_push_support import folder_bytes, shipped_skill, write_run, write_skill
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.rundir import read_results
 from upskill_hub.hub.push import push
+from upskill_hub.rundir import read_results
 
 CLI = [sys.executable, "-c", "from upskill_hub.cli.app import entry; entry()"]
 
@@ -338,7 +338,8 @@ def test_cli_bad_input_is_one_line(hub_server, hub_repo_id, tmp_path):
 @pytest.mark.slow
 def test_push_a_run_made_by_the_real_eval_runner(hub_server, hub_repo_id, tmp_path):
     """The shipped skill, evaluated by the eval engine through the OpenAI SDK, then pushed."""
-    from upskill_hub.evals.api import EvalOptions, run_eval
+    from upskill_hub.lift.api import run_eval
+    from upskill_hub.lift.prepare import EvalOptions
     from upskill_hub.testing.llm_server import running_llm_server
 
     leaked = "hf_" + "LeakedByTheModel0123456789"

@@ -20,12 +20,12 @@ import pytest
 from catalog_runs import write_catalog_run, write_skill
 from huggingface_hub import HfApi
 
+from upskill_hub import rundir
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals import rundir
-from upskill_hub.evals.rundir import RESULTS_FILE, SUMMARY_FILE
-from upskill_hub.evals.schema import ResultRow
-from upskill_hub.evals.trigger_rows import TRIGGERS_FILE
 from upskill_hub.hub.push import push
+from upskill_hub.rundir import RESULTS_FILE, SUMMARY_FILE
+from upskill_hub.rundir.schema import ResultRow
+from upskill_hub.rundir.trigger_rows import TRIGGERS_FILE
 
 RUN_ID = "run-20261126-hostile"
 

@@ -17,8 +17,8 @@ from cli_runner import run_cli
 from huggingface_hub import HfApi, hf_hub_download, snapshot_download
 from test_push_support import write_run, write_skill
 
+from upskill_hub import rundir
 from upskill_hub._util.hashing import sha256_hex
-from upskill_hub.evals import rundir
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.push import push
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from upskill_hub.evals.rundir import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
-from upskill_hub.evals.schema import ConditionStats, LiftStats, ResultRow, RunSummary
+from upskill_hub.rundir import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
+from upskill_hub.rundir.schema import ConditionStats, LiftStats, ResultRow, RunSummary
 from upskill_hub.skill import Skill, load_skill
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

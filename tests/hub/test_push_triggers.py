@@ -15,8 +15,8 @@ from catalog_runs import publish_old_run, trigger_stats, write_catalog_run, writ
 from huggingface_hub import HfApi
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.trigger_rows import read_trigger_rows
 from upskill_hub.hub.push import push
+from upskill_hub.rundir.trigger_rows import read_trigger_rows
 
 
 def _load(repo_id, config, tmp_path):
@@ -135,8 +135,9 @@ def test_a_torn_last_trigger_line_is_skipped_and_secrets_are_masked(hub_server, 
 
 
 def test_a_library_routing_run_pushes_a_routing_config(hub_server, hub_repo_id, tmp_path):
-    from upskill_hub.evals.routing import read_routing, routing_report, write_routing
-    from upskill_hub.evals.schema import TriggerRow
+    from upskill_hub.rundir.routing_rows import read_routing, write_routing
+    from upskill_hub.rundir.schema import TriggerRow
+    from upskill_hub.triggering.routing import routing_report
 
     skills = ["sql-format", "sql-lint", "csv-json"]
     picks = {"sql-format": ["sql-format"] * 3, "sql-lint": ["sql-format", "sql-format", "sql-lint"], "csv-json": ["csv-json", "csv-json", None]}

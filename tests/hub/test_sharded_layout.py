@@ -11,10 +11,10 @@ import io
 
 from huggingface_hub import CommitOperationAdd, HfApi
 
-from upskill_hub.evals import rundir
-from upskill_hub.evals.schema import ResultRow, RunPlan, RunSummary
+from upskill_hub import rundir
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.push import push
+from upskill_hub.rundir.schema import ResultRow, RunPlan, RunSummary
 
 SKILL = "greeting"
 

@@ -7,7 +7,6 @@ import random
 import pytest
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.schema import PlannedModel, RunPlan
 from upskill_hub.jobs.assign import (
     ShardTarget,
     check_shard_count,
@@ -17,6 +16,7 @@ from upskill_hub.jobs.assign import (
     shard_of,
     split_keys,
 )
+from upskill_hub.rundir.schema import PlannedModel, RunPlan
 
 KEYS = [
     (m, "inject", c, f"case-{i}", r)

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evals"))
-from _evalkit import CASES, make_skill  # noqa: E402
+from _evalkit import CASES, make_skill
 
 from upskill_hub.cases import parse_meta  # noqa: E402
 from upskill_hub.errors import UpskillError  # noqa: E402
-from upskill_hub.evals.api import EvalOptions  # noqa: E402
-from upskill_hub.evals.schema import PlannedModel, RunPlan  # noqa: E402
 from upskill_hub.jobs.bundle import bundle_files, read_bundle, rebuild  # noqa: E402
+from upskill_hub.lift.prepare import EvalOptions
 from upskill_hub.models.spec import parse_model_spec  # noqa: E402
+from upskill_hub.rundir.schema import PlannedModel, RunPlan  # noqa: E402
 from upskill_hub.skill import require_skill  # noqa: E402
 
 RUN = RunPlan(run_id="20260101T000000Z-greeting-abcdef", created="2026-01-01T00:00:00Z", fingerprint="f" * 16,

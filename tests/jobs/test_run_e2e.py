@@ -18,9 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evals"))
-from _evalkit import make_skill  # noqa: E402
+from _evalkit import make_skill
 
 from upskill_hub.localhub.testing import TEST_WRITE_TOKEN  # noqa: E402
 from upskill_hub.testing.llm_server import running_llm_server  # noqa: E402
@@ -51,7 +49,7 @@ def _jobs(repo: str, shards: int, **kw):
 
 
 def _options(tmp_path: Path, name: str):
-    from upskill_hub.evals.api import EvalOptions
+    from upskill_hub.lift.prepare import EvalOptions
 
     return EvalOptions(runs=2, output_dir=tmp_path / name, use_cache=False, plots=False)
 
@@ -71,8 +69,8 @@ def test_four_shards_give_the_rows_and_lift_of_the_same_run_done_locally(
 ):
     from datasets import load_dataset
 
-    from upskill_hub.evals.api import run_eval
     from upskill_hub.jobs.run import run_on_jobs
+    from upskill_hub.lift.api import run_eval
 
     with running_llm_server(banana_script, latency_s=0.05) as srv:
         local = run_eval(skill, [_model(srv)], _options(tmp_path, "local"))
@@ -101,7 +99,7 @@ def test_four_shards_give_the_rows_and_lift_of_the_same_run_done_locally(
         (r.case_id, r.condition, r.repeat) for r in local.rows
     )
     # `runs` lists it like any other run (the local run folder is complete).
-    from upskill_hub.evals.history import list_runs
+    from upskill_hub.lift.history import list_runs
 
     (info,) = list_runs(tmp_path / "jobs")
     assert info.complete and info.summary.run_id == run_id
@@ -272,8 +270,8 @@ def test_the_local_model_runs_inside_the_jobs(hub_server, hub_repo_id, tmp_path)
     """Item 4: ``--model local`` is served inside each shard's Job; no call leaves its machine."""
     from huggingface_hub import HfApi
 
-    from upskill_hub.evals.api import EvalOptions
     from upskill_hub.jobs.run import run_on_jobs
+    from upskill_hub.lift.prepare import EvalOptions
 
     skill = make_skill(
         tmp_path / "skills",

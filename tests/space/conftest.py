@@ -30,8 +30,9 @@ def llm_server() -> Iterator:
 @pytest.fixture
 def space_repo(hub_server, hub_repo_id, llm_server, tmp_path, monkeypatch) -> str:
     """A dataset repo on the local Hub with 3 skills and one eval run of 'greeting'."""
-    from upskill_hub.evals.api import EvalOptions, run_eval
     from upskill_hub.hub.push import push
+    from upskill_hub.lift.api import run_eval
+    from upskill_hub.lift.prepare import EvalOptions
 
     monkeypatch.setenv("UPSKILL_HUB_CACHE", str(tmp_path / "cache"))
     skills = make_skills(tmp_path / "skills")

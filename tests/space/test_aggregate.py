@@ -7,9 +7,9 @@ import math
 import pandas as pd
 import pytest
 
-from upskill_hub.evals.paired import paired_lift
-from upskill_hub.evals.schema import ResultRow
-from upskill_hub.evals.stats import summarize_rows, wilson_interval
+from upskill_hub.intervals import paired_lift
+from upskill_hub.lift.stats import summarize_rows, wilson_interval
+from upskill_hub.rundir.schema import ResultRow
 from upskill_hub.space.aggregate import compute_aggregates
 from upskill_hub.space.views import leaderboard, search_skills, skill_results_table
 
@@ -117,7 +117,7 @@ def test_empty_results():
 @pytest.mark.parametrize("query", ["a", "ALPHA", "zzz", " "])
 def test_leaderboard_query_on_a_library_without_results_is_empty_not_a_crash(query):
     """Issue 29 class 5: any query on a library without results raised AttributeError (.str on no strings)."""
-    from upskill_hub.evals.rundir import result_arrow_schema
+    from upskill_hub.rundir import result_arrow_schema
     from upskill_hub.space import data
     from upskill_hub.space.views import leaderboard_heatmap
 
@@ -173,8 +173,8 @@ def test_cli_summary_and_space_show_the_same_interval_at_0_and_100_percent(n):
     from rich.console import Console
 
     from upskill_hub._util.percent import interval
-    from upskill_hub.evals.report import summary_table
-    from upskill_hub.evals.schema import RunSummary
+    from upskill_hub.lift.report import summary_table
+    from upskill_hub.rundir.schema import RunSummary
 
     rows = _result_rows({f"c{i}": ([False], [True]) for i in range(n)})
     conds, lifts = summarize_rows(rows, ["m1"])

@@ -75,9 +75,10 @@ def test_hostile_loaded_lists_are_escaped_and_bounded():
 
 
 def test_routing_tab_shows_the_matrix_and_the_pair(hub_server, hub_repo_id, tmp_path, monkeypatch):
-    from upskill_hub.evals.routing import routing_report, write_routing
-    from upskill_hub.evals.schema import TriggerRow
+    from upskill_hub.rundir.routing_rows import write_routing
+    from upskill_hub.rundir.schema import TriggerRow
     from upskill_hub.space import routing_view
+    from upskill_hub.triggering.routing import routing_report
 
     monkeypatch.setenv("UPSKILL_HUB_CACHE", str(tmp_path / "cache"))
     skills = ["sql-format", "sql-lint", "<b>csv</b>"]

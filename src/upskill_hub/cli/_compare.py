@@ -3,7 +3,7 @@
 The CI mode of ``eval``: a pull request that touches ``skills/`` re-runs the eval and
 compares it with the latest published run (or a run folder); with ``--fail-on-regression``
 the job fails, in one line naming the skill, the model and both lifts, when the lift went
-down by more than noise (the paired test of :mod:`upskill_hub.evals.compare`).
+down by more than noise (the paired test of :mod:`upskill_hub.lift.compare`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from rich.table import Table
 
 from upskill_hub._util.percent import points
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.compare import LiftChange, compare_runs
-from upskill_hub.evals.schema import ResultRow, TriggerStats
+from upskill_hub.lift.compare import LiftChange, compare_runs
+from upskill_hub.rundir.schema import ResultRow, TriggerStats
 
 #: Columns of ``eval --compare --format agent``.
 COMPARE_HEADERS = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from upskill_hub.evals.schema import RunSummary
+from upskill_hub.rundir.schema import RunSummary
 
 #: Columns of ``eval --format agent`` (one line per model).
 EVAL_HEADERS = [

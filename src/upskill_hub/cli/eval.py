@@ -1,6 +1,6 @@
 """``upskill-hub eval``: measure a skill (``runs`` lists past runs: :mod:`.runs`).
 
-Thin: the library (:mod:`upskill_hub.evals`) does the work; this module parses options,
+Thin: the library (:mod:`upskill_hub.lift`) does the work; this module parses options,
 shows a progress bar on stderr and renders the report. With ``--json`` stdout carries the
 run summary JSON and nothing else.
 """
@@ -229,15 +229,16 @@ def eval_command(
     Example: [cyan]upskill-hub eval skills/hf-dataset-card --model local --runs 3[/]
     """
     from upskill_hub.cli import _compare as cmp
-    from upskill_hub.evals.api import EvalOptions, run_eval
-    from upskill_hub.evals.harness import HarnessOptions
-    from upskill_hub.evals.report import print_report
+    from upskill_hub.lift.api import run_eval
+    from upskill_hub.lift.harness import HarnessOptions
+    from upskill_hub.lift.prepare import EvalOptions
+    from upskill_hub.lift.report import print_report
 
     out = printer(fmt, as_json)
     cmp.check_options(compare, fail_on_regression, level)
     check_run_options(runs, concurrency, agent_timeout if agent else None)
     if scenarios is None and skill is not None and not (skill / "SKILL.md").exists():
-        from upskill_hub.evals.scenarios import find_scenarios_file
+        from upskill_hub.lift.scenarios import find_scenarios_file
 
         scenarios = find_scenarios_file(skill)
     if scenarios is not None:
@@ -245,7 +246,7 @@ def eval_command(
             raise UpskillError(
                 "--scenarios runs each scenario's own tests: drop --tests, --compare and --jobs"
             )
-        from upskill_hub.evals.api import EvalOptions
+        from upskill_hub.lift.prepare import EvalOptions
 
         options = EvalOptions(
             runs=runs, include_baseline=not no_baseline, concurrency=concurrency, output_dir=output,
@@ -396,7 +397,7 @@ def check_run_options(runs: int, concurrency: int | None, agent_timeout: float |
     if concurrency is not None and concurrency < 1:
         raise OptionError("concurrency", concurrency, f"must be at least 1, got {concurrency}")
     if agent_timeout is not None:
-        from upskill_hub.evals.harness.spec import check_timeout
+        from upskill_hub.lift.harness.spec import check_timeout
 
         check_timeout(agent_timeout)
 
@@ -430,9 +431,9 @@ def _run_scenarios(path: Path, models: list[str], options, out) -> None:  # noqa
     from dataclasses import replace
 
     from upskill_hub.cli._eval_rows import EVAL_HEADERS, lift_rows
-    from upskill_hub.evals.api import run_eval
-    from upskill_hub.evals.report import print_report
-    from upskill_hub.evals.scenarios import describe, load_scenarios
+    from upskill_hub.lift.api import run_eval
+    from upskill_hub.lift.report import print_report
+    from upskill_hub.lift.scenarios import describe, load_scenarios
 
     found = load_scenarios(path)
     if options.judge is None and any(s.criteria for s in found):

@@ -1,6 +1,6 @@
 """``upskill-hub runs``: list past eval runs and compare their pass rates and lifts.
 
-Thin: :mod:`upskill_hub.evals.history` and :mod:`upskill_hub.evals.upskill_runs` read the
+Thin: :mod:`upskill_hub.lift.history` and :mod:`upskill_hub.rundir.upskill_runs` read the
 run folders (upskill's batch folders too); this module renders them.
 """
 
@@ -31,8 +31,8 @@ def runs_command(
     from rich.table import Table
 
     from upskill_hub.cli._eval_rows import RUNS_HEADERS
-    from upskill_hub.evals.history import comparison_rows, scan_runs, to_csv
-    from upskill_hub.evals.upskill_runs import batch_rows, find_batches
+    from upskill_hub.lift.history import comparison_rows, scan_runs, to_csv
+    from upskill_hub.rundir.upskill_runs import batch_rows, find_batches
 
     if not directory.is_dir():
         raise UpskillError(f"{directory} is not a folder of eval runs")
@@ -56,7 +56,7 @@ def runs_command(
             soft_wrap=True,
         )
         _print_upskill_batches(upskill_rows)
-    from upskill_hub.evals.description_runs import description_runs
+    from upskill_hub.triggering.description_runs import description_runs
 
     others = description_runs(directory)
     if others:

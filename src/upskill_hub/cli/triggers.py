@@ -1,6 +1,6 @@
 """``upskill-hub triggers``: does a skill's description make a model load it when it should?
 
-Thin: :mod:`upskill_hub.evals.triggers` runs the queries against a skill catalog and
+Thin: :mod:`upskill_hub.triggering.triggers` runs the queries against a skill catalog and
 computes the figures; this module renders them.
 """
 
@@ -77,8 +77,8 @@ def triggers_command(
                          no_cache=no_cache, concurrency=concurrency, fmt=fmt, as_json=as_json,
                          ignored={"--triggers": triggers, "--distractors": distractors})  # fmt: skip
         return
-    from upskill_hub.evals.report import print_trigger_report
-    from upskill_hub.evals.triggers import run_triggers
+    from upskill_hub.lift.report import print_trigger_report
+    from upskill_hub.triggering.triggers import run_triggers
 
     out = printer(fmt, as_json)
     results = []
@@ -111,7 +111,7 @@ def triggers_command(
 
 def check_options(*, runs: int, concurrency: int | None, distractors: str | None) -> None:
     """The options' values, refused in one line before anything is read or sent."""
-    from upskill_hub.evals.triggers import check_run_options
+    from upskill_hub.triggering.triggers import check_run_options
 
     check_run_options(runs=runs, concurrency=concurrency)
     if distractors is not None and not distractors.strip():
@@ -176,8 +176,8 @@ def _library_command(
     no_cache: bool, concurrency: int | None, fmt: OutputFormat | None, as_json: bool, ignored: dict[str, object],
 ) -> None:  # fmt: skip
     """``triggers --library``: the routing run of one library (a folder, or pulled from the Hub)."""
-    from upskill_hub.evals.description_report import print_routing_report
-    from upskill_hub.evals.routing_run import run_routing
+    from upskill_hub.triggering.description_report import print_routing_report
+    from upskill_hub.triggering.routing_run import run_routing
 
     if len(sources) != 1:
         raise UpskillError(f"--library takes one folder of skills or one Hub repo, got {len(sources)}")

@@ -1,6 +1,6 @@
 """``upskill-hub tune``: rewrite a skill's description until it triggers, judged on held-out queries.
 
-Thin: :mod:`upskill_hub.evals.tune_run` runs the loop; this module shows its progress and
+Thin: :mod:`upskill_hub.triggering.tune_run` runs the loop; this module shows its progress and
 renders the result.
 """
 
@@ -54,8 +54,8 @@ def tune_command(
 
     Example: [cyan]upskill-hub tune skills/hf-dataset-card -m haiku --teacher sonnet --write[/]
     """
-    from upskill_hub.evals.description_report import print_tune_report
-    from upskill_hub.evals.tune_run import run_tune
+    from upskill_hub.triggering.description_report import print_tune_report
+    from upskill_hub.triggering.tune_run import run_tune
 
     out = printer(fmt, as_json)
     if not 0 < held_out < 1:

@@ -28,14 +28,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import rundir
 from upskill_hub._util.hashing import sha256_hex
 from upskill_hub._util.redact import redact
 from upskill_hub.errors import PathError, UpskillError
-from upskill_hub.evals import rundir
-from upskill_hub.evals.routing import ROUTING_FILE, RoutingRow, read_routing, routing_records
-from upskill_hub.evals.schema import RunPlan, RunSummary, TriggerRow, duplicate_key, record_problem
-from upskill_hub.evals.trigger_rows import TRIGGERS_FILE, read_trigger_rows
 from upskill_hub.hub import layout
+from upskill_hub.rundir.routing_rows import ROUTING_FILE, RoutingRow, read_routing, routing_records
+from upskill_hub.rundir.schema import RunPlan, RunSummary, TriggerRow, duplicate_key, record_problem
+from upskill_hub.rundir.trigger_rows import TRIGGERS_FILE, read_trigger_rows
 from upskill_hub.skill import Skill
 
 # The layout's paths and globs are hub/layout.py's (the Space reads them too); code here

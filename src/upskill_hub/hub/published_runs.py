@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.schema import ResultRow, TriggerStats
+from upskill_hub.rundir.schema import ResultRow, TriggerStats
 
 
 @dataclass
@@ -47,7 +47,7 @@ def load_reference(source: str, skill_name: str, models: list[str]) -> Reference
 
 
 def _from_folder(path: Path, skill_name: str) -> ReferenceRun:
-    from upskill_hub.evals.rundir import read_results
+    from upskill_hub.rundir import read_results
 
     rows = read_results(path)
     if not rows:
@@ -55,7 +55,7 @@ def _from_folder(path: Path, skill_name: str) -> ReferenceRun:
     other = rows[0].skill_name
     if other != skill_name:
         raise UpskillError(f"--compare {path}: that run is of skill {other!r}, not {skill_name!r}")
-    from upskill_hub.evals.rundir import read_summary
+    from upskill_hub.rundir import read_summary
 
     try:
         summary = read_summary(path)
@@ -110,7 +110,7 @@ def _from_hub(repo_id: str, revision: str | None, skill_name: str, models: list[
             except TypeError as exc:  # a table with other columns than result rows have
                 raise UpskillError(f"--compare {repo_id}: {path} does not hold result rows ({exc})") from None
     at = f"@{head[:12]}" if head else ""
-    from upskill_hub.evals.rundir import summary_from_record
+    from upskill_hub.rundir import summary_from_record
 
     try:
         triggers = summary_from_record(latest).triggers

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import rundir
 from upskill_hub._util import limits
 from upskill_hub._util.fsutil import atomic_replace_dir, check_relpath, storage_error, too_big
 from upskill_hub._util.hashing import sha256_hex
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals import rundir
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, hub_errors, make_api
 from upskill_hub.skill import Skill, load_skill, name_problem
@@ -240,7 +240,7 @@ def pull_run(
     """Write the pushed run ``run_id`` of ``repo_id`` back as a run folder ``out_dir/<run_id>/``.
 
     The ``results`` and ``runs`` shards become ``results.jsonl`` and ``summary.json`` through
-    :mod:`upskill_hub.evals.rundir`, so ``runs`` and the report read a
+    :mod:`upskill_hub.rundir`, so ``runs`` and the report read a
     pulled run exactly like one made here. The folder is replaced atomically.
     """
     import pyarrow.parquet as pq

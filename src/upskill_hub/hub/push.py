@@ -30,19 +30,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import rundir
 from upskill_hub._util.counts import count
 from upskill_hub._util.hashing import git_blob_sha1, sha256_hex
 from upskill_hub._util.redact import redact
 from upskill_hub._util.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
 from upskill_hub.errors import HubError, OptionError, PathError, UpskillError
-from upskill_hub.evals import rundir
-from upskill_hub.evals.routing import ROUTING_FILE
-from upskill_hub.evals.trigger_rows import TRIGGERS_FILE
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub import table_cache
 from upskill_hub.hub.card import render_card
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_errors, make_api, repo_url
 from upskill_hub.hub.marketplace import MARKETPLACE_PATH, marketplace_bytes
+from upskill_hub.rundir.routing_rows import ROUTING_FILE
+from upskill_hub.rundir.trigger_rows import TRIGGERS_FILE
 from upskill_hub.skill import Skill, skills_in
 
 #: Answers after which a commit is re-planned and retried.

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from upskill_hub.errors import OptionError, UpskillError
-from upskill_hub.evals.schema import CallKey, RunPlan
+from upskill_hub.rundir.schema import CallKey, RunPlan
 
 #: The name of the assignment rule above (stored in the run's Job bundle).
 ASSIGNMENT = "round-robin-sorted-keys-v1"

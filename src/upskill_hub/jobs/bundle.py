@@ -30,11 +30,11 @@ from upskill_hub._util import safejson
 from upskill_hub._util.redact import secret_values
 from upskill_hub.cases import Case
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals.api import EvalOptions
-from upskill_hub.evals.schema import RunPlan
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.jobs.assign import ASSIGNMENT, ShardTarget
+from upskill_hub.lift.prepare import EvalOptions
 from upskill_hub.models.spec import ModelSpec
+from upskill_hub.rundir.schema import RunPlan
 from upskill_hub.skill import Skill, require_skill
 
 FORMAT = 1

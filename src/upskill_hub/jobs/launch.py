@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from upskill_hub.errors import OptionError, UpskillError
-from upskill_hub.evals.runner import EvalPlan
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, hub_errors
 from upskill_hub.jobs.bundle import BundledWheel
 from upskill_hub.jobs.status import run_jobs, shard_labels
+from upskill_hub.lift.runner import EvalPlan
 from upskill_hub.models.spec import API_KEY_ENV
 
 DEFAULT_ATTEMPTS = 3

@@ -2,7 +2,7 @@
 
 The steps, and why:
 
-1. **Plan locally** with :func:`~upskill_hub.evals.api.prepare_eval`, exactly as a local run
+1. **Plan locally** with :func:`~upskill_hub.lift.api.prepare_eval`, exactly as a local run
    (keys, endpoints, judge, fingerprint), so bad input fails here, before any Job or commit.
 2. **Bundle**: the plan, cases, skill and (without ``--image``) the wheel of this very
    upskill-hub (:mod:`upskill_hub.selfwheel`) go to ``jobs/<run_id>/`` of the results repo
@@ -13,7 +13,7 @@ The steps, and why:
    to ``data/results/<run_id>/shard-<i>.parquet`` and nothing else.
 5. **Collect**: every shard file is read back; the rows must be exactly one per planned
    call. The local run folder, summary, report and plots are then written by the same
-   code as a local run (:func:`build_summary`, :mod:`~upskill_hub.evals.rundir`), and the
+   code as a local run (:func:`build_summary`, :mod:`~upskill_hub.rundir`), and the
    run is recorded with ``push`` (its ``runs`` row, the card, and ``jobs/<run_id>/shards.json``
    with each shard's Jobs) in one commit.
 
@@ -32,11 +32,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from upskill_hub import rundir
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals import rundir
-from upskill_hub.evals.api import EvalOptions, PreparedEval, RunResult, build_summary, prepare_eval
-from upskill_hub.evals.runner import EvalPlan, new_run_id
-from upskill_hub.evals.schema import ResultRow
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, hub_errors, make_api
 from upskill_hub.jobs.assign import check_shard_count, missing_shards, owned_keys
@@ -59,8 +56,12 @@ from upskill_hub.jobs.launch import (
     next_attempts,
 )
 from upskill_hub.jobs.status import resolve_namespace
+from upskill_hub.lift.api import RunResult, build_summary
+from upskill_hub.lift.prepare import EvalOptions, PreparedEval, prepare_eval
+from upskill_hub.lift.runner import EvalPlan, new_run_id
 from upskill_hub.models.endpoints import with_endpoint
 from upskill_hub.models.spec import ModelSpec, parse_model_spec
+from upskill_hub.rundir.schema import ResultRow
 from upskill_hub.skill import Skill, require_skill
 
 __all__ = [
@@ -320,7 +321,7 @@ def _finish(api: Any, jobs: JobsOptions, plan: EvalPlan, run_dir: Path, launcher
     rundir.write_summary(run_dir, summary)
     written: list[Path] = []
     if plots:
-        from upskill_hub.evals.plots import write_plots
+        from upskill_hub.lift.plots import write_plots
 
         written = write_plots(run_dir, summary)
     shards = sorted(launcher.states.values(), key=lambda s: s.index)

@@ -34,18 +34,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from upskill_hub import rundir
 from upskill_hub._util import limits
 from upskill_hub._util.fsutil import read_capped
 from upskill_hub._util.redact import redact
 from upskill_hub._util.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
 from upskill_hub.errors import UpskillError
-from upskill_hub.evals import rundir
-from upskill_hub.evals.api import run_eval_async
-from upskill_hub.evals.schema import ResultRow
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_errors, make_api
 from upskill_hub.jobs.assign import plan_keys
 from upskill_hub.jobs.bundle import download_bundle, read_bundle, rebuild
+from upskill_hub.lift.api import run_eval_async
+from upskill_hub.rundir.schema import ResultRow
 
 #: Answers after which a shard's commit is retried (re-reading the head first).
 RETRY_STATUSES = {409, 412, 429, 500, 502, 503, 504}

@@ -47,7 +47,7 @@ def answer_rows(lib: Library, name: str, model: str):
     import pyarrow.compute as pc
     import pyarrow.dataset as pads
 
-    from upskill_hub.evals.rundir import result_arrow_schema
+    from upskill_hub.rundir import result_arrow_schema
     from upskill_hub.space.data import RESULTS_GLOB
 
     model, mode = lib.aggregates.labels.get(model, (model, "inject"))

@@ -261,8 +261,8 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
     root = Path(root)
     if not (root / "data").is_dir():
         raise UpskillError(f"{source or root} has no data/ folder: is it a dataset made by 'upskill-hub push'?")
-    from upskill_hub.evals.rundir import result_arrow_schema, runs_arrow_schema
     from upskill_hub.hub.dataset_repo import skills_arrow_schema
+    from upskill_hub.rundir import result_arrow_schema, runs_arrow_schema
 
     budget = ReadBudget(source or str(root))
     skills = _normalise_skills(
@@ -276,8 +276,8 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
         table="results",
     )
     runs = _read_parquets(list(root.glob(RUNS_GLOB)), None, runs_arrow_schema(), budget=budget, table="runs")
-    from upskill_hub.evals.routing import RoutingRow
-    from upskill_hub.evals.rundir import arrow_schema
+    from upskill_hub.rundir import arrow_schema
+    from upskill_hub.rundir.routing_rows import RoutingRow
 
     routing = _read_parquets(list(root.glob(ROUTING_GLOB)), None, arrow_schema(RoutingRow), budget=budget, table="routing")
     aggregates = compute_aggregates(skills, results, runs)

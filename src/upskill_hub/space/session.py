@@ -6,7 +6,7 @@ back to the Space's environment), are masked in every message shown (``redact`` 
 session's secrets), and are not written anywhere: the run folder holds results only, and
 :class:`SessionKeys` has no ``repr`` that could print them.
 
-The run itself is :func:`upskill_hub.evals.run_eval` in a worker thread; its ``on_row``
+The run itself is :func:`upskill_hub.lift.run_eval` in a worker thread; its ``on_row``
 callback feeds a queue that :meth:`EvalSession.updates` drains, so the UI shows progress
 and partial rows while calls finish.
 """
@@ -223,8 +223,9 @@ class EvalSession:
         )
 
         def work() -> None:
-            from upskill_hub.evals.api import EvalOptions, run_eval_async
-            from upskill_hub.evals.harness import HarnessOptions
+            from upskill_hub.lift.api import run_eval_async
+            from upskill_hub.lift.harness import HarnessOptions
+            from upskill_hub.lift.prepare import EvalOptions
 
             async def run_then_close():  # -> RunResult
                 # The clients' connection pools belong to this event loop: close them in it

@@ -1,0 +1,376 @@
+"""Evaluate a case's assertions against one model answer.
+
+The assertion *types* and their arguments are defined and validated in
+:mod:`upskill_hub.cases` (so a bad tests file fails before any call); this module only
+decides pass/fail. Every check returns evidence a reader can verify without re-running
+the model: the matched text and where it was found, or which expected strings were
+missing, or the judge's verdict together with the judge model and the exact prompt.
+
+``llm-rubric`` is the only check that calls a model; it uses a :class:`ModelClient` (the
+judge) and is therefore async. All other checks are pure functions. Patterns and schemas
+are other people's code: they run under the budgets of :mod:`upskill_hub._util.guarded`,
+and one that runs out (or points outside itself) fails its own assertion with evidence;
+it never hangs or crashes the run. They run in a worker thread, so a slow one does not
+stall the event loop the other calls share.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from upskill_hub._util import guarded, limits, safejson
+from upskill_hub.cases import CASE_AWARE_TYPES, WORKSPACE_TYPES, Assertion, Case
+from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ModelClient
+
+#: How much of the answer an evidence snippet shows around a match.
+_SNIPPET = 40
+
+JUDGE_SYSTEM_PROMPT = (
+    "You are a strict, impartial grader. You are given a rubric and an answer written by an AI "
+    "assistant. Decide whether the answer satisfies the rubric. Reply with a JSON object only: "
+    '{"pass": true or false, "reason": "<one sentence>"}'
+)
+JUDGE_PARAMS = GenerationParams(temperature=0.0, max_tokens=256)
+
+
+@dataclass
+class AssertionResult:
+    """Outcome of one assertion: pass/fail plus the evidence behind it."""
+
+    type: str
+    passed: bool
+    evidence: str
+    value: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"type": self.type, "passed": self.passed, "evidence": self.evidence, "value": self.value}
+        d.update(self.extra)
+        return d
+
+
+@dataclass
+class CaseOutcome:
+    """All assertion results for one answer; the case passes when every assertion passes."""
+
+    results: list[AssertionResult]
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    @property
+    def n_passed(self) -> int:
+        return sum(1 for r in self.results if r.passed)
+
+    @property
+    def n_total(self) -> int:
+        return len(self.results)
+
+    def details_json(self) -> str:
+        return json.dumps([r.to_dict() for r in self.results], ensure_ascii=False)
+
+
+class JudgeError(Exception):
+    """The judge model could not be called; the row becomes an error, not a failed answer."""
+
+
+def _snippet(text: str, start: int, end: int) -> str:
+    lo, hi = max(0, start - _SNIPPET), min(len(text), end + _SNIPPET)
+    pre = "…" if lo > 0 else ""
+    post = "…" if hi < len(text) else ""
+    return f"{pre}{text[lo:hi]}{post}".replace("\n", "\\n")
+
+
+def _as_list(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _contains(output: str, value: Any, *, ignore_case: bool) -> tuple[bool, str]:
+    hay = output.lower() if ignore_case else output
+    found, missing = [], []
+    for needle in _as_list(value):
+        idx = hay.find(needle.lower() if ignore_case else needle)
+        if idx < 0:
+            missing.append(needle)
+        else:
+            found.append(f"{needle!r} at {idx}: {_snippet(output, idx, idx + len(needle))}")
+    if missing:
+        return False, "missing: " + ", ".join(repr(m) for m in missing)
+    return True, "found " + "; ".join(found)
+
+
+def _fold(text: str, ignore_case: bool) -> str:
+    return text.lower() if ignore_case else text
+
+
+def _contains_any(output: str, value: list[str], *, ignore_case: bool = False) -> tuple[bool, str]:
+    hay = _fold(output, ignore_case)
+    for needle in value:
+        idx = hay.find(_fold(needle, ignore_case))
+        if idx >= 0:
+            return True, f"found {needle!r} at {idx}: {_snippet(output, idx, idx + len(needle))}"
+    return False, "none of " + ", ".join(repr(v) for v in value) + " appears"
+
+
+def _not_contains(output: str, value: Any, *, ignore_case: bool = False) -> tuple[bool, str]:
+    hits = []
+    hay = _fold(output, ignore_case)
+    for needle in _as_list(value):
+        idx = hay.find(_fold(needle, ignore_case))
+        if idx >= 0:
+            hits.append(f"{needle!r} at {idx}: {_snippet(output, idx, idx + len(needle))}")
+    if hits:
+        return False, "unwanted text present: " + "; ".join(hits)
+    return True, "absent: " + ", ".join(repr(v) for v in _as_list(value))
+
+
+_FENCE_RE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n(.*?)\n?```", re.DOTALL)
+
+
+def extract_json(output: str) -> tuple[Any, str] | None:
+    """Parse the answer as JSON: the whole text, or the first fenced (```json) block.
+
+    Models very often wrap JSON in a Markdown fence; accepting that is what users expect
+    from an ``is-json`` check. JSON nested deeper than ``limits.JSON_MAX_DEPTH`` counts
+    as not JSON (parsing it would recurse without bound). Returns ``(data, where)`` or ``None``.
+    """
+    text = output.strip()
+    try:
+        return safejson.loads(text), "whole answer"
+    except ValueError:  # JSONDecodeError and JSONTooDeep
+        pass
+    for i, m in enumerate(_FENCE_RE.finditer(output)):
+        try:
+            return safejson.loads(m.group(1)), f"fenced block {i + 1}"
+        except ValueError:
+            continue
+    return None
+
+
+def _is_json(output: str) -> tuple[bool, str]:
+    got = extract_json(output)
+    if got is None:
+        try:
+            safejson.loads(output.strip())
+        except safejson.JSONTooDeep as exc:
+            return False, f"not accepted as JSON: {exc}"
+        except json.JSONDecodeError as exc:
+            return (
+                False,
+                f"not JSON ({exc.msg} at line {exc.lineno} col {exc.colno}) and no fenced JSON block",
+            )
+        return False, "not JSON"  # pragma: no cover - loads succeeded above
+    data, where = got
+    return True, f"valid JSON {type(data).__name__} ({where})"
+
+
+def _json_schema(output: str, schema: dict[str, Any]) -> tuple[bool, str]:
+    got = extract_json(output)
+    if got is None:
+        return False, "answer is not JSON (no fenced JSON block either)"
+    data, where = got
+    try:
+        errors = guarded.schema_errors(schema, data)
+    except (guarded.BudgetExceeded, guarded.SchemaRefError) as exc:
+        return False, f"schema not checked: {exc}"
+    if errors:
+        e = errors[0]
+        path = "/".join(str(p) for p in e.absolute_path) or "(root)"
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        return False, f"{where}: at {path}: {e.message}{more}"
+    return True, f"{where} matches the schema"
+
+
+def _regex(output: str, pattern: str) -> tuple[bool, str]:
+    try:
+        m = guarded.search(pattern, output)
+    except guarded.BudgetExceeded as exc:
+        return False, f"{exc}: /{pattern[:200]}/ on {len(output)} characters"
+    except ValueError as exc:
+        return False, f"unusable regex /{pattern[:200]}/: {exc}"
+    if m is None:
+        return False, f"no match for /{pattern}/"
+    return True, f"matched {m.group(0)!r} at {m.start()}: {_snippet(output, m.start(), m.end())}"
+
+
+def _equals(output: str, value: str, *, ignore_case: bool = False) -> tuple[bool, str]:
+    # Surrounding whitespace is not part of an answer (models add trailing newlines).
+    if _fold(output.strip(), ignore_case) == _fold(value.strip(), ignore_case):
+        return True, "answer equals the expected text"
+    got = output.strip()
+    shown = got if len(got) <= 80 else got[:77] + "..."
+    return False, f"expected {value.strip()!r}, got {shown!r}"
+
+
+def _starts_with(output: str, value: str, *, ignore_case: bool = False) -> tuple[bool, str]:
+    got = output.lstrip()
+    if _fold(got, ignore_case).startswith(_fold(value, ignore_case)):
+        return True, f"answer starts with {value!r}"
+    return False, f"answer starts with {got[: max(len(value), 20)]!r}, not {value!r}"
+
+
+def check_sync(assertion: Assertion, output: str) -> AssertionResult:
+    """Evaluate any assertion except ``llm-rubric``."""
+    t, v = assertion.type, assertion.value
+    ic = assertion.ignore_case
+    if t in ("contains", "icontains"):
+        ok, ev = _contains(output, v, ignore_case=ic)
+    elif t == "contains-any":
+        ok, ev = _contains_any(output, v, ignore_case=ic)
+    elif t == "not-contains":
+        ok, ev = _not_contains(output, v, ignore_case=ic)
+    elif t == "equals":
+        ok, ev = _equals(output, v, ignore_case=ic)
+    elif t == "regex":
+        ok, ev = _regex(output, v)
+    elif t == "is-json":
+        ok, ev = _is_json(output)
+    elif t == "json-schema":
+        ok, ev = _json_schema(output, v)
+    elif t == "starts-with":
+        ok, ev = _starts_with(output, v, ignore_case=ic)
+    else:
+        raise ValueError(f"assertion type {t!r} needs a judge or is unknown")
+    extra: dict[str, Any] = {}
+    if t in CASE_AWARE_TYPES:
+        # The report says which matching rule applied (upskill's files ignore case).
+        extra["case_sensitive"] = not ic
+        ev = f"({'case-insensitive' if ic else 'case-sensitive'}) {ev}"
+    return AssertionResult(type=t, passed=ok, evidence=ev, value=v, extra=extra)
+
+
+def judge_messages(rubric: str, case_input: str, output: str) -> list[Message]:
+    """The judge's user message: the task, the answer and the rubric, clearly delimited."""
+    text = (
+        f"<task>\n{case_input}\n</task>\n\n<answer>\n{output}\n</answer>\n\n"
+        f"<rubric>\n{rubric}\n</rubric>\n\nDoes the answer satisfy the rubric?"
+    )
+    return [Message("user", text)]
+
+
+def parse_verdict(text: str) -> tuple[bool | None, str]:
+    """Read the judge's reply: a JSON object ``{"pass": bool, "reason": str}`` or a PASS/FAIL word."""
+    got = extract_json(text)
+    if got is None:
+        m = re.search(r"\{.*\}", text, re.DOTALL)
+        if m:
+            try:
+                got = (safejson.loads(m.group(0)), "embedded")
+            except ValueError:
+                got = None
+    if got is not None and isinstance(got[0], dict):
+        data = got[0]
+        verdict = data.get("pass", data.get("passed"))
+        if isinstance(verdict, bool):
+            return verdict, str(data.get("reason", ""))
+    word = re.search(r"\b(PASS|FAIL)\b", text.upper())
+    if word:
+        return word.group(1) == "PASS", text.strip()[:300]
+    return None, text.strip()[:300]
+
+
+#: ``complete(client, system, messages, params) -> Completion``; lets the runner route
+#: judge calls through its response cache.
+JudgeCall = Callable[[ModelClient, str, list[Message], GenerationParams], Awaitable[Completion]]
+#: Grades a workspace assertion (``file-exists``, ``file-contains``, ``command``) on the
+#: files an agent left; see :mod:`upskill_hub.lift.harness.grading`.
+WorkspaceCheck = Callable[[Assertion], Awaitable[AssertionResult]]
+
+
+async def _direct(
+    client: ModelClient, system: str, messages: list[Message], params: GenerationParams
+) -> Completion:
+    return await client.complete(system, messages, params)
+
+
+async def check_rubric(
+    assertion: Assertion,
+    case: Case,
+    output: str,
+    judge: ModelClient,
+    call: JudgeCall = _direct,
+) -> AssertionResult:
+    """Ask the judge model whether ``output`` satisfies the rubric; record model and prompt."""
+    messages = judge_messages(assertion.value, case.input, output)
+    try:
+        comp = await call(judge, JUDGE_SYSTEM_PROMPT, messages, JUDGE_PARAMS)
+    except ModelCallError as exc:
+        raise JudgeError(f"judge {judge.provider}:{judge.model} failed: {exc}") from exc
+    verdict, reason = parse_verdict(comp.text)
+    extra = {
+        "judge_model": f"{judge.provider}:{judge.model}",
+        "judge_system": JUDGE_SYSTEM_PROMPT,
+        "judge_prompt": messages[0].content,
+        "judge_reply": comp.text[:2000],
+    }
+    if verdict is None:
+        return AssertionResult(
+            "llm-rubric", False, f"judge reply had no verdict: {reason!r}", assertion.value, extra
+        )
+    return AssertionResult(
+        "llm-rubric", verdict, f"judge: {'PASS' if verdict else 'FAIL'}: {reason}", assertion.value, extra
+    )
+
+
+#: Checks that may take up to their time budget: run off the event loop.
+_THREADED = frozenset({"regex", "json-schema"})
+#: How many such checks run at once in this process, whatever the number of evaluations: a
+#: hostile pattern then holds at most these cores and the Space keeps answering everyone else.
+_CHECK_SLOTS = threading.BoundedSemaphore(limits.CHECK_THREADS)
+
+
+def _slotted_check(assertion: Assertion, output: str) -> AssertionResult:
+    with _CHECK_SLOTS:
+        return check_sync(assertion, output)
+
+
+async def evaluate_case(
+    case: Case,
+    output: str,
+    *,
+    judges: dict[str | None, ModelClient] | None = None,
+    call: JudgeCall = _direct,
+    workspace: WorkspaceCheck | None = None,
+) -> CaseOutcome:
+    """Run every assertion of ``case`` on ``output``.
+
+    ``judges`` maps an assertion's ``judge`` spec (``None`` = the eval's default judge) to
+    a client. Raises :class:`JudgeError` when a needed judge call fails. Workspace
+    assertions need ``workspace`` (agent runs); without one they fail with that evidence.
+    """
+    results: list[AssertionResult] = []
+    for a in case.asserts:
+        if a.type in WORKSPACE_TYPES:
+            if workspace is None:
+                results.append(
+                    AssertionResult(a.type, False, "needs an agent workspace (run with --agent)", a.value)
+                )
+            else:
+                results.append(await workspace(a))
+        elif a.type == "llm-rubric":
+            judge = (judges or {}).get(a.judge) or (judges or {}).get(None)
+            if judge is None:
+                raise JudgeError(f"case {case.id!r} has an llm-rubric assertion but no judge model is set")
+            results.append(await check_rubric(a, case, output, judge, call))
+        elif a.type in _THREADED:
+            results.append(await asyncio.to_thread(_slotted_check, a, output))
+        else:
+            results.append(check_sync(a, output))
+    return CaseOutcome(results)
+
+
+def requires_explicit_judge(cases: list[Case]) -> bool:
+    """Whether some rubric came from another tool's format and must not be self-graded."""
+    return any(a.judge_required and a.judge is None for c in cases for a in c.asserts)
+
+
+def needs_judge(cases: list[Case]) -> set[str | None]:
+    """The judge specs the cases need (``None`` = the default judge)."""
+    return {a.judge for c in cases for a in c.asserts if a.type == "llm-rubric"}

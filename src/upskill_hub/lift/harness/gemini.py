@@ -1,0 +1,127 @@
+"""Gemini CLI: ``gemini --output-format stream-json --approval-mode yolo --prompt=PROMPT``.
+
+The prompt is glued to ``--prompt=`` (the long form of ``-p``): the parser keeps it as that
+option's value whatever it starts with, so it never becomes a flag or a subcommand.
+
+Headless mode (``-p``) documents two JSON formats, both read here:
+
+* ``--output-format json``: one object ``{session_id, response, stats, error?}``; ``stats``
+  has per-model ``tokens`` (``prompt``, ``candidates``, ``cached``, ...) and ``tools``
+  (``totalCalls``, ``byName``);
+* ``--output-format stream-json`` (what the harness runs, since only it shows each tool
+  call's arguments): ``init``, ``message`` (assistant chunks with ``delta``), ``tool_use``
+  (``tool_name``, ``parameters``), ``tool_result``, ``error`` and ``result`` with ``stats``
+  (``input_tokens``, ``output_tokens``, ``cached``, ``tool_calls``).
+
+The skill counts as loaded on ``activate_skill`` with its name, or a ``read_file`` of the
+installed ``SKILL.md``. Gemini CLI reports tokens but no cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from upskill_hub._util import safejson
+from upskill_hub.lift.harness.base import (
+    Adapter,
+    ParsedRun,
+    UnknownOutput,
+    add,
+    as_int,
+    dict_of,
+    json_events,
+)
+
+
+@dataclass(frozen=True)
+class Gemini(Adapter):
+    def options(self, exe: str, model: str | None) -> list[str]:
+        cmd = [exe, "--output-format", "stream-json", "--approval-mode", "yolo"]
+        if model:
+            cmd += ["--model", model]
+        return cmd
+
+    def parse(self, stdout: str) -> ParsedRun:
+        text = stdout.strip()
+        if text.startswith("{"):  # `--output-format json` prints one (indented) object
+            try:
+                obj = safejson.loads(text)
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict) and "type" not in obj and ({"response", "stats", "error"} & set(obj)):
+                return self._parse_json(obj)
+        return self._parse_stream(json_events(stdout, self.name))
+
+    def _parse_json(self, obj: dict[str, Any]) -> ParsedRun:
+        answer = obj.get("response")
+        if answer is not None and not isinstance(answer, str):
+            raise UnknownOutput(f"{self.name}: 'response' is not text")
+        run = ParsedRun(text=answer or "")
+        stats = dict_of(obj.get("stats"))
+        for m in dict_of(stats.get("models")).values():
+            tok = dict_of(dict_of(m).get("tokens"))
+            run.input_tokens = add(run.input_tokens, as_int(tok.get("prompt")))
+            run.output_tokens = add(run.output_tokens, as_int(tok.get("candidates")))
+            run.cached_tokens = add(run.cached_tokens, as_int(tok.get("cached")))
+        tools = dict_of(stats.get("tools"))
+        run.tool_calls = as_int(tools.get("totalCalls"))
+        if "error" in obj:
+            run.error = f"{self.name}: {dict_of(obj['error']).get('message') or 'error'}"
+        return run
+
+    def _parse_stream(self, events: list[dict[str, Any]]) -> ParsedRun:
+        result = next((e for e in reversed(events) if e.get("type") == "result"), None)
+        if result is None:
+            raise UnknownOutput(f"{self.name}: no 'result' event in the output")
+        run = ParsedRun(text="", tool_calls=0)
+        parts: list[str] = []
+        for ev in events:
+            kind = ev.get("type")
+            if kind == "init" and isinstance(ev.get("model"), str):
+                run.model = ev["model"]
+            elif kind == "message" and ev.get("role") == "assistant" and isinstance(ev.get("content"), str):
+                if not ev.get("delta"):
+                    parts.clear()  # a whole message replaces the chunks before it
+                parts.append(ev["content"])
+            elif kind == "tool_use":
+                run.tool_calls = (run.tool_calls or 0) + 1
+                _tool(run, str(ev.get("tool_name", "")), dict_of(ev.get("parameters")))
+                parts.clear()  # the answer is what the model says after its last tool call
+        run.text = "".join(parts)
+        stats = dict_of(result.get("stats"))
+        run.input_tokens = as_int(stats.get("input_tokens"))
+        run.output_tokens = as_int(stats.get("output_tokens"))
+        run.cached_tokens = as_int(stats.get("cached"))
+        reported = as_int(stats.get("tool_calls"))
+        if reported is not None:
+            run.tool_calls = reported
+        if result.get("status") == "error":
+            run.error = f"{self.name}: {dict_of(result.get('error')).get('message') or 'error'}"
+        return run
+
+
+def _tool(run: ParsedRun, name: str, args: dict[str, Any]) -> None:
+    if name == "activate_skill" and isinstance(args.get("name"), str):
+        run.skill_tool.append(args["name"])
+    elif name in ("read_file", "read_many_files"):
+        for key in ("file_path", "absolute_path", "path"):
+            if isinstance(args.get(key), str):
+                run.reads.append(args[key])
+        paths = args.get("paths")
+        run.reads += [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+    elif name == "run_shell_command" and isinstance(args.get("command"), str):
+        run.commands.append(args["command"])
+
+
+ADAPTER = Gemini(
+    name="gemini",
+    binary="gemini",
+    skills_folder=".gemini/skills",
+    user_skill_dirs=("~/.gemini/skills", "~/.agents/skills"),
+    env_keys=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_CLOUD_PROJECT",
+              "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI"),
+    install_hint="npm install -g @google/gemini-cli",
+    billing="GEMINI_API_KEY (API billing, free tier included) or, with --agent-real-home, your Google login",
+    prompt_via="option-value", prompt_option="--prompt",
+)  # fmt: skip

@@ -1,0 +1,324 @@
+"""One agent call: workspace, CLI run, parse, grade, artifacts, cleanup.
+
+For a call ``(agent, condition, case, repeat)``:
+
+1. a fresh workspace gets the case's input ``files``; for ``with_skill`` the skill is
+   installed where the agent looks, by the code of ``skills install``; the "before"
+   snapshot is taken;
+2. the CLI runs non-interactively (its documented scripting form) in ``project/`` with an
+   allow-listed environment and HOME inside the workspace, under the timeout; its process
+   group is killed on timeout or cancellation;
+3. its JSON output is read by the agent's adapter: answer, tokens and cost where reported,
+   tool calls, and the skills it loaded (``triggered``); an unknown shape is an error
+   naming the CLI and its version;
+4. the answer's assertions and the workspace assertions are graded;
+5. the command (secrets masked) and the tails of stdout/stderr go to the run folder's
+   ``agents/<call>/``; the workspace is removed unless ``--keep-workspaces``.
+
+A graded outcome is cached under a key that includes the CLI's version, the skill version
+and the whole case, so an identical re-run costs no agent run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import re
+import shlex
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from upskill_hub._util.fsutil import write_json_atomic, write_text_atomic
+from upskill_hub._util.redact import redact
+from upskill_hub.cases import Case
+from upskill_hub.lift.assertions import JudgeCall, JudgeError, evaluate_case
+from upskill_hub.lift.harness import process
+from upskill_hub.lift.harness.base import ParsedRun, PromptRefused, UnknownOutput, skill_files_in
+from upskill_hub.lift.harness.grading import WorkspaceChecker
+from upskill_hub.lift.harness.process import run_process
+from upskill_hub.lift.harness.spec import AgentClient
+from upskill_hub.lift.harness.workspace import Workspace
+from upskill_hub.models.base import ModelClient
+
+#: Bump when the cached outcome's format or meaning changes.
+CACHE_FORMAT = 1
+MAX_OUTPUT_CHARS = 20_000
+#: Folder of the run folder holding each agent call's artifacts.
+ARTIFACTS_DIR = "agents"
+
+
+@dataclass
+class HarnessOutcome:
+    """Everything a harness row adds to the shared row fields (run id, case, condition, ...)."""
+
+    passed: bool | None
+    assertions_passed: int
+    assertions_total: int
+    assertion_details: str
+    output: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    latency_s: float | None = None
+    cost_usd: float | None = None
+    error: str | None = None
+    cached: bool = False
+    triggered: bool | None = None
+    loaded: str = "[]"
+    files_read: str = "[]"
+    turns: int | None = None
+    tool_calls: int | None = None
+    tokens_unavailable: bool = False
+    params: str = "{}"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def row_fields(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("extra")
+        return d
+
+
+def call_id(label: str, condition: str, case_id: str, repeat: int) -> str:
+    """A folder name for one call's artifacts (labels hold ':' and '/'); long ones end in a hash."""
+    cid = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{label}__{condition}__{case_id}__r{repeat}")
+    if len(cid) > 120:  # file names are limited to 255 bytes
+        digest = hashlib.sha256(f"{label}\0{condition}\0{case_id}\0{repeat}".encode()).hexdigest()[:12]
+        cid = f"{cid[:100]}-{digest}"
+    return cid
+
+
+def agent_params(agent: AgentClient) -> str:
+    """The row's ``params``: which CLI, version and model answered, and under which limit."""
+    return json.dumps(
+        {"cli": agent.adapter.binary, "cli_version": agent.version, "cli_model": agent.cli_model,
+         "timeout_s": agent.options.timeout},
+        sort_keys=True,
+    )  # fmt: skip
+
+
+def cache_key(agent: AgentClient, condition: str, case: Case, repeat: int, judge: str | None) -> str:
+    payload = {
+        "format": CACHE_FORMAT,
+        "agent": agent.model,
+        "provider": agent.provider,
+        "cli_version": agent.version,
+        "argv": agent.adapter.options(agent.adapter.binary, agent.cli_model),
+        "prompt_via": agent.adapter.prompt_via,
+        "skill_version": agent.skill.version if condition == "with_skill" else None,
+        "condition": condition,
+        "case": case.to_dict(),
+        "repeat": repeat,
+        "judge": judge,
+        "real_home": agent.options.real_home,
+        "env": sorted(agent.passed_env),
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class HarnessCache:
+    """Graded agent outcomes, next to the response cache (``<cache>/harness/``)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root) / "harness"
+
+    def get(self, key: str) -> HarnessOutcome | None:
+        try:
+            data = json.loads((self.root / key[:2] / f"{key}.json").read_text(encoding="utf-8"))
+            if data.pop("format", None) != CACHE_FORMAT:
+                return None
+            return HarnessOutcome(**data, cached=True)
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def put(self, key: str, outcome: HarnessOutcome) -> None:
+        data = {"format": CACHE_FORMAT, **outcome.row_fields()}
+        data.pop("cached")
+        with contextlib.suppress(OSError):
+            write_json_atomic(self.root / key[:2] / f"{key}.json", data, indent=None, fsync=False)
+
+
+def skill_usage(run: ParsedRun) -> tuple[list[str], list[str]]:
+    """Skills loaded (skill tool, or a read of a ``SKILL.md``) and skill files read, in order."""
+    loaded = [n for n in run.skill_tool]
+    files: list[str] = []
+    for text in [*run.reads, *run.commands]:
+        for name, rel in skill_files_in(text):
+            files.append(f"{name}/{rel}")
+            if rel == "SKILL.md" and name not in loaded:
+                loaded.append(name)
+    for name in run.skill_tool:
+        if f"{name}/SKILL.md" not in files:
+            files.append(f"{name}/SKILL.md")  # the skill tool returns the SKILL.md body
+    return list(dict.fromkeys(loaded)), list(dict.fromkeys(files))
+
+
+def _error(agent: AgentClient, msg: str, case: Case, **kw: Any) -> HarnessOutcome:
+    """An error outcome; the message is one line with the passed variables' values masked."""
+    secrets = [v for v in agent.passed_env.values() if v]
+    return HarnessOutcome(
+        passed=None,
+        assertions_passed=0,
+        assertions_total=len(case.asserts),
+        assertion_details="[]",
+        output="",
+        error=redact(" ".join(f"{agent.model} ({agent.version}): {msg}".split()), extra=secrets)[:1000],
+        params=agent_params(agent),
+        **kw,
+    )
+
+
+def _mask(argv: list[str], stdin: bytes | None, secrets: list[str]) -> str:
+    """The command line, and what went to its stdin (the prompt, for most CLIs), masked."""
+    shown = shlex.join(argv)
+    if stdin is not None:
+        shown += "\n--- stdin ---\n" + stdin.decode("utf-8", "replace")
+    return redact(shown, extra=secrets)
+
+
+async def run_agent_call(
+    agent: AgentClient,
+    case: Case,
+    condition: str,
+    repeat: int,
+    run_dir: Path,
+    *,
+    judges: dict[str | None, ModelClient] | None = None,
+    judge_call: JudgeCall | None = None,
+    cache: HarnessCache | None = None,
+    judge_label: str | None = None,
+) -> HarnessOutcome:
+    """Run one planned agent call and grade it; failures are outcomes with ``error`` set."""
+    key = cache_key(agent, condition, case, repeat, judge_label)
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+    opts = agent.options
+    ws = Workspace.create(
+        opts.workspace_root, prefix=f"upskill-{call_id(agent.model, condition, case.id, repeat)}-"
+    )
+    art = run_dir / ARTIFACTS_DIR / call_id(agent.model, condition, case.id, repeat)
+    secrets = [v for v in agent.passed_env.values() if v]
+    try:
+        ws.write_files(case.files)
+        if condition == "with_skill":
+            ws.install(agent.skill, agent.adapter.skills_folder)
+        ws.freeze()
+        env = ws.env(agent.passed_env)
+        if opts.real_home:
+            env["HOME"] = str(Path.home())
+            for k in [k for k in env if k.startswith("XDG_")]:
+                del env[k]
+        try:  # the case's text is untrusted: it never becomes an option of the CLI
+            inv = agent.adapter.invocation(agent.exe, case.input, agent.cli_model)
+        except PromptRefused as exc:
+            return _error(agent, f"not run: {exc}", case)
+        argv, stdin = inv.argv, inv.stdin
+        t0 = time.perf_counter()
+        try:
+            res = await run_process(argv, cwd=ws.project, env=env, timeout=opts.timeout, stdin=stdin)
+        except OSError as exc:
+            return _error(agent, f"cannot start `{agent.exe}`: {exc.strerror or exc}", case)
+        latency = time.perf_counter() - t0
+        _write_artifacts(
+            art, _mask(argv, stdin, secrets), res, secrets, agent, ws if opts.keep_workspaces else None
+        )
+        if res.timed_out:
+            return _error(agent, f"timed out after {opts.timeout:g} s; its process group was killed", case)
+        if res.truncated:
+            cap = process.MAX_STDOUT_BYTES / (1024 * 1024)
+            return _error(
+                agent,
+                f"printed more than {cap:g} MB on stdout; the output was truncated at that cap and is not "
+                "graded (raise UPSKILL_AGENT_MAX_STDOUT_MB to allow more)",
+                case,
+            )
+        stdout = res.stdout.decode("utf-8", "replace")
+        try:
+            run = agent.adapter.parse(stdout)
+        except UnknownOutput as exc:
+            tail = res.stderr_tail.decode("utf-8", "replace").strip().splitlines()
+            why = f"exited with code {res.returncode}" + (f" ({tail[-1][:200]})" if tail else "")
+            if res.returncode not in (0, None):
+                return _error(agent, f"{why}; output not readable: {exc}", case)
+            return _error(agent, f"unknown output shape: {exc}", case)
+        if run.error is not None or res.returncode != 0:
+            return _error(agent, run.error or f"exited with code {res.returncode}", case)
+        # Bounded in time, depth, entries and bytes, off the event loop (other calls go on).
+        after = await asyncio.to_thread(ws.snapshot)
+        changed = after.changed_since(ws.before)
+        checker = WorkspaceChecker(
+            ws, changed, env, allow_commands=opts.allow_commands, cut=[*ws.before.cut, *after.cut],
+            broken=after.broken,
+        )  # fmt: skip
+        loaded, files_read = skill_usage(run)
+        custom = agent.adapter.name == "cmd"
+        try:
+            kw = {"call": judge_call} if judge_call is not None else {}
+            outcome = await evaluate_case(case, run.text, judges=judges, workspace=checker, **kw)
+        except JudgeError as exc:
+            return _error(agent, str(exc), case)
+        result = HarnessOutcome(
+            passed=outcome.passed,
+            assertions_passed=outcome.n_passed,
+            assertions_total=outcome.n_total,
+            assertion_details=redact(outcome.details_json(), extra=secrets),
+            output=redact(run.text[:MAX_OUTPUT_CHARS], extra=secrets),
+            input_tokens=run.input_tokens,
+            output_tokens=run.output_tokens,
+            cached_tokens=run.cached_tokens,
+            latency_s=latency,
+            cost_usd=run.cost_usd,
+            triggered=None if custom else agent.skill.name in loaded,
+            loaded=json.dumps(loaded),
+            files_read=json.dumps(files_read),
+            turns=run.turns,
+            tool_calls=None if custom else run.tool_calls,
+            tokens_unavailable=run.tokens_unavailable,
+            params=agent_params(agent),
+            extra={"changed": sorted(changed), "snapshot_cut": list(after.cut)},
+        )
+        with contextlib.suppress(OSError):
+            write_json_atomic(art / "changed.json", sorted(changed), fsync=False)
+        if cache is not None:
+            cache.put(key, result)
+        return result
+    finally:
+        if not opts.keep_workspaces:
+            ws.remove()
+
+
+def _write_artifacts(
+    art: Path, command: str, res: Any, secrets: list[str], agent: AgentClient, kept: Workspace | None
+) -> None:
+    """The command (masked), the output tails and the exit status, for a reader to check a row."""
+    with contextlib.suppress(OSError):
+        art.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(art / "command.txt", command + "\n", fsync=False)
+        write_text_atomic(
+            art / "stdout.tail",
+            redact(res.stdout_tail.decode("utf-8", "replace"), extra=secrets),
+            fsync=False,
+        )
+        write_text_atomic(
+            art / "stderr.tail",
+            redact(res.stderr_tail.decode("utf-8", "replace"), extra=secrets),
+            fsync=False,
+        )
+        meta = {
+            "agent": agent.model,
+            "cli": agent.adapter.binary,
+            "cli_version": agent.version,
+            "exit_code": res.returncode,
+            "timed_out": res.timed_out,
+            "elapsed_s": round(res.elapsed_s, 3),
+            "stdout_truncated": res.truncated,
+            "env_passed": sorted(agent.passed_env),
+            "workspace": str(kept.root) if kept is not None else None,
+        }
+        write_json_atomic(art / "call.json", meta, fsync=False)

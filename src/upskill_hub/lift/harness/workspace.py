@@ -1,0 +1,195 @@
+"""The throwaway workspace one agent call runs in, and the snapshot that grades it.
+
+Layout of a workspace (a fresh temporary folder per call)::
+
+    <ws>/project/   the agent's working directory: the case's input files, and for the
+                    with-skill condition the skill, installed by the code of `skills install`
+    <ws>/home/      HOME (and XDG folders): the user's own ~/.claude/skills etc. are not seen
+    <ws>/tmp/       TMPDIR
+
+The baseline and with-skill workspaces differ only by the installed skill folder.
+
+A :class:`Snapshot` of ``project/`` is taken after the setup and again after the agent ran:
+workspace checks pass only on files the agent created or changed, never on input files it
+left as they were.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from upskill_hub._util import limits
+from upskill_hub._util.fsutil import check_relpath
+from upskill_hub.agents import install_skill
+from upskill_hub.errors import UpskillError
+from upskill_hub.lift.harness.tree import Budget, NotAFolder, open_folder, remove_tree, walk_files
+from upskill_hub.skill import Skill
+
+#: Environment variables every CLI gets (besides HOME/TMPDIR pointing into the workspace).
+BASE_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+)
+#: Variables the workspace sets itself (isolation, output format): ``--agent-env`` may not
+#: override them (``--agent-env HOME=/`` would silently undo the workspace HOME).
+CONTROLLED_ENV = (
+    "HOME",
+    "USERPROFILE",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "TMPDIR",
+    "TERM",
+    "NO_COLOR",
+    "CI",
+)
+#: A snapshot looks at most at this many entries (files, folders, links) of ``project/``.
+MAX_SNAPSHOT_FILES = limits.env_int("UPSKILL_AGENT_SNAPSHOT_MAX_FILES", 20_000)
+#: Folders nested deeper than this under ``project/`` are not read.
+MAX_SNAPSHOT_DEPTH = limits.env_int("UPSKILL_AGENT_SNAPSHOT_MAX_DEPTH", 64)
+#: Files larger than this are compared by size and mtime only.
+MAX_HASH_BYTES = 16 * 1024 * 1024
+#: A snapshot hashes at most this many bytes in all; later files are compared by size and mtime.
+MAX_SNAPSHOT_BYTES = int(limits.env_number("UPSKILL_AGENT_SNAPSHOT_MAX_MB", 512) * 1_000_000)
+#: Seconds one snapshot may take (an agent's workspace must not stall the grading).
+SNAPSHOT_TIMEOUT_S = limits.env_number("UPSKILL_AGENT_SNAPSHOT_TIMEOUT_S", 30.0)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """``relative path -> content digest`` of every regular file under a folder (symlinks not followed).
+
+    ``cut`` says what the walk left out to stay within its budgets (depth, entries, bytes,
+    time); ``broken`` is set when the folder itself could not be walked safely (the agent
+    replaced ``project/`` with a symlink): then nothing in it may be graded.
+    """
+
+    files: dict[str, str]
+    cut: tuple[str, ...] = ()
+    broken: str | None = None
+
+    @classmethod
+    def take(cls, root: Path, identity: tuple[int, int] | None = None) -> Snapshot:
+        budget = Budget(
+            max_depth=MAX_SNAPSHOT_DEPTH,
+            max_entries=MAX_SNAPSHOT_FILES,
+            max_hash_bytes=MAX_SNAPSHOT_BYTES,
+            max_file_hash_bytes=MAX_HASH_BYTES,
+            deadline=time.monotonic() + SNAPSHOT_TIMEOUT_S,
+        )
+        try:
+            fd = open_folder(root, identity)
+        except NotAFolder as exc:
+            return cls({}, broken=str(exc))
+        try:
+            files = walk_files(fd, budget)
+        finally:
+            os.close(fd)
+        if time.monotonic() > budget.deadline:
+            budget.note(f"time budget of {SNAPSHOT_TIMEOUT_S:g} s ran out: the rest was not read")
+        return cls(files, tuple(budget.cut))
+
+    def changed_since(self, before: Snapshot) -> set[str]:
+        """Paths created or modified since ``before``."""
+        return {p for p, d in self.files.items() if before.files.get(p) != d}
+
+
+@dataclass
+class Workspace:
+    """One call's folders; :meth:`remove` deletes them (unless kept)."""
+
+    root: Path
+    project: Path
+    home: Path
+    tmp: Path
+    skill_dir: Path | None = None  # the installed skill (with-skill condition)
+    before: Snapshot = field(default_factory=lambda: Snapshot({}))
+    #: ``(st_dev, st_ino)`` of the root and of ``project/`` when made: a folder the agent swapped
+    #: (for a symlink or another folder) is never walked, graded in or deleted through.
+    root_id: tuple[int, int] | None = None
+    project_id: tuple[int, int] | None = None
+
+    @classmethod
+    def create(cls, parent: Path | None, prefix: str) -> Workspace:
+        if parent is not None:
+            parent.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent)).resolve()
+        ws = cls(root=root, project=root / "project", home=root / "home", tmp=root / "tmp")
+        for d in (ws.project, ws.home, ws.tmp):
+            d.mkdir()
+        ws.root_id, ws.project_id = _identity(root), _identity(ws.project)
+        return ws
+
+    def write_files(self, files: Iterable[tuple[str, str]]) -> None:
+        """The case's input files, each checked to stay inside ``project/``."""
+        for rel, text in files:
+            check_relpath(rel)
+            dest = self.project / rel
+            if not dest.resolve().is_relative_to(self.project):
+                raise UpskillError(f"input file {rel!r} escapes the workspace")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(text, encoding="utf-8")
+
+    def install(self, skill: Skill, skills_folder: str) -> Path:
+        """Install ``skill`` where the agent looks (``skills_folder`` relative to ``project/``)."""
+        self.skill_dir = install_skill(skill.without_tests(), self.project / skills_folder)
+        return self.skill_dir
+
+    def freeze(self) -> None:
+        """Take the "before" snapshot: the workspace as the agent receives it."""
+        self.before = Snapshot.take(self.project, self.project_id)
+
+    def snapshot(self) -> Snapshot:
+        """The "after" snapshot of ``project/`` (bounded; see :class:`Snapshot`)."""
+        return Snapshot.take(self.project, self.project_id)
+
+    def changed(self) -> set[str]:
+        """Files of ``project/`` the agent created or modified."""
+        return self.snapshot().changed_since(self.before)
+
+    def env(self, passed: Mapping[str, str]) -> dict[str, str]:
+        """The CLI's whole environment: a few basics, ``passed``, then HOME etc. in the workspace.
+
+        The workspace's own variables (:data:`CONTROLLED_ENV`) come last: nothing passed
+        can undo them (``--agent-env`` refuses them with a reason before any call).
+        """
+        env = {k: os.environ[k] for k in BASE_ENV if k in os.environ}
+        env.update(passed)
+        env.update(
+            HOME=str(self.home),
+            USERPROFILE=str(self.home),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_DATA_HOME=str(self.home / ".local" / "share"),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
+            XDG_STATE_HOME=str(self.home / ".local" / "state"),
+            TMPDIR=str(self.tmp),
+            TERM="dumb",
+            NO_COLOR="1",
+            CI="1",
+        )
+        return env
+
+    def remove(self) -> bool:
+        """Delete the workspace, whatever the agent left in it; ``True`` when it is gone.
+
+        Any depth, read-only folders and planted symlinks included (see
+        :func:`~upskill_hub.lift.harness.tree.remove_tree`); never follows a link out.
+        """
+        return remove_tree(self.root, self.root_id)
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    st = os.lstat(path)
+    return st.st_dev, st.st_ino

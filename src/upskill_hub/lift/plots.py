@@ -1,0 +1,148 @@
+"""PNG and HTML plots of a run, written next to its results.
+
+``pass_rate.png``: pass rate per model, baseline vs with-skill, with 95% Wilson intervals.
+``tokens.png``: mean input/output tokens per model and condition.
+``report.html``: a self-contained page (plots embedded as base64, tables as HTML) that opens
+anywhere, including from a Hub dataset repo, with no JavaScript or network access.
+matplotlib is imported lazily with the Agg backend (no display needed).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+
+import numpy as np
+
+from upskill_hub._util.percent import points, rate
+from upskill_hub.lift.stats import error_bars
+from upskill_hub.rundir.schema import RunSummary
+
+PASS_RATE_PNG = "pass_rate.png"
+TOKENS_PNG = "tokens.png"
+REPORT_HTML = "report.html"
+
+_COLORS = {"baseline": "#9aa5b1", "with_skill": "#ff9d00"}
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _grouped(summary: RunSummary):
+    models = summary.models
+    by = {(c.model, c.condition): c for c in summary.conditions}
+    conds = [k for k in ("baseline", "with_skill") if any((m, k) in by for m in models)]
+    return models, conds, by
+
+
+def plot_pass_rate(summary: RunSummary, path: Path) -> Path:
+    plt = _plt()
+    models, conds, by = _grouped(summary)
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.8 * len(models) + 2), 3.6), dpi=100)
+    width = 0.8 / max(1, len(conds))
+    for j, cond in enumerate(conds):
+        xs, ys, rate, low, high = [], [], [], [], []
+        for i, m in enumerate(models):
+            c = by.get((m, cond))
+            if c is None or c.pass_rate is None:
+                continue  # not run, or every call failed: no bar rather than a fake 0%
+            xs.append(i + (j - (len(conds) - 1) / 2) * width)
+            rate.append(c.pass_rate)
+            low.append(np.nan if c.ci_low is None else c.ci_low)
+            high.append(np.nan if c.ci_high is None else c.ci_high)
+        below, above = error_bars(rate, low, high)
+        ys = [100 * x for x in rate]
+        ax.bar(xs, ys, width * 0.95, yerr=[100 * below, 100 * above], capsize=4, color=_COLORS[cond],
+               label=cond.replace("_", " "))
+    ax.set_xticks(range(len(models)))
+    ax.set_xticklabels(models, rotation=15, ha="right", fontsize=8)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("pass rate (%) with 95% CI")
+    ax.set_title(f"{summary.skill_name}: pass rate", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def plot_tokens(summary: RunSummary, path: Path) -> Path:
+    plt = _plt()
+    models, conds, by = _grouped(summary)
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.8 * len(models) + 2), 3.6), dpi=100)
+    width = 0.8 / max(1, len(conds))
+    for j, cond in enumerate(conds):
+        xs, inp, out = [], [], []
+        for i, m in enumerate(models):
+            c = by.get((m, cond))
+            if c is None:
+                continue
+            xs.append(i + (j - (len(conds) - 1) / 2) * width)
+            inp.append(c.mean_input_tokens or 0)
+            out.append(c.mean_output_tokens or 0)
+        ax.bar(xs, inp, width * 0.95, color=_COLORS[cond], alpha=0.55, label=f"{cond.replace('_', ' ')} input")
+        ax.bar(xs, out, width * 0.95, bottom=inp, color=_COLORS[cond], label=f"{cond.replace('_', ' ')} output")
+    ax.set_xticks(range(len(models)))
+    ax.set_xticklabels(models, rotation=15, ha="right", fontsize=8)
+    ax.set_ylabel("mean tokens per call")
+    ax.set_title(f"{summary.skill_name}: tokens", fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def render_html(summary: RunSummary, images: list[Path]) -> str:
+    e = html.escape
+    rows = []
+    for c in summary.conditions:
+        rows.append(
+            f"<tr><td>{e(c.model)}</td><td>{e(c.condition)}</td><td>{c.passed}/{c.n}</td>"
+            f"<td>{rate(c.pass_rate, c.ci_low, c.ci_high)}</td>"
+            f"<td>{'' if c.mean_total_tokens is None else f'{c.mean_total_tokens:.0f}'}</td>"
+            f"<td>{c.errors}</td><td>{c.cached_calls}</td></tr>"
+        )
+    lifts = []
+    for x in summary.lifts:
+        lift = points(x.lift, x.ci_low, x.ci_high)
+        p = "–" if x.p_value is None else f"{x.p_value:.3g}"
+        lifts.append(
+            f"<tr><td>{e(x.model)}</td><td>{lift}</td><td>{p}</td><td>{x.n_cases}</td>"
+            f"<td>{'yes' if x.conclusive else 'no'}</td><td>{e(x.method)}</td><td>{e(x.note)}</td></tr>"
+        )
+    imgs = "".join(
+        f'<img alt="{e(p.stem)}" src="data:image/png;base64,{base64.b64encode(p.read_bytes()).decode()}">'
+        for p in images
+    )
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{e(summary.skill_name)} — eval {e(summary.run_id)}</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2rem;max-width:70rem}}table{{border-collapse:collapse;margin:1rem 0}}
+td,th{{border:1px solid #ddd;padding:.3rem .6rem;text-align:left}}img{{max-width:48%;margin-right:1%}}</style></head>
+<body><h1>{e(summary.skill_name)} <small>v{e(summary.skill_version)}</small></h1>
+<p>Run <code>{e(summary.run_id)}</code> · {summary.n_cases} cases × {summary.runs_per_case} run(s) ·
+upskill-hub {e(summary.tool_version)} · params <code>{e(summary.params)}</code></p>
+{imgs}
+<h2>Pass rate per model and condition (95% Wilson interval)</h2>
+<table><tr><th>model</th><th>condition</th><th>passed</th><th>pass rate [95% CI]</th><th>mean tokens</th>
+<th>errors</th><th>cached</th></tr>{''.join(rows)}</table>
+<h2>Lift (with skill − baseline, paired over cases)</h2>
+<table><tr><th>model</th><th>lift [95% CI]</th><th>p</th><th>cases</th><th>conclusive</th><th>method</th><th>note</th></tr>
+{''.join(lifts)}</table></body></html>
+"""
+
+
+def write_plots(run_dir: Path, summary: RunSummary) -> list[Path]:
+    """Write the PNGs and the HTML report into ``run_dir``; return the paths written."""
+    run_dir = Path(run_dir)
+    images = [plot_pass_rate(summary, run_dir / PASS_RATE_PNG), plot_tokens(summary, run_dir / TOKENS_PNG)]
+    report = run_dir / REPORT_HTML
+    report.write_text(render_html(summary, images), encoding="utf-8")
+    return [*images, report]

@@ -1,0 +1,175 @@
+"""Terminal rendering of a run: a Rich table like upskill's, plus baseline vs with-skill bars.
+
+Rendering only: every number comes from :class:`RunSummary` (see ``stats.py``).
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from upskill_hub._util.counts import count
+from upskill_hub._util.percent import interval, pct, points
+from upskill_hub.rundir.schema import ConditionStats, LiftStats, RunSummary, TriggerRow, TriggerStats
+
+BAR_WIDTH = 30
+
+
+def _rate_cell(c: ConditionStats | None) -> str:
+    if c is None or c.pass_rate is None:
+        return "–"
+    return f"{pct(c.pass_rate)} ({c.passed}/{c.n})\n{interval(c.ci_low, c.ci_high)}"
+
+
+def _lift_cell(x: LiftStats | None) -> Text:
+    if x is None or x.lift is None:
+        return Text("–")
+    style = "green" if x.conclusive and x.lift > 0 else "red" if x.conclusive and x.lift < 0 else "yellow"
+    txt = points(x.lift, x.ci_low, x.ci_high, sep="\n", compact=True)
+    if x.p_value is not None:
+        txt += f"\np={x.p_value:.2g}"
+    return Text(txt, style=style)
+
+
+def summary_table(summary: RunSummary) -> Table:
+    """Model | baseline pass rate | with-skill pass rate | assertions | tokens | lift."""
+    by = {(c.model, c.mode, c.condition): c for c in summary.conditions}
+    lifts = {(x.model, x.mode): x for x in summary.lifts}
+    has_base = any(c.condition == "baseline" for c in summary.conditions)
+    modes = list(dict.fromkeys(c.mode for c in summary.conditions)) or ["inject"]
+    # One row per model x mode: a catalog lift sits right under the same model's inject lift.
+    show_mode = modes != ["inject"]
+    methods = sorted({x.method for x in summary.lifts if x.lift is not None})
+    t = Table(
+        title=f"{summary.skill_name} v{summary.skill_version} — {count(summary.n_cases, 'case')} × {count(summary.runs_per_case, 'run')}",
+        title_style="bold",
+        caption="pass rate [95% Wilson CI]; assertions and tokens: mean per call, baseline → with skill; "
+        "lift: with skill − baseline, paired over cases [95% CI"
+        + (f": {'; '.join(methods)}]" if methods else "]"),
+    )
+    t.add_column("model")
+    if show_mode:
+        t.add_column("mode")
+    if has_base:
+        t.add_column("baseline", justify="right")
+    t.add_column("with skill", justify="right")
+    t.add_column("assertions", justify="right")
+    t.add_column("tokens", justify="right")
+    if has_base:
+        t.add_column("lift", justify="right", no_wrap=True)
+    t.add_column("errors", justify="right")
+    for m, mode in [(m, mode) for m in summary.models for mode in modes]:
+        b, s = by.get((m, mode, "baseline")), by.get((m, mode, "with_skill"))
+        if b is None and s is None:
+            continue
+
+        def fmt(attr: str, c_b: ConditionStats | None = b, c_s: ConditionStats | None = s) -> str:
+            vals = []
+            for c in ([c_b] if has_base else []) + [c_s]:
+                v = getattr(c, attr) if c is not None else None
+                vals.append("–" if v is None else (f"{v * 100:.0f}%" if attr == "mean_assertions" else f"{v:.0f}"))
+            return " → ".join(vals)
+
+        errors = sum(c.errors for c in (b, s) if c is not None)
+        cells: list[str | Text] = [m] + ([mode] if show_mode else [])
+        if has_base:
+            cells.append(_rate_cell(b))
+        cells += [_rate_cell(s), fmt("mean_assertions"), fmt("mean_total_tokens")]
+        if has_base:
+            cells.append(_lift_cell(lifts.get((m, mode))))
+        cells.append(str(errors) if errors else "0")
+        t.add_row(*cells)
+    return t
+
+
+def bars(summary: RunSummary) -> Group:
+    """Horizontal bars of pass rate: baseline (grey) vs with skill (orange) per model."""
+    lines: list[Text] = []
+    by = {(c.model, c.mode, c.condition): c for c in summary.conditions}
+    modes = list(dict.fromkeys(c.mode for c in summary.conditions))
+    for m, mode in [(m, mode) for m in summary.models for mode in modes]:
+        if not any((m, mode, cond) in by for cond in ("baseline", "with_skill")):
+            continue
+        lines.append(Text(m if modes == ["inject"] else f"{m} ({mode})", style="bold"))
+        for cond, style in (("baseline", "grey58"), ("with_skill", "dark_orange")):
+            c = by.get((m, mode, cond))
+            if c is None:
+                continue
+            rate = c.pass_rate or 0.0
+            n = round(rate * BAR_WIDTH)
+            line = Text(f"  {cond.replace('_', ' '):<11}")
+            line.append("█" * n, style=style)
+            line.append("░" * (BAR_WIDTH - n), style="grey23")
+            line.append(f" {pct(c.pass_rate)}")
+            lines.append(line)
+    return Group(*lines)
+
+
+def notes(summary: RunSummary) -> list[str]:
+    """Plain-language caveats: inconclusive lifts, errors, cached answers."""
+    out = []
+    for x in summary.lifts:
+        who = x.model if x.mode == "inject" else f"{x.model} ({x.mode})"
+        if not x.conclusive and x.note:
+            out.append(f"{who}: not conclusive — {x.note}")
+        elif x.conclusive and x.lift is not None:
+            out.append(f"{who}: the skill changes the pass rate by {points(x.lift, unit='points')} (p = {x.p_value:.2g})")
+        if x.token_savings is not None and x.token_savings != 0:
+            word = "saves" if x.token_savings > 0 else "costs"
+            out.append(f"{who}: the skill {word} {abs(x.token_savings):.0f} tokens per call on average")
+    cached = sum(c.cached_calls for c in summary.conditions)
+    if cached:
+        out.append(f"{cached} answer(s) came from the response cache (use --no-cache for fresh calls)")
+    return out
+
+
+def _share(k: int, n: int, rate: float | None, lo: float | None, hi: float | None) -> str:
+    if rate is None:
+        return "–"
+    return f"{pct(rate)} ({k}/{n})\n{interval(lo, hi)}"
+
+
+def trigger_table(stats: list[TriggerStats], title: str = "skill loading (catalog mode)") -> Table:
+    """Model | recall | false-trigger rate | precision | F1 (rates with 95% Wilson intervals)."""
+    t = Table(
+        title=title,
+        title_style="bold",
+        caption="recall: should-trigger queries that loaded the skill; false triggers: should-not queries "
+        "that did [95% Wilson CI]",
+    )
+    for col in ("model", "recall", "false triggers", "precision", "F1", "errors"):
+        t.add_column(col, justify="left" if col == "model" else "right")
+    for st in stats:
+        t.add_row(
+            st.model,
+            _share(st.triggered_should, st.n_should, st.recall, st.recall_ci_low, st.recall_ci_high),
+            _share(st.triggered_should_not, st.n_should_not, st.false_trigger_rate, st.fpr_ci_low, st.fpr_ci_high),
+            "–" if st.precision is None else f"{st.precision:.2f}",
+            "–" if st.f1 is None else f"{st.f1:.2f}",
+            str(st.errors),
+        )
+    return t
+
+
+def print_trigger_report(
+    skill_name: str, stats: list[TriggerStats], wrong: list[TriggerRow], console: Console, run_dir: str | None = None
+) -> None:
+    """The ``triggers`` command's report: the figures, then every query that went wrong."""
+    console.print(trigger_table(stats, title=f"{skill_name}: does the description trigger?"))
+    for r in wrong:
+        what = "missed (should trigger)" if r.should_trigger else "false trigger (should not)"
+        console.print(f"• {r.model}: {what}: {r.query[:160]!r}", highlight=False, markup=False)
+    if run_dir:
+        console.print(f"Results: {run_dir}", highlight=False)
+
+
+def print_report(summary: RunSummary, console: Console, run_dir: str | None = None) -> None:
+    console.print(summary_table(summary))
+    if summary.triggers:
+        console.print(trigger_table(summary.triggers))
+    console.print(bars(summary))
+    for line in notes(summary):
+        console.print(f"• {line}", highlight=False)
+    if run_dir:
+        console.print(f"Results: {run_dir}", highlight=False)

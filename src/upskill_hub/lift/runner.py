@@ -1,0 +1,483 @@
+"""The eval runner: plan every call, run them concurrently, record each one as it finishes.
+
+A run is ``models x conditions x cases x repeats`` calls. Design points:
+
+* **Fair comparison**: both conditions share one base system prompt, messages and
+  parameters; the with-skill system prompt is the base plus the skill text, nothing else.
+* **Concurrency**: each model gets its own limit (``concurrency`` or the client's
+  ``default_concurrency``); a slow or rate-limited provider does not hold up another.
+* **Durability**: a finished call is appended to ``results.jsonl`` at once by the
+  :class:`~upskill_hub.rundir.ResultsWriter` thread (write + flush + fsync, grouped
+  when many finish together) so the event loop never blocks on the disk and a killed run
+  loses at most the calls still in flight.
+* **Resume**: the plan is stored in ``run.json`` with a fingerprint; resuming rewrites
+  ``results.jsonl`` keeping the first answered row per planned call (dropping a torn last
+  line, duplicates and error rows, which are retried), then runs only what is missing.
+* **Errors** are rows with ``error`` set and ``passed = None``, never failed answers.
+* **Cache**: see :mod:`upskill_hub.session.cache`; a cached row has ``cached = True`` and
+  carries the original answer's tokens, latency and list-price cost (what producing that
+  answer costs, so conditions stay comparable), although this run paid nothing for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import hashlib
+import json
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from upskill_hub import __version__
+from upskill_hub._util.redact import redact
+from upskill_hub._util.timestamps import utc_now
+from upskill_hub.cases import Case
+from upskill_hub.lift.assertions import JudgeError, evaluate_case
+from upskill_hub.lift.harness import AgentClient, HarnessCache, run_agent_call
+from upskill_hub.models.base import (
+    Completion,
+    GenerationParams,
+    Message,
+    ModelCallError,
+    ModelClient,
+    ToolSpec,
+)
+from upskill_hub.rundir import ResultsWriter
+from upskill_hub.rundir.schema import CONDITIONS, CallKey, PlannedModel, ResultRow, RunPlan
+from upskill_hub.session.cache import ResponseCache, cache_key
+from upskill_hub.session.catalog import DEFAULT_MAX_TURNS, Catalog, CatalogOutcome, run_catalog_conversation
+
+#: The one system prompt both conditions share. With the skill, the skill text follows it.
+BASE_SYSTEM_PROMPT = (
+    "You are a capable assistant. Answer the user's request directly and completely.\n"
+)
+#: Outputs longer than this are truncated in the results file (assertions see the full text).
+MAX_OUTPUT_CHARS = 20_000
+
+CostFn = Callable[[str, str, Any], float | None]
+
+
+def system_prompt(condition: str, skill_text: str) -> str:
+    """The system prompt for ``condition``: base, or base + skill text (nothing else differs)."""
+    if condition == "baseline":
+        return BASE_SYSTEM_PROMPT
+    if condition == "with_skill":
+        return BASE_SYSTEM_PROMPT + "\n" + skill_text
+    raise ValueError(f"unknown condition {condition!r}")
+
+
+def new_run_id(skill_name: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{skill_name}-{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """One call of the plan; ``key`` is its identity in ``results.jsonl``."""
+
+    client: ModelClient
+    condition: str
+    case: Case
+    repeat: int
+    mode: str = "inject"
+
+    @property
+    def key(self) -> CallKey:
+        return (self.client.model, self.mode, self.condition, self.case.id, self.repeat)
+
+
+@dataclass
+class EvalPlan:
+    """Everything that determines a run's calls (stored as ``run.json``)."""
+
+    run_id: str
+    skill_name: str
+    skill_version: str
+    skill_text: str
+    clients: list[ModelClient]
+    cases: list[Case]
+    runs: int
+    conditions: tuple[str, ...]
+    params: GenerationParams
+    judge_label: str | None = None
+    created: str = field(default_factory=utc_now)
+    #: How the skill reaches the model (``schema.MODES``); one run may hold several.
+    modes: tuple[str, ...] = ("inject",)
+    #: ``catalog`` mode: the skill under test plus distractors (the baseline drops the skill).
+    catalog: Catalog | None = None
+    #: ``catalog`` mode: model turns one answer may take.
+    max_turns: int = DEFAULT_MAX_TURNS
+
+    def calls(self) -> list[PlannedCall]:
+        """Calls interleaved repeat -> case -> model -> mode -> condition, so a partial run is balanced.
+
+        Agent CLIs run only in ``harness`` mode, and models only in the other modes.
+        """
+        return [
+            PlannedCall(c, cond, case, r, mode)
+            for r in range(self.runs)
+            for case in self.cases
+            for c in self.clients
+            for mode in self.modes
+            if (mode == "harness") == isinstance(c, AgentClient)
+            for cond in self.conditions
+        ]
+
+    def fingerprint(self) -> str:
+        """Hash of what makes two runs the same experiment (used to find a run to resume)."""
+        payload = {
+            "skill_version": self.skill_version,
+            "skill_text": hashlib.sha256(self.skill_text.encode()).hexdigest(),
+            "base_system": BASE_SYSTEM_PROMPT,
+            "models": [[c.provider, c.endpoint, c.model] for c in self.clients],
+            "cases": [c.to_dict() for c in self.cases],
+            "runs": self.runs,
+            "conditions": list(self.conditions),
+            "params": self.params.to_dict(),
+            "judge": self.judge_label,
+        }
+        if tuple(self.modes) != ("inject",):  # inject-only plans keep the fingerprint they always had
+            payload["modes"] = list(self.modes)
+        if "catalog" in self.modes and self.catalog is not None:
+            payload["catalog"] = hashlib.sha256(self.catalog.system_prompt(BASE_SYSTEM_PROMPT).encode()).hexdigest()
+            payload["max_turns"] = self.max_turns
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+    def record(self) -> RunPlan:
+        """What ``run.json`` keeps of this plan (clients and case texts are not stored)."""
+        return RunPlan(
+            run_id=self.run_id,
+            created=self.created,
+            tool_version=__version__,
+            skill_name=self.skill_name,
+            skill_version=self.skill_version,
+            models=[PlannedModel(c.provider, c.model, c.endpoint) for c in self.clients],
+            conditions=list(self.conditions),
+            modes=list(self.modes),
+            runs=self.runs,
+            case_ids=[c.id for c in self.cases],
+            params=self.params.to_dict(),
+            judge=self.judge_label,
+            base_system_prompt=BASE_SYSTEM_PROMPT,
+            fingerprint=self.fingerprint(),
+            planned_calls=len(self.calls()),
+        )
+
+
+@dataclass
+class ExecStats:
+    """What the execution did (for the CLI and benchmarks)."""
+
+    planned: int = 0
+    skipped: int = 0  # already in results.jsonl (resume)
+    fresh_calls: int = 0  # calls that reached a model
+    cached: int = 0
+    errors: int = 0
+    judge_calls: int = 0
+
+
+class Runner:
+    """Executes an :class:`EvalPlan` into a run folder."""
+
+    def __init__(
+        self,
+        plan: EvalPlan,
+        run_dir: Path,
+        *,
+        concurrency: int | None = None,
+        cache: ResponseCache | None = None,
+        judges: dict[str | None, ModelClient] | None = None,
+        cost_fn: CostFn | None = None,
+        on_row: Callable[[ResultRow], None] | None = None,
+        only: set[CallKey] | None = None,
+    ) -> None:
+        unsupported = sorted(set(plan.modes) - {"inject", "harness", "catalog"})
+        if unsupported:
+            raise ValueError(f"this runner cannot run mode(s) {unsupported}")
+        if "catalog" in plan.modes and plan.catalog is None:
+            raise ValueError("catalog mode needs plan.catalog")
+        self.plan = plan
+        #: Run only the calls with these keys (one shard of a run on Hugging Face Jobs).
+        self.only = only
+        self.run_dir = run_dir
+        self.concurrency = concurrency
+        self.cache = cache
+        self.judges = judges or {}
+        self.cost_fn = cost_fn
+        self.on_row = on_row
+        self.stats = ExecStats()
+        self._sems: dict[int, asyncio.Semaphore] = {}
+        self._params_json = plan.params.to_json()
+        self._params_dict = plan.params.to_dict()
+        self._systems = {c: system_prompt(c, plan.skill_text) for c in plan.conditions}
+        #: Catalog mode: with the skill, the whole catalog; the baseline, the same catalog without it.
+        self._catalogs: dict[str, Catalog] = {}
+        if plan.catalog is not None:
+            self._catalogs = {"with_skill": plan.catalog, "baseline": plan.catalog.without(plan.skill_name)}
+        self._catalog_systems = {c: cat.system_prompt(BASE_SYSTEM_PROMPT) for c, cat in self._catalogs.items()}
+        self._writer: ResultsWriter | None = None
+        self._harness_cache = HarnessCache(cache.root) if cache is not None else None
+        #: The run's rows in ``results.jsonl``'s order, once :meth:`execute` finished.
+        self.written: list[ResultRow] = []
+
+    def _sem(self, client: ModelClient) -> asyncio.Semaphore:
+        sem = self._sems.get(id(client))
+        if sem is None:
+            sem = self._sems[id(client)] = asyncio.Semaphore(self._limit(client))
+        return sem
+
+    async def _cached_complete(
+        self,
+        client: ModelClient,
+        system: str,
+        messages: list[Message],
+        params: GenerationParams,
+        repeat: int,
+        tools: list[ToolSpec] | None = None,
+    ) -> tuple[Completion, bool]:
+        """Serve from the cache or call the model (under its limit) and cache the success."""
+        key = cache_key(
+            provider=client.provider,
+            endpoint=client.endpoint,
+            model=client.model,
+            system=system,
+            messages=messages,
+            params=self._params_dict if params is self.plan.params else params,
+            repeat=repeat,
+            tools=tools,
+        )
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return hit, True
+        async with self._sem(client):
+            if tools:
+                comp = await client.complete(system, messages, params, tools=tools)
+            else:  # clients written before tool calling take three arguments
+                comp = await client.complete(system, messages, params)
+        if self.cache is not None and self._writer is not None:
+            cache = self.cache
+            self._writer.submit(lambda: cache.put(key, comp))
+        return comp, False
+
+    async def _judge_call(
+        self, client: ModelClient, system: str, messages: list[Message], params: GenerationParams
+    ) -> Completion:
+        comp, cached = await self._cached_complete(client, system, messages, params, 0)
+        if not cached:
+            self.stats.judge_calls += 1
+        return comp
+
+    def _cost(self, client: ModelClient, comp: Completion) -> float | None:
+        if self.cost_fn is None:
+            return None
+        try:
+            return self.cost_fn(client.provider, client.model, comp.usage)
+        except Exception:  # a price table problem must not lose the row
+            return None
+
+    async def _one(self, call: PlannedCall) -> ResultRow:
+        plan = self.plan
+        client, case = call.client, call.case
+        system = self._systems[call.condition]
+        messages = [Message("user", case.input)]
+        base = {
+            "run_id": plan.run_id,
+            "tool_version": __version__,
+            "skill_name": plan.skill_name,
+            "skill_version": plan.skill_version,
+            "model": client.model,
+            "provider": client.provider,
+            "params": self._params_json,
+            "condition": call.condition,
+            "mode": call.mode,
+            "case_id": case.id,
+            "repeat": call.repeat,
+            "split": case.split,
+        }
+        if call.mode == "harness":
+            return await self._harness_row(call, base)
+        catalog: CatalogOutcome | None = None
+        try:
+            if call.mode == "catalog":
+                catalog = await self._catalog_call(call)
+                if catalog.error is not None:  # a cap ended the conversation: an error row, not an answer
+                    return self._catalog_error_row(call, base, catalog)
+                comp, cached = Completion(catalog.text, catalog.usage, catalog.latency_s, catalog.finish_reason), catalog.cached
+                base.update(triggered=catalog.triggered(plan.skill_name), **catalog.row_fields())
+                if catalog.stopped is not None:  # no final answer: say why instead of the provider's reason
+                    comp = Completion(comp.text, comp.usage, comp.latency_s, catalog.stopped)
+            else:
+                comp, cached = await self._cached_complete(client, system, messages, plan.params, call.repeat)
+        except Exception as exc:  # ModelCallError, or a provider bug: the call failed, not the answer
+            msg = str(exc) if isinstance(exc, ModelCallError) else f"{type(exc).__name__}: {exc}"
+            return ResultRow(
+                **base,
+                timestamp=utc_now(),
+                passed=None,
+                assertions_passed=0,
+                assertions_total=len(case.asserts),
+                assertion_details="[]",
+                output="",
+                error=redact(" ".join(msg.split()))[:1000] or type(exc).__name__,
+            )
+        error = None
+        try:
+            outcome = await evaluate_case(case, comp.text, judges=self.judges, call=self._judge_call)
+            passed: bool | None = outcome.passed
+            n_pass, n_total, details = outcome.n_passed, outcome.n_total, outcome.details_json()
+        except JudgeError as exc:
+            passed, n_pass, n_total, details = None, 0, len(case.asserts), "[]"
+            error = redact(str(exc))[:1000]
+        u = comp.usage
+        return ResultRow(
+            **base,
+            timestamp=utc_now(),
+            passed=passed,
+            assertions_passed=n_pass,
+            assertions_total=n_total,
+            assertion_details=redact(details),
+            output=redact(comp.text[:MAX_OUTPUT_CHARS]),
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cached_tokens=u.cached_tokens,
+            latency_s=comp.latency_s,
+            cost_usd=self._cost(client, comp),
+            error=error,
+            cached=cached,
+            finish_reason=comp.finish_reason,
+        )
+
+    async def _catalog_call(self, call: PlannedCall) -> CatalogOutcome:
+        """One catalog-mode answer: the model loads (or not) skills through tools, turn by turn.
+
+        Every turn goes through the response cache with the whole conversation and the tools
+        in its key, so a re-run replays the conversation without calling the model.
+        """
+        system = self._catalog_systems[call.condition]
+
+        async def turn(messages: list[Message], tools: list[ToolSpec]) -> tuple[Completion, bool]:
+            return await self._cached_complete(call.client, system, messages, self.plan.params, call.repeat, tools)
+
+        return await run_catalog_conversation(
+            turn, call.case.input, self._catalogs[call.condition], max_turns=self.plan.max_turns, system=system
+        )
+
+    def _catalog_error_row(self, call: PlannedCall, base: dict[str, Any], catalog: CatalogOutcome) -> ResultRow:
+        """The row of a catalog conversation a cap ended: ``error`` set (retried on resume),
+        with what it loaded and the tokens the server reported, so the spend is not lost."""
+        u = catalog.usage
+        comp = Completion(catalog.text, u, catalog.latency_s, catalog.finish_reason)
+        return ResultRow(
+            **base,
+            **catalog.row_fields(),
+            triggered=catalog.triggered(self.plan.skill_name),
+            timestamp=utc_now(),
+            passed=None,
+            assertions_passed=0,
+            assertions_total=len(call.case.asserts),
+            assertion_details="[]",
+            output=redact(catalog.text[:MAX_OUTPUT_CHARS]),
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cached_tokens=u.cached_tokens,
+            latency_s=catalog.latency_s,
+            cost_usd=self._cost(call.client, comp),
+            error=catalog.error,
+            cached=catalog.cached,
+            finish_reason=catalog.finish_reason,
+        )
+
+    async def _harness_row(self, call: PlannedCall, base: dict[str, Any]) -> ResultRow:
+        """One agent CLI call (see :mod:`upskill_hub.lift.harness`) as a row."""
+        agent = call.client
+        assert isinstance(agent, AgentClient)
+        try:
+            outcome = await run_agent_call(
+                agent, call.case, call.condition, call.repeat, self.run_dir,
+                judges=self.judges, judge_call=self._judge_call, cache=self._harness_cache,
+                judge_label=self.plan.judge_label,
+            )  # fmt: skip
+            fields = outcome.row_fields()
+        except Exception as exc:  # a workspace or install failure: this call failed, not the run
+            msg = redact(" ".join(f"{agent.model}: {type(exc).__name__}: {exc}".split()))[:1000]
+            fields = {"passed": None, "assertions_passed": 0, "assertions_total": len(call.case.asserts),
+                      "assertion_details": "[]", "output": "", "error": msg}  # fmt: skip
+        base = {**base, "agent": agent.adapter.name, "params": fields.pop("params", base["params"])}
+        return ResultRow(**base, timestamp=utc_now(), **fields)
+
+    async def _run_and_record(self, call: PlannedCall) -> ResultRow:
+        row = await self._one(call)
+        assert self._writer is not None
+        self._writer.write(row)
+        if row.error is not None:
+            self.stats.errors += 1
+        elif row.cached:
+            self.stats.cached += 1
+        else:
+            self.stats.fresh_calls += 1
+        if self.on_row is not None:
+            self.on_row(row)
+        return row
+
+    def _limit(self, client: ModelClient) -> int:
+        return max(1, int(self.concurrency or client.default_concurrency))
+
+    async def _worker(self, todo: collections.deque[PlannedCall], out: list[ResultRow]) -> None:
+        while todo:
+            out.append(await self._run_and_record(todo.popleft()))
+
+    async def execute(self, done: list[ResultRow]) -> list[ResultRow]:
+        """Run every planned call not in ``done``; return all rows of the run.
+
+        Each model gets a pool of ``limit`` workers taking calls in plan order. Workers
+        (rather than one task per call waiting on a semaphore) keep the cache lookups and
+        bookkeeping interleaved with the calls instead of all front-loaded, so the first
+        requests go out at once. The per-client semaphore still bounds real requests,
+        judge calls included.
+        """
+        calls = [c for c in self.plan.calls() if self.only is None or c.key in self.only]
+        have = {r.key for r in done}
+        todo = [c for c in calls if c.key not in have]
+        self.stats.planned = len(calls)
+        self.stats.skipped = len(calls) - len(todo)
+        queues: dict[int, collections.deque[PlannedCall]] = {}
+        for c in todo:
+            queues.setdefault(id(c.client), collections.deque()).append(c)
+        new_rows: list[ResultRow] = []
+        self._writer = ResultsWriter(self.run_dir)
+        try:
+            tasks = [
+                asyncio.ensure_future(self._worker(q, new_rows))
+                for q in queues.values()
+                for _ in range(min(len(q), self._limit(q[0].client)))
+            ]
+            try:
+                await asyncio.gather(*tasks)
+            except BaseException:
+                for t in tasks:
+                    t.cancel()
+                with contextlib.suppress(BaseException):
+                    await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+        finally:
+            self._writer.close()
+        # results.jsonl holds the kept rows, then the new ones in the order they finished.
+        self.written = [*done, *new_rows]
+        order = {c.key: i for i, c in enumerate(calls)}
+        return sorted([*done, *new_rows], key=lambda r: order[r.key])
+
+
+def conditions_for(include_baseline: bool) -> tuple[str, ...]:
+    return CONDITIONS if include_baseline else ("with_skill",)
+
+
+def elapsed() -> Callable[[], float]:
+    t0 = time.perf_counter()
+    return lambda: time.perf_counter() - t0

@@ -1,0 +1,401 @@
+"""The types of an eval run: its plan, its rows and its summary (their I/O is in :mod:`.rundir`).
+
+Types here, reading and writing in :mod:`upskill_hub.rundir` (the split inspect_ai
+uses for its logs): the runner, push, pull, the Space and ``runs`` all share these
+classes, and the Hub's parquet columns are derived from them, so a column is declared once.
+
+Nested data (generation parameters, assertion details) is stored as JSON text so the
+parquet schema stays flat and the dataset viewer shows it. Integer fields are 32-bit in
+parquet unless their metadata says :data:`INT64` (token counts can exceed 2**31 in sums).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import types
+import typing
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
+from typing import Any
+
+CONDITIONS = ("baseline", "with_skill")
+
+#: How the skill reaches the model (ARCHITECTURE.md, "Three ways a skill reaches a model"):
+#: ``inject`` pastes SKILL.md into the system prompt (the default, an upper bound);
+#: ``catalog`` shows names + descriptions and lets the model load the skill through a tool;
+#: ``harness`` runs a real agent CLI in a throwaway workspace.
+MODES = ("inject", "catalog", "harness")
+
+#: The identity of one planned call: ``(model, mode, condition, case_id, repeat)``.
+CallKey = tuple[str, str, str, str, int]
+
+#: Field metadata: store this integer as a 64-bit parquet column (the default is 32-bit).
+INT64 = {"arrow": "int64"}
+
+
+def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` limited to ``cls``'s fields: files written by newer versions still load."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+@dataclass
+class ResultRow:
+    """One model call of an eval run."""
+
+    run_id: str
+    timestamp: str  # ISO 8601, UTC
+    tool_version: str
+    skill_name: str
+    skill_version: str
+    model: str  # the model id sent to the provider
+    provider: str  # anthropic | openai | openai-compatible | hf | local | ...
+    params: str  # JSON text: temperature, max_tokens, seed, ...
+    condition: str  # "with_skill" | "baseline"
+    case_id: str
+    repeat: int
+    passed: bool | None  # None when the call failed (see ``error``)
+    assertions_passed: int
+    assertions_total: int
+    assertion_details: str  # JSON text: [{"type", "passed", "evidence", ...}]
+    output: str
+    input_tokens: int | None = field(default=None, metadata=INT64)
+    output_tokens: int | None = field(default=None, metadata=INT64)
+    cached_tokens: int | None = field(default=None, metadata=INT64)
+    latency_s: float | None = None
+    cost_usd: float | None = None
+    error: str | None = None
+    cached: bool = False
+    split: str = "train"
+    finish_reason: str | None = None
+    # How the skill reached the model, and what the model did with it (catalog / harness).
+    mode: str = "inject"  # one of MODES; rows written before modes existed are "inject"
+    agent: str | None = None  # harness mode: the agent CLI ("claude-code", "codex", ...)
+    triggered: bool | None = None  # catalog / harness: the skill under test was loaded
+    loaded: str = "[]"  # JSON text: names of the skills loaded, in order
+    files_read: str = "[]"  # JSON text: "skill/relative/path" of each file read, in order
+    turns: int | None = None  # model turns the answer took (catalog / harness)
+    tool_calls: int | None = None  # tool calls made along the way
+    tokens_unavailable: bool = False  # the harness reported no token counts (not zero tokens)
+
+    @property
+    def key(self) -> CallKey:
+        """Identity of a planned call inside a run (used for resume and de-duplication)."""
+        return (self.model, self.mode, self.condition, self.case_id, self.repeat)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ResultRow:
+        return cls(**_known(cls, data))
+
+
+@dataclass
+class TriggerRow:
+    """One trigger query sent to a model with a skill catalog: did it load the skill?
+
+    Stored one per line in the run folder's ``triggers.jsonl`` and pushed as the ``triggers``
+    config. ``should_trigger`` false rows are negative controls.
+    """
+
+    run_id: str
+    timestamp: str  # ISO 8601, UTC
+    tool_version: str
+    skill_name: str
+    skill_version: str
+    model: str
+    provider: str
+    params: str  # JSON text
+    query_id: str
+    query: str
+    should_trigger: bool
+    repeat: int
+    triggered: bool | None  # None when the call failed (see ``error``)
+    loaded: str = "[]"  # JSON text: skills loaded, in order
+    input_tokens: int | None = field(default=None, metadata=INT64)
+    output_tokens: int | None = field(default=None, metadata=INT64)
+    latency_s: float | None = None
+    cost_usd: float | None = None
+    error: str | None = None
+    cached: bool = False
+    mode: str = "catalog"  # "catalog" (a model with tools) or "harness" (an agent CLI)
+    agent: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """Identity of a planned trigger call inside a run (resume, de-duplication)."""
+        return (self.model, self.query_id, self.repeat)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TriggerRow:
+        return cls(**_known(cls, data))
+
+
+@dataclass
+class TriggerStats:
+    """Trigger figures for one model: recall on should-trigger queries, false triggers on the rest."""
+
+    model: str
+    n_should: int  # answered should-trigger calls
+    triggered_should: int
+    recall: float | None
+    recall_ci_low: float | None
+    recall_ci_high: float | None
+    n_should_not: int  # answered should-not-trigger calls (negative controls)
+    triggered_should_not: int
+    false_trigger_rate: float | None
+    fpr_ci_low: float | None
+    fpr_ci_high: float | None
+    precision: float | None
+    f1: float | None
+    errors: int = 0
+
+
+@dataclass
+class ConditionStats:
+    """Aggregates for one model x condition."""
+
+    model: str
+    condition: str
+    n: int  # answered calls (errors excluded)
+    passed: int
+    errors: int
+    pass_rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    mean_assertions: float | None  # mean fraction of assertions passed
+    mean_input_tokens: float | None
+    mean_output_tokens: float | None
+    mean_total_tokens: float | None
+    mean_latency_s: float | None
+    total_cost_usd: float | None
+    pass_at_k: dict[str, float] = field(default_factory=dict)
+    cached_calls: int = 0
+    mode: str = "inject"
+
+
+@dataclass
+class LiftStats:
+    """with_skill minus baseline for one model, paired over cases."""
+
+    model: str
+    lift: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    n_cases: int
+    method: str  # how ci_low/ci_high and p_value were computed (see intervals.py)
+    token_savings: float | None  # baseline mean total tokens minus with-skill mean
+    conclusive: bool
+    note: str = ""
+    mode: str = "inject"
+
+
+@dataclass
+class RunSummary:
+    """What a run found; stored as ``summary.json`` and in the ``runs`` config on the Hub."""
+
+    run_id: str
+    timestamp: str
+    tool_version: str
+    skill_name: str
+    skill_version: str
+    models: list[str]
+    runs_per_case: int
+    n_cases: int
+    judge_model: str | None = None
+    params: str = "{}"
+    holdout: dict[str, Any] | None = None
+    n_results: int | None = field(default=None, metadata=INT64)
+    conditions: list[ConditionStats] = field(default_factory=list)
+    lifts: list[LiftStats] = field(default_factory=list)
+    triggers: list[TriggerStats] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSummary:
+        d = dict(data)
+        d["conditions"] = [ConditionStats(**_known(ConditionStats, c)) for c in d.get("conditions") or []]
+        d["lifts"] = [LiftStats(**_known(LiftStats, x)) for x in d.get("lifts") or []]
+        d["triggers"] = [TriggerStats(**_known(TriggerStats, x)) for x in d.get("triggers") or []]
+        return cls(**_known(cls, d))
+
+
+@dataclass
+class PlannedModel:
+    """One model of a run's plan, as ``run.json`` records it."""
+
+    provider: str
+    model: str
+    endpoint: str | None = None
+
+
+@dataclass
+class RunPlan:
+    """``run.json``: what a run set out to do; its fingerprint finds it again for ``--resume``."""
+
+    run_id: str = ""
+    created: str = ""
+    tool_version: str = ""
+    skill_name: str = ""
+    skill_version: str = ""
+    models: list[PlannedModel] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    modes: list[str] = field(default_factory=lambda: ["inject"])
+    runs: int = 1
+    case_ids: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    judge: str | None = None
+    base_system_prompt: str = ""
+    fingerprint: str = ""
+    planned_calls: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunPlan:
+        d = _known(cls, data)
+        # A bare model name (hand-written or older plans) is a model of unknown provider.
+        d["models"] = [
+            PlannedModel("", m) if isinstance(m, str) else PlannedModel(**_known(PlannedModel, m))
+            for m in d.get("models") or []
+        ]
+        return cls(**d)
+
+
+# --------------------------------------------------------------------------- checks on read
+#: Largest integer a 64-bit parquet column holds, and a 32-bit one (the default, see INT64).
+_INT_BOUNDS = {"int64": 2**63, "int32": 2**31}
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _not_finite(value: Any, depth: int = 0) -> bool:
+    """True when ``value`` (a parsed JSON value) holds NaN or an infinity anywhere."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if depth > 64:  # parsed with bounded nesting already; this only keeps the walk finite
+        return False
+    if isinstance(value, dict):
+        return any(_not_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return any(_not_finite(v, depth + 1) for v in value)
+    return False
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in words, for a refusal."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    return {list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _value_problem(value: Any, tp: Any, meta: typing.Mapping[str, Any]) -> str | None:
+    """Why ``value`` cannot be stored in a field annotated ``tp`` (``None`` when it can)."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if value is None and len(args) < len(typing.get_args(tp)):
+            return None
+        return _value_problem(value, args[0], meta) if len(args) == 1 else None
+    if tp is Any:
+        return "holds NaN or Infinity" if _not_finite(value) else None
+    if tp is str:
+        return None if isinstance(value, str) else f"is {_kind(value)}, not text"
+    if tp is bool:
+        return None if isinstance(value, bool) else f"is {_kind(value)}, not true/false"
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"is {_kind(value)}, not a whole number"
+        bound = _INT_BOUNDS[meta.get("arrow", "int32")]
+        return None if -bound <= value < bound else "is too large"
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"is {_kind(value)}, not a number"
+        return None if math.isfinite(value) else f"is {value!r} (NaN and Infinity are not stored)"
+    if (origin or tp) is list:
+        if not isinstance(value, list):
+            return f"is {_kind(value)}, not a list"
+        (item,) = typing.get_args(tp) or (Any,)
+        for i, v in enumerate(value):
+            if (why := _value_problem(v, item, {})) is not None:
+                return f"item {i} {why}"
+        return None
+    if (origin or tp) is dict:
+        if not isinstance(value, dict):
+            return f"is {_kind(value)}, not an object"
+        _, item = typing.get_args(tp) or (str, Any)
+        for k, v in value.items():
+            if (why := _value_problem(v, item, {})) is not None:
+                return f"key {str(k)[:40]!r} {why}"
+        return None
+    if is_dataclass(tp):
+        return record_problem(tp, value)
+    return None
+
+
+def record_problem(cls: type, data: Any) -> str | None:
+    """Why ``data`` (a row read back from a file) is not a valid ``cls``, or ``None``.
+
+    Rows come back from run folders that anyone may have edited, and go on to statistics,
+    to Arrow tables and to the Hub: a list where text belongs, ``"no"`` where a boolean
+    belongs or ``NaN`` as a cost would count wrongly, raise deep inside pyarrow, or be
+    published. So every field present is checked against its annotation (``X | None``
+    allows null; numbers are finite; integers fit their parquet column; nested dataclasses
+    and lists are checked item by item), and every field without a default must be
+    present. Fields this version does not know are ignored, as :func:`_known` does.
+    """
+    if not isinstance(data, dict):
+        return f"is {_kind(data)}, not an object"
+    hints = _hints(cls)
+    for f in fields(cls):
+        if f.name not in data:
+            if f.default is MISSING and f.default_factory is MISSING:
+                return f"field {f.name!r} is missing"
+            continue
+        why = _value_problem(data[f.name], hints[f.name], f.metadata)
+        if why is not None:
+            return f"field {f.name!r} {why}"
+    return None
+
+
+def required_fields(cls: type) -> tuple[str, ...]:
+    """The fields of ``cls`` a stored row must hold a value for: no default, not ``X | None``."""
+    hints = _hints(cls)
+    return tuple(
+        f.name
+        for f in fields(cls)
+        if f.default is MISSING
+        and f.default_factory is MISSING
+        and type(None) not in typing.get_args(hints[f.name])
+    )
+
+
+def duplicate_key(keys: typing.Iterable[typing.Hashable]) -> tuple[int, typing.Hashable] | None:
+    """``(index, key)`` of the first key seen before in ``keys``, or ``None`` when all differ.
+
+    A run holds one row per planned call; a repeated key (a line pasted twice, a merged
+    folder) would count one call several times, so readers refuse it.
+    """
+    seen: set[typing.Hashable] = set()
+    for i, key in enumerate(keys):
+        if key in seen:
+            return i, key
+        seen.add(key)
+    return None

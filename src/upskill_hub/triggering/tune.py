@@ -1,0 +1,460 @@
+"""Tune a skill's description on trigger queries, judged on queries the teacher never saw.
+
+The loop of ``upskill-hub tune`` (after skill-creator's run_loop, for any model):
+
+1. the skill's trigger queries are split into train and held-out, stratified by
+   ``should_trigger`` and seeded (:func:`split_queries`), so both halves hold both kinds;
+2. the current description is scored on both halves, ``runs`` times per query;
+3. each iteration the teacher sees the *train* failures of the best description so far
+   (by train score: held-out figures never reach it) and proposes a new description. A
+   proposal that is not spec-valid (empty, over 1,024 characters, control characters) or
+   repeats an earlier candidate is rejected and counted, not scored;
+4. every candidate is scored on train and held-out; the winner is the best on held-out
+   (accuracy: right decisions over all held-out calls), ties going to the shorter text.
+
+Scoring and proposing are passed in (:data:`Scorer`, :data:`Teacher`), so the loop is the
+same for every model and for the scripted ones of the tests. Every step is added to
+``tune.jsonl`` in the run folder as it finishes; a run killed at any point resumes from
+it (the split is checked to be the same), and the model calls themselves are reused from
+the response cache by the scorer and the teacher.
+
+The run folder's files are read and written like every run folder's: read capped, never
+through a symlink, never blocking on a FIFO (:func:`~upskill_hub.rundir.read_run_file`),
+and written atomically (a temporary sibling renamed into place, which replaces a planted
+symlink instead of writing through it). A teacher is a model: its proposal may hold
+terminal escapes, C1 controls or a right-to-left override; such a proposal is rejected,
+with the code point in the reason, and never reaches SKILL.md or the terminal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from upskill_hub._util import limits
+from upskill_hub._util.fsutil import BIDI_CONTROLS, shown_path, write_bytes_atomic, write_json_atomic
+from upskill_hub.cases import TriggerQuery
+from upskill_hub.descriptions import check_description
+from upskill_hub.errors import PathError, UpskillError
+from upskill_hub.intervals import wilson_interval
+from upskill_hub.rundir import read_run_file
+from upskill_hub.rundir.schema import TriggerRow
+
+HISTORY_FILE = "tune.jsonl"
+RESULT_FILE = "tune_result.json"
+DEFAULT_ITERATIONS = 5
+DEFAULT_RUNS = 3
+DEFAULT_HELD_OUT = 0.4
+
+#: ``scorer(description, queries, runs)``: one :class:`TriggerRow` per query and repeat,
+#: with the skill under test described by ``description`` in the catalog.
+Scorer = Callable[[str, list[TriggerQuery], int], list[TriggerRow]]
+#: ``teacher(description, failures, iteration)``: the teacher's proposed description.
+Teacher = Callable[[str, list["Failure"], int], str]
+
+
+# --------------------------------------------------------------------------- split
+def split_queries(
+    queries: list[TriggerQuery], *, held_out: float = DEFAULT_HELD_OUT, seed: int = 0
+) -> tuple[list[TriggerQuery], list[TriggerQuery]]:
+    """Train and held-out queries, stratified by ``should_trigger``, the same for the same seed.
+
+    Each kind is shuffled with its own seeded generator and ``held_out`` of it (rounded, at
+    least one when the kind has two or more) goes to held-out; a kind with one query stays
+    in train. Input order does not matter: queries are sorted by id first.
+    """
+    if not 0 < held_out < 1:
+        raise UpskillError(f"the held-out share must be between 0 and 1, not {held_out}")
+    train: list[TriggerQuery] = []
+    held: list[TriggerQuery] = []
+    for kind in (True, False):
+        group = sorted((q for q in queries if q.should_trigger is kind), key=lambda q: q.id)
+        random.Random(f"{seed}:{kind}").shuffle(group)
+        k = min(len(group) - 1, max(1, round(len(group) * held_out))) if len(group) >= 2 else 0
+        held += group[:k]
+        train += group[k:]
+    return train, held
+
+
+# --------------------------------------------------------------------------- figures
+@dataclass
+class Figures:
+    """Trigger figures of one description on one set of queries (all repeats pooled)."""
+
+    n_should: int
+    triggered_should: int
+    recall: float | None
+    recall_ci_low: float | None
+    recall_ci_high: float | None
+    n_should_not: int
+    triggered_should_not: int
+    false_trigger_rate: float | None
+    fpr_ci_low: float | None
+    fpr_ci_high: float | None
+    accuracy: float | None  # right decisions (loaded when it should, not when not) over all calls
+    errors: int = 0
+
+    @classmethod
+    def of(cls, rows: list[TriggerRow]) -> Figures:
+        pos = [r for r in rows if r.should_trigger and r.triggered is not None and r.error is None]
+        neg = [r for r in rows if not r.should_trigger and r.triggered is not None and r.error is None]
+        tp, fp = sum(bool(r.triggered) for r in pos), sum(bool(r.triggered) for r in neg)
+        rlo, rhi = wilson_interval(tp, len(pos))
+        flo, fhi = wilson_interval(fp, len(neg))
+        n = len(pos) + len(neg)
+        return cls(
+            n_should=len(pos), triggered_should=tp, recall=tp / len(pos) if pos else None,
+            recall_ci_low=rlo, recall_ci_high=rhi, n_should_not=len(neg), triggered_should_not=fp,
+            false_trigger_rate=fp / len(neg) if neg else None, fpr_ci_low=flo, fpr_ci_high=fhi,
+            accuracy=(tp + len(neg) - fp) / n if n else None, errors=len(rows) - n,
+        )  # fmt: skip
+
+
+@dataclass
+class Failure:
+    """A train query the description got wrong (on at least one repeat), for the teacher."""
+
+    query: str
+    should_trigger: bool
+    triggered: int  # repeats that loaded the skill
+    runs: int
+
+
+@dataclass
+class Candidate:
+    """One description tried: where it came from and how it scored."""
+
+    index: int  # 0 = the original
+    iteration: int  # the iteration that proposed it (0 for the original)
+    description: str
+    train: Figures
+    held_out: Figures
+
+    @property
+    def held_key(self) -> tuple[float, int]:
+        """Sort key of the winner: best held-out accuracy, then the shorter text."""
+        return (self.held_out.accuracy if self.held_out.accuracy is not None else -1.0, -len(self.description))
+
+    @property
+    def train_key(self) -> tuple[float, int]:
+        return (self.train.accuracy if self.train.accuracy is not None else -1.0, -len(self.description))
+
+
+@dataclass
+class TuneResult:
+    """The candidates in order, the rejected proposals, and the winner."""
+
+    train_ids: list[str]
+    held_ids: list[str]
+    candidates: list[Candidate]
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    resumed: bool = False
+
+    @property
+    def original(self) -> Candidate:
+        return self.candidates[0]
+
+    @property
+    def winner(self) -> Candidate:
+        return max(self.candidates, key=lambda c: c.held_key)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "train_ids": self.train_ids,
+            "held_out_ids": self.held_ids,
+            "candidates": [asdict(c) for c in self.candidates],
+            "rejected": self.rejected,
+            "winner": self.winner.index,
+        }
+
+
+def failures(rows: list[TriggerRow], runs: int) -> list[Failure]:
+    """The queries of ``rows`` answered wrongly on at least one repeat (errors are not failures)."""
+    by: dict[str, list[TriggerRow]] = {}
+    for r in rows:
+        if r.triggered is not None and r.error is None:
+            by.setdefault(r.query_id, []).append(r)
+    out = []
+    for group in by.values():
+        hits = sum(bool(r.triggered) for r in group)
+        if any(bool(r.triggered) != r.should_trigger for r in group):
+            out.append(Failure(group[0].query, group[0].should_trigger, hits, len(group)))
+    return out
+
+
+# --------------------------------------------------------------------------- history
+def _fingerprint(train: list[TriggerQuery], held: list[TriggerQuery], runs: int) -> str:
+    data = json.dumps([[q.to_dict() for q in train], [q.to_dict() for q in held], runs], sort_keys=True)
+    return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+def _read_history(path: Path) -> list[dict[str, Any]]:
+    """The finished steps of an earlier run (a torn last line, from a kill, is dropped).
+
+    Read capped and never through a symlink or from a FIFO; each step must be an object
+    whose ``kind`` is text, whose ``iteration`` is a whole number and whose ``description``
+    (when it has one) is text: anything else is one line naming the file and the line.
+    """
+    import os
+
+    if not os.path.lexists(path):
+        return []
+    data = read_run_file(path, limits.MAX_FILE_BYTES)
+    try:
+        lines = data.decode("utf-8").split("\n")[:-1]
+    except UnicodeDecodeError:
+        raise PathError(path, "is not UTF-8 text; start a new tune run") from None
+    out = []
+    for number, line in enumerate(lines, 1):
+        try:
+            item = json.loads(line)
+        except ValueError:
+            raise PathError(path, f"line {number} is not JSON; start a new tune run") from None
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("kind"), str)
+            or (item["kind"] != "split" and (type(item.get("iteration")) is not int))
+            or ("description" in item and not isinstance(item["description"], str))
+            or ("reason" in item and not isinstance(item["reason"], str))
+        ):
+            raise PathError(path, f"line {number} is not a tune step; start a new tune run")
+        out.append(item)
+    return out
+
+
+class _History:
+    """``tune.jsonl``: the finished steps, rewritten atomically as each new one is added.
+
+    The file is small (one line per iteration), so each step rewrites it whole through a
+    temporary sibling and a rename (fsynced): a kill or a full disk leaves the previous
+    steps intact, and a symlink planted at ``tune.jsonl`` is replaced, never written through.
+    """
+
+    def __init__(self, path: Path, steps: list[dict[str, Any]]) -> None:
+        self.path = path
+        self.lines = [json.dumps(d, ensure_ascii=False) + "\n" for d in steps]
+
+    def append(self, item: dict[str, Any]) -> None:
+        """One finished step, on disk before the next begins (a kill loses at most the step under way)."""
+        self.lines.append(json.dumps(item, ensure_ascii=False) + "\n")
+        write_bytes_atomic(self.path, "".join(self.lines).encode("utf-8"))
+
+
+def _figures(d: dict[str, Any]) -> Figures:
+    return Figures(**d)
+
+
+# --------------------------------------------------------------------------- loop
+def tune_description(
+    description: str,
+    queries: list[TriggerQuery],
+    scorer: Scorer,
+    teacher: Teacher,
+    *,
+    run_dir: Path,
+    iterations: int = DEFAULT_ITERATIONS,
+    runs: int = DEFAULT_RUNS,
+    seed: int = 0,
+    held_out: float = DEFAULT_HELD_OUT,
+    on_step: Callable[[str], None] | None = None,
+) -> TuneResult:
+    """Propose and score up to ``iterations`` descriptions; the history lives in ``run_dir``.
+
+    When ``run_dir`` already holds a history of the same split and runs, its steps are
+    reused and the loop goes on from where it stopped.
+    """
+    if iterations < 0 or runs < 1:
+        raise UpskillError("--iterations must be 0 or more and --runs 1 or more")
+    train, held = split_queries(queries, held_out=held_out, seed=seed)
+    if not any(q.should_trigger for q in train) or not held:
+        raise UpskillError(
+            f"tune needs trigger queries of both kinds, enough to hold some out (got {len(queries)}); "
+            "add 'triggers' to skill_meta.json or pass --triggers FILE"
+        )
+    say = on_step or (lambda _m: None)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / HISTORY_FILE
+    fp = _fingerprint(train, held, runs)
+    done = _read_history(path)
+    if done and (done[0].get("kind") != "split" or done[0].get("fingerprint") != fp):
+        raise UpskillError(f"{run_dir} holds a tune run of other queries or --runs; use a new --output")
+    result = TuneResult([q.id for q in train], [q.id for q in held], [], resumed=bool(done))
+    history = _History(path, done)
+    if not done:
+        history.append({"kind": "split", "fingerprint": fp, "seed": seed, "train": result.train_ids,
+                        "held_out": result.held_ids, "runs": runs})  # fmt: skip
+    steps = {(d.get("kind"), d.get("iteration")): d for d in done[1:]}
+
+    def scored(desc: str, index: int, iteration: int) -> tuple[Candidate, list[TriggerRow]]:
+        rows_train = scorer(desc, train, runs)
+        rows_held = scorer(desc, held, runs)
+        return Candidate(index, iteration, desc, Figures.of(rows_train), Figures.of(rows_held)), rows_train
+
+    train_rows: dict[int, list[TriggerRow]] = {}
+    # The original is always scored again: the scorer's cache makes that free after a kill,
+    # and the train failures the teacher needs come with it.
+    original, train_rows[0] = scored(description, 0, 0)
+    result.candidates.append(original)
+    if ("candidate", 0) not in steps:
+        history.append({"kind": "candidate", "iteration": 0, **asdict(original)})
+    for it in range(1, iterations + 1):
+        best = max(result.candidates, key=lambda c: c.train_key)
+        wrong = failures(train_rows[best.index], runs)
+        if not wrong:
+            say(f"iteration {it}: no train failures left; stopping")
+            break
+        step = steps.get(("candidate", it)) or steps.get(("rejected", it))
+        if step is not None and step["kind"] == "rejected":  # stored escaped: its reason stands
+            reason, proposal = _escaped(step.get("reason") or "rejected"), str(step.get("description") or "")
+        else:
+            proposal = step["description"] if step else teacher(best.description, wrong, it)
+            reason = _rejection(proposal, result.candidates)
+        if reason:
+            kept = _escaped(proposal)[:2000]  # the text as the teacher wrote it, made inert
+            result.rejected.append({"iteration": it, "reason": reason, "description": kept})
+            if step is None:
+                history.append({"kind": "rejected", "iteration": it, "reason": reason, "description": kept})
+            say(f"iteration {it}: proposal rejected ({reason})")
+            continue
+        cand, train_rows[len(result.candidates)] = scored(proposal, len(result.candidates), it)
+        result.candidates.append(cand)
+        if step is None:
+            history.append({"kind": "candidate", "iteration": it, **asdict(cand)})
+        say(f"iteration {it}: held-out accuracy {cand.held_out.accuracy:.0%}" if cand.held_out.accuracy is not None else f"iteration {it}: scored")
+    write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
+    return result
+
+
+def control_problem(text: str) -> str | None:
+    """Why ``text`` may not go into SKILL.md as a description: a control character, or ``None``.
+
+    C0 controls (ESC starts a terminal escape), DEL, C1 controls (``\x9b`` is a one-byte
+    CSI) and bidirectional overrides (U+202E makes text read backwards) are each named by
+    their code point. Line breaks and tabs are not refused here: a proposal is one line
+    by then, and the spec check handles the rest.
+    """
+    for c in text:
+        o = ord(c)
+        if c in "\n\t":
+            continue
+        if o < 0x20 or 0x7F <= o <= 0x9F or c in BIDI_CONTROLS:
+            return f"holds the control character U+{o:04X}; descriptions never carry terminal or direction controls"
+    return None
+
+
+def _escaped(text: Any) -> str:
+    """``text`` with its control characters written as escapes (safe to store and print)."""
+    return shown_path(text) if isinstance(text, str) else repr(text)
+
+
+def _rejection(proposal: Any, candidates: list[Candidate]) -> str | None:
+    """Why a proposal cannot be scored, or ``None`` when it can."""
+    if not isinstance(proposal, str):
+        return "not text"
+    if (why := control_problem(proposal)) is not None:
+        return why
+    try:
+        check_description(proposal)
+    except UpskillError as exc:
+        return str(exc)
+    if any(c.description.strip() == proposal.strip() for c in candidates):
+        return "the same as an earlier candidate"
+    return None
+
+
+# --------------------------------------------------------------------------- teacher text
+def tune_request(name: str, description: str, wrong: list[Failure], body_excerpt: str = "") -> str:
+    """The message to the teacher: the description, what it got wrong on train, the rules."""
+    missed = [f for f in wrong if f.should_trigger]
+    false = [f for f in wrong if not f.should_trigger]
+    lines = [
+        f"An AI agent sees only this description of the skill {name!r} when it decides whether to load it:",
+        "",
+        f"<description>{description}</description>",
+        "",
+    ]
+    if body_excerpt:
+        lines += ["What the skill itself does (start of SKILL.md):", "", body_excerpt[:2000], ""]
+    if missed:
+        lines.append("The agent did NOT load it for these requests, but should have:")
+        lines += [f"- {f.query} (loaded {f.triggered}/{f.runs} times)" for f in missed]
+        lines.append("")
+    if false:
+        lines.append("The agent loaded it for these requests, but should not have:")
+        lines += [f"- {f.query} (loaded {f.triggered}/{f.runs} times)" for f in false]
+        lines.append("")
+    lines += [
+        "Write a better description: what the skill does and when to use it, in general terms "
+        "(do not list these requests). At most 1024 characters. Answer with the description only, "
+        "inside <description></description>.",
+    ]
+    return "\n".join(lines)
+
+
+def parse_proposal(answer: str) -> str:
+    """The description in a teacher answer (inside ``<description>`` tags, else the whole answer)."""
+    import re
+
+    m = re.search(r"<description>(.*?)</description>", answer or "", re.DOTALL | re.IGNORECASE)
+    text = (m.group(1) if m else answer or "").strip()
+    return " ".join(text.split())
+
+
+# --------------------------------------------------------------------------- the teacher model
+TEACHER_SYSTEM = (
+    "You improve the descriptions of agent skills. An agent decides whether to load a skill from its "
+    "description alone, so a description must say what the skill does and when to use it."
+)
+
+
+class ModelTeacher:
+    """A :data:`Teacher` asking a model client (by default the one ``generate`` uses).
+
+    The loop is synchronous while clients are async and bound to one event loop, so the
+    teacher keeps its own loop for all its calls; :meth:`close` releases the client.
+    Answers are kept in the response ``cache`` under a key of the request and the
+    iteration, so a resumed run asks nothing it already asked. A failed call is a one-line
+    :class:`UpskillError`; an answer holding no usable description is returned as it is,
+    and the loop rejects and counts it.
+    """
+
+    def __init__(self, client: Any, name: str, *, body_excerpt: str = "", cache: Any = None, label: str = "teacher") -> None:
+        import asyncio
+
+        from upskill_hub.models.base import GenerationParams
+
+        self.client, self.name, self.body_excerpt, self.cache, self.label = client, name, body_excerpt, cache, label
+        self.params = GenerationParams(temperature=1.0, max_tokens=1024)
+        self._loop = asyncio.new_event_loop()
+
+    def __call__(self, description: str, wrong: list[Failure], iteration: int) -> str:
+        from upskill_hub.models.base import Message, ModelCallError
+        from upskill_hub.session.cache import cache_key
+
+        messages = [Message("user", tune_request(self.name, description, wrong, self.body_excerpt))]
+        key = cache_key(
+            provider=str(getattr(self.client, "provider", "")), endpoint=str(getattr(self.client, "endpoint", "") or ""),
+            model=str(getattr(self.client, "model", "")), system=TEACHER_SYSTEM, messages=messages,
+            params=self.params, repeat=iteration,
+        )  # fmt: skip
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is None:
+            try:
+                hit = self._loop.run_until_complete(self.client.complete(TEACHER_SYSTEM, messages, self.params))
+            except ModelCallError as exc:
+                raise UpskillError(f"teacher model {self.label} failed while proposing a description: {exc}") from None
+            if self.cache is not None:
+                self.cache.put(key, hit)
+        return parse_proposal(hit.text)
+
+    def close(self) -> None:
+        """Release the client's connections and the teacher's event loop."""
+        try:
+            self._loop.run_until_complete(self.client.aclose())
+        finally:
+            self._loop.close()

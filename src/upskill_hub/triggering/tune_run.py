@@ -1,0 +1,315 @@
+"""``upskill-hub tune`` on real models: the loop of :mod:`upskill_hub.triggering.tune`, wired up.
+
+The scorer puts each candidate description in the catalog in place of the skill's own
+(the distractors stay as they are) and sends the queries through a
+:class:`~upskill_hub.triggering.trigger_session.TriggerSession`; the teacher is a
+:class:`~upskill_hub.triggering.tune.ModelTeacher` (by default the model ``generate`` uses).
+Both go through the response cache, so a resumed run pays only for calls it never made.
+
+A run lives in ``<output>/<stamp>-<skill>-tune-<hex>/``: ``tune-plan.json`` (what was asked,
+to find the run again with ``resume``), ``tune.jsonl`` (one line per finished step) and
+``tune_result.json``. ``write=True`` rewrites only the frontmatter's description in
+SKILL.md (:func:`upskill_hub.descriptions.replace_description`), and only when a
+candidate beat the original on held-out queries.
+
+``--write`` takes a run of minutes while others may work on the same skill, so SKILL.md
+is guarded (:class:`SkillMdGuard`): its bytes are taken when the run begins and compared
+when the winner is written; a change (an edit, a swap for a symlink, a new file) refuses
+the write in one line, and the winner stays in ``tune_result.json``. A SKILL.md that is a
+symlink to a file inside the skill's repository (plugin repositories share one SKILL.md
+between agents this way, and the loader allows it) stays a symlink: its target is the
+file rewritten, atomically. One pointing elsewhere, a read-only SKILL.md (no write
+permission bit, so root is refused too) and one the system will not let us replace
+(immutable, EPERM) are each refused in one line, before any call when it can be told.
+
+A run folder resumed with ``--resume`` must be a real folder directly inside
+``--output``: one that is a symlink (it would be resumed, and written, wherever it
+points) is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from upskill_hub._util import limits
+from upskill_hub._util.fsutil import (
+    FileRefused,
+    read_capped,
+    shown_path,
+    storage_error,
+    write_bytes_atomic,
+    write_json_atomic,
+)
+from upskill_hub.cases import TriggerQuery
+from upskill_hub.descriptions import replace_description
+from upskill_hub.errors import PathError, UpskillError
+from upskill_hub.models.spec import DEFAULT_TEACHER
+from upskill_hub.rundir.schema import TriggerRow
+from upskill_hub.session.catalog import Catalog, CatalogSkill
+from upskill_hub.session.clients import load_distractors, open_clients
+from upskill_hub.skill import Skill, repository_root, require_skill, skill_md_name
+from upskill_hub.triggering.trigger_session import Call, TriggerSession
+from upskill_hub.triggering.triggers import open_run_dir, resolve_queries
+from upskill_hub.triggering.tune import (
+    DEFAULT_HELD_OUT,
+    DEFAULT_ITERATIONS,
+    DEFAULT_RUNS,
+    RESULT_FILE,
+    ModelTeacher,
+    TuneResult,
+    control_problem,
+    tune_description,
+)
+
+PLAN_FILE = "tune-plan.json"
+
+
+@dataclass
+class TuneRun:
+    """A finished tune run: where it lives, what it found, and whether SKILL.md changed."""
+
+    run_dir: Path
+    result: TuneResult
+    source: str  # where the queries came from, one line
+    model: str
+    teacher: str
+    skill_md: Path | None  # the file --write rewrites (None without --write)
+    written: bool = False
+    fresh_calls: int = 0
+
+
+def _catalog_with(skill: Skill, others: list[Skill], description: str) -> Catalog:
+    """The catalog the model sees, with ``description`` as the skill's own."""
+    mine = dataclasses.replace(CatalogSkill.from_skill(skill), description=description)
+    return Catalog((mine, *(CatalogSkill.from_skill(o) for o in others)))
+
+
+def _fingerprint(payload: dict[str, object]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _inside_output(output_dir: str | Path, run_dir: Path) -> Path:
+    """``run_dir`` when it is a real folder directly inside ``output_dir``, else a one-line refusal.
+
+    ``--resume`` picks the run folder by its plan; a folder that is a symlink (or a plan
+    found through one) would be resumed, and its files written, outside ``--output``.
+    """
+    try:
+        st = os.lstat(run_dir)
+    except OSError as exc:
+        raise PathError(run_dir, f"cannot be read ({exc.strerror or exc})", kind="run folder") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise PathError(run_dir, "is a symlink; a run folder is never resumed through one", kind="run folder")
+    if not stat.S_ISDIR(st.st_mode) or run_dir.resolve().parent != Path(output_dir).resolve():
+        raise PathError(run_dir, f"is not a folder inside {shown_path(output_dir)}", kind="run folder")
+    return run_dir
+
+
+def run_tune(
+    skill: Skill | str | Path,
+    model: str,
+    *,
+    teacher: str | None = None,
+    base_url: str | None = None,
+    teacher_base_url: str | None = None,
+    iterations: int = DEFAULT_ITERATIONS,
+    runs: int = DEFAULT_RUNS,
+    seed: int = 0,
+    held_out: float = DEFAULT_HELD_OUT,
+    triggers_file: str | Path | None = None,
+    distractors: str | Path | None = None,
+    output_dir: str | Path = "upskill-runs",
+    resume: bool = False,
+    use_cache: bool = True,
+    cache_dir: str | Path | None = None,
+    concurrency: int | None = None,
+    write: bool = False,
+    on_step: Callable[[str], None] | None = None,
+    on_row: Callable[[TriggerRow], None] | None = None,
+) -> TuneRun:
+    """Tune ``skill``'s description for ``model``; see the module docstring.
+
+    Everything is checked (the skill, the queries, both model specs) before the first call.
+    """
+    if isinstance(skill, (str, Path)):
+        skill = require_skill(skill)
+    if iterations < 0 or runs < 1:
+        raise UpskillError("--iterations must be 0 or more and --runs 1 or more")
+    guard = SkillMdGuard.take(_skill_md(skill)) if write else None
+    others = load_distractors(distractors, skill.name)
+    queries, source = resolve_queries(skill, others, triggers_file)
+    teacher_spec = teacher or DEFAULT_TEACHER
+    session = TriggerSession([model], base_url=base_url, use_cache=use_cache, cache_dir=cache_dir, concurrency=concurrency)
+    try:
+        (teacher_client,) = open_clients([teacher_spec], teacher_base_url or base_url, timeout=120.0, max_retries=4)
+    except BaseException:
+        session.close()
+        raise
+    (client,) = session.clients
+    body = skill.body.strip()
+    coach = ModelTeacher(teacher_client, skill.name, body_excerpt=body[:2000], cache=session.cache, label=teacher_spec)
+    try:
+        fp = _fingerprint({
+            "skill": skill.name, "description": skill.description, "model": [client.provider, client.endpoint, client.model],
+            "teacher": [teacher_client.provider, teacher_client.endpoint, teacher_client.model],
+            "catalog": [[o.name, o.description] for o in others], "queries": [q.to_dict() for q in queries],
+            "runs": runs, "seed": seed, "held_out": held_out,
+        })  # fmt: skip
+        run_dir = open_run_dir(
+            output_dir, fp, PLAN_FILE, f"{skill.name}-tune", "tune", resume=resume,
+            plan={"skill_name": skill.name, "skill_path": str(skill.path or ""), "model": client.model,
+                  "teacher": teacher_client.model, "source": source, "runs": runs, "seed": seed,
+                  "held_out": held_out, "catalog": [skill.name, *(o.name for o in others)]},
+        )  # fmt: skip
+        run_dir = _inside_output(output_dir, run_dir)
+        run_id = run_dir.name
+
+        def scorer(description: str, subset: list[TriggerQuery], n: int) -> list[TriggerRow]:
+            calls = [Call(client.model, skill, q, k) for k in range(n) for q in subset]
+            return session.send(_catalog_with(skill, others, description), calls, run_id, on_row=on_row)
+
+        result = tune_description(
+            skill.description, queries, scorer, coach, run_dir=run_dir, iterations=iterations, runs=runs,
+            seed=seed, held_out=held_out, on_step=on_step,
+        )  # fmt: skip
+    finally:
+        coach.close()
+        session.close()
+    skill_md = guard.path if guard is not None else None
+    run = TuneRun(run_dir, result, source, client.model, teacher_client.model, skill_md, fresh_calls=session.fresh_calls)
+    data = {**result.to_dict(), "model": run.model, "teacher": run.teacher, "written": False}
+    write_json_atomic(run_dir / RESULT_FILE, data)  # the winner is kept even if SKILL.md refuses it
+    if guard is not None and result.winner.index != 0:
+        guard.write(result.winner.description, where=run_dir / RESULT_FILE)
+        run.written = True
+        write_json_atomic(run_dir / RESULT_FILE, {**data, "written": True})
+    return run
+
+
+def _skill_md(skill: Skill) -> Path:
+    name = skill_md_name(skill.path) if skill.path is not None else None
+    if name is None:
+        raise UpskillError(f"skill {skill.name!r} has no SKILL.md on disk to write the description into")
+    return skill.path / name
+
+
+def write_description(skill_md: Path, description: str) -> None:
+    """Replace the frontmatter description of ``skill_md``; every other byte stays.
+
+    Read and written as bytes of UTF-8 text with the line endings it has (no newline
+    translation), atomically: a failure leaves the file as it was. The guards of
+    :class:`SkillMdGuard` apply (symlinks, read-only, immutable, control characters).
+    """
+    SkillMdGuard.take(skill_md).write(description)
+
+
+def _refuse(path: Path, why: str) -> UpskillError:
+    return UpskillError(f"{shown_path(path)}: {why}; SKILL.md was not changed")
+
+
+@dataclass(frozen=True)
+class SkillMdGuard:
+    """SKILL.md as it was when a tune run began, to write the winner into only if unchanged.
+
+    ``path`` is the SKILL.md the skill names; ``target`` the file actually rewritten (the
+    same, or the in-repository file a symlinked SKILL.md points to); ``link`` the symlink's
+    text (``None`` for a regular file), ``data`` the bytes read at the start.
+    """
+
+    path: Path
+    target: Path
+    link: str | None
+    data: bytes
+
+    @classmethod
+    def take(cls, path: Path) -> SkillMdGuard:
+        """Read ``path`` now; refuse at once what could never be written (before any call)."""
+        link, target = cls._target(path)
+        data = cls._read(target)
+        guard = cls(path, target, link, data)
+        guard._check_writable()
+        return guard
+
+    @staticmethod
+    def _target(path: Path) -> tuple[str | None, Path]:
+        """``(symlink text or None, file to rewrite)``; a link leaving the repository is refused."""
+        try:
+            st = os.lstat(path)
+        except OSError as exc:
+            raise _refuse(path, f"cannot be read ({exc.strerror or exc})") from None
+        if not stat.S_ISLNK(st.st_mode):
+            if not stat.S_ISREG(st.st_mode):
+                raise _refuse(path, "is not a regular file")
+            return None, path
+        link = os.readlink(path)
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise _refuse(path, "is a symlink that points to nothing (or loops)") from None
+        repo = repository_root(path.parent)
+        if not target.is_relative_to(repo):
+            where = f"{shown_path(target)}, outside the repository {shown_path(repo)}"
+            raise _refuse(path, f"is a symlink to {where}")
+        return link, target
+
+    @staticmethod
+    def _read(target: Path) -> bytes:
+        try:
+            return read_capped(target, limits.MAX_FILE_BYTES, follow_symlinks=False)
+        except FileRefused as exc:
+            raise _refuse(target, exc.problem) from None
+
+    def _check_writable(self) -> None:
+        """A read-only SKILL.md (no owner write bit: refused for root too) is not replaced."""
+        try:
+            mode = os.lstat(self.target).st_mode
+        except OSError as exc:
+            raise _refuse(self.target, f"cannot be read ({exc.strerror or exc})") from None
+        if not mode & stat.S_IWUSR or not os.access(self.target, os.W_OK):
+            why = "is read-only; make it writable (chmod u+w) or run tune without --write"
+            raise _refuse(self.target, why)
+
+    def write(self, description: str, *, where: Path | None = None) -> None:
+        """Put ``description`` into SKILL.md, atomically, if SKILL.md is still what it was.
+
+        Refused in one line (nothing written) when SKILL.md changed since :meth:`take` (an
+        edit, a swap for a symlink or for another file), became read-only, or cannot be
+        replaced (immutable); and when ``description`` holds control characters.
+        """
+        keep = f"; the winner is in {shown_path(where)}" if where is not None else ""
+        again = f"run tune again to tune the current text{keep}"
+        if (why := control_problem(description)) is not None:
+            raise _refuse(self.path, f"the new description {why}")
+        try:
+            link, target = self._target(self.path)
+        except UpskillError:
+            why = f"changed during the run (it is now a symlink or gone); {again}"
+            raise _refuse(self.path, why) from None
+        if (link, target) != (self.link, self.target):
+            why = f"changed during the run (it was swapped for another file or link); {again}"
+            raise _refuse(self.path, why)
+        if self._read(target) != self.data:
+            raise _refuse(self.path, f"was changed by someone else during the run; {again}")
+        self._check_writable()
+        try:
+            text = self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _refuse(self.path, "is not UTF-8 text") from None
+        new = replace_description(text, description).encode("utf-8")
+        try:
+            write_bytes_atomic(target, new, mode=stat.S_IMODE(os.lstat(target).st_mode))
+        except UpskillError:  # a full or read-only disk: StorageError says what to do
+            raise
+        except OSError as exc:
+            if (err := storage_error(exc, target)) is not None:
+                raise err from None
+            hint = " (is it immutable? see lsattr)" if exc.errno in (errno.EPERM, errno.EACCES) else ""
+            raise _refuse(target, f"cannot be replaced: {exc.strerror or exc}{hint}") from None
