@@ -30,9 +30,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from upskill_hub._util.counts import count
 from upskill_hub._util.netutil import free_port
-from upskill_hub._util.percent import interval, pct, points
+from upskill_hub._util.percent import count, interval, pct, points
 from upskill_hub.errors import UpskillError
 from upskill_hub.shipped import shipped_path
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from upskill_hub._util.counts import count
+from upskill_hub._util.percent import count
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,9 @@
-"""Rates and lifts as text: one formatter for the CLI, the report, the card and the Space.
+"""Rates, lifts and counts as text: one formatter for the CLI, the report, the card and the Space.
 
 The same run must read the same everywhere: a pass rate rounds to a whole percent, an
 interval is ``[low, high]``, a lift is signed whole points, and a value that was not
-measured is ``–`` (never ``n/a`` in one place and ``0%`` in another).
+measured is ``–`` (never ``n/a`` in one place and ``0%`` in another). A count agrees with
+its noun (``1 skill``, ``2 skills``): "1 skills · 1 models" reads as a slip.
 """
 
 from __future__ import annotations
@@ -56,3 +57,9 @@ def points(
         comma = "," if compact else ", "
         text += f"{sep}[{lo * 100:+.0f}{comma}{hi * 100:+.0f}]"
     return text
+
+
+def count(n: int, singular: str, plural: str | None = None) -> str:
+    """``n`` and the noun that agrees with it, thousands separated (``plural`` for odd forms)."""
+    noun = singular if n == 1 else (plural if plural is not None else singular + "s")
+    return f"{n:,} {noun}"

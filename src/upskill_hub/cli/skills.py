@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from upskill_hub._util.counts import count
+from upskill_hub._util.percent import count
 from upskill_hub._util.printable import escape_controls
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli._output import make_console, reading_width

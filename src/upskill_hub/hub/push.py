@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub import rundir
-from upskill_hub._util.counts import count
 from upskill_hub._util.hashing import git_blob_sha1, sha256_hex
+from upskill_hub._util.percent import count
 from upskill_hub._util.redact import redact
 from upskill_hub._util.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
 from upskill_hub.errors import HubError, OptionError, PathError, UpskillError

@@ -9,8 +9,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from upskill_hub._util.counts import count
-from upskill_hub._util.percent import interval, pct, points
+from upskill_hub._util.percent import count, interval, pct, points
 from upskill_hub.rundir.schema import ConditionStats, LiftStats, RunSummary, TriggerRow, TriggerStats
 
 BAR_WIDTH = 30

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from upskill_hub import intervals
-from upskill_hub._util.counts import count
+from upskill_hub._util.percent import count
 from upskill_hub.intervals import wilson_bounds, wilson_interval
 from upskill_hub.rundir.schema import ConditionStats, LiftStats, ResultRow, TriggerRow, TriggerStats
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from upskill_hub._util.counts import count
+from upskill_hub._util.percent import count
 from upskill_hub._util.redact import redact
 from upskill_hub.errors import UpskillError
 

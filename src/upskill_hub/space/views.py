@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from upskill_hub._util.counts import count
+from upskill_hub._util.percent import count
 from upskill_hub.errors import UpskillError
 from upskill_hub.space.aggregate import _isnan, fmt_lift, fmt_rate
 
