@@ -39,6 +39,7 @@ from upskill_hub._util.redact import redact
 from upskill_hub._util.timestamps import utc_now
 from upskill_hub.cases import Case
 from upskill_hub.lift.assertions import JudgeError, evaluate_case
+from upskill_hub.lift.calls import CostFn, ModelCalls
 from upskill_hub.lift.harness import AgentClient, HarnessCache, run_agent_call
 from upskill_hub.models.base import (
     Completion,
@@ -50,7 +51,7 @@ from upskill_hub.models.base import (
 )
 from upskill_hub.rundir import ResultsWriter
 from upskill_hub.rundir.schema import CONDITIONS, CallKey, PlannedModel, ResultRow, RunPlan
-from upskill_hub.session.cache import ResponseCache, cache_key
+from upskill_hub.session.cache import ResponseCache
 from upskill_hub.session.catalog import DEFAULT_MAX_TURNS, Catalog, CatalogOutcome, run_catalog_conversation
 
 #: The one system prompt both conditions share. With the skill, the skill text follows it.
@@ -60,7 +61,6 @@ BASE_SYSTEM_PROMPT = (
 #: Outputs longer than this are truncated in the results file (assertions see the full text).
 MAX_OUTPUT_CHARS = 20_000
 
-CostFn = Callable[[str, str, Any], float | None]
 
 
 def system_prompt(condition: str, skill_text: str) -> str:
@@ -183,7 +183,12 @@ class ExecStats:
 
 
 class Runner:
-    """Executes an :class:`EvalPlan` into a run folder."""
+    """Executes an :class:`EvalPlan` into a run folder.
+
+    The steps of one call: :meth:`_one` picks the way the skill reaches the model (injected,
+    a catalog conversation, an agent CLI), :meth:`_answer` gets the completion,
+    :meth:`_graded_row` grades it; :meth:`execute` runs the calls and records each row.
+    """
 
     def __init__(
         self,
@@ -206,15 +211,11 @@ class Runner:
         #: Run only the calls with these keys (one shard of a run on Hugging Face Jobs).
         self.only = only
         self.run_dir = run_dir
-        self.concurrency = concurrency
-        self.cache = cache
+        self.calls = ModelCalls(plan.params, concurrency=concurrency, cache=cache, cost_fn=cost_fn)
         self.judges = judges or {}
-        self.cost_fn = cost_fn
         self.on_row = on_row
         self.stats = ExecStats()
-        self._sems: dict[int, asyncio.Semaphore] = {}
         self._params_json = plan.params.to_json()
-        self._params_dict = plan.params.to_dict()
         self._systems = {c: system_prompt(c, plan.skill_text) for c in plan.conditions}
         #: Catalog mode: with the skill, the whole catalog; the baseline, the same catalog without it.
         self._catalogs: dict[str, Catalog] = {}
@@ -226,116 +227,60 @@ class Runner:
         #: The run's rows in ``results.jsonl``'s order, once :meth:`execute` finished.
         self.written: list[ResultRow] = []
 
-    def _sem(self, client: ModelClient) -> asyncio.Semaphore:
-        sem = self._sems.get(id(client))
-        if sem is None:
-            sem = self._sems[id(client)] = asyncio.Semaphore(self._limit(client))
-        return sem
-
-    async def _cached_complete(
-        self,
-        client: ModelClient,
-        system: str,
-        messages: list[Message],
-        params: GenerationParams,
-        repeat: int,
-        tools: list[ToolSpec] | None = None,
-    ) -> tuple[Completion, bool]:
-        """Serve from the cache or call the model (under its limit) and cache the success."""
-        key = cache_key(
-            provider=client.provider,
-            endpoint=client.endpoint,
-            model=client.model,
-            system=system,
-            messages=messages,
-            params=self._params_dict if params is self.plan.params else params,
-            repeat=repeat,
-            tools=tools,
-        )
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                return hit, True
-        async with self._sem(client):
-            if tools:
-                comp = await client.complete(system, messages, params, tools=tools)
-            else:  # clients written before tool calling take three arguments
-                comp = await client.complete(system, messages, params)
-        if self.cache is not None and self._writer is not None:
-            cache = self.cache
-            self._writer.submit(lambda: cache.put(key, comp))
-        return comp, False
-
-    async def _judge_call(
-        self, client: ModelClient, system: str, messages: list[Message], params: GenerationParams
-    ) -> Completion:
-        comp, cached = await self._cached_complete(client, system, messages, params, 0)
-        if not cached:
-            self.stats.judge_calls += 1
-        return comp
-
-    def _cost(self, client: ModelClient, comp: Completion) -> float | None:
-        if self.cost_fn is None:
-            return None
-        try:
-            return self.cost_fn(client.provider, client.model, comp.usage)
-        except Exception:  # a price table problem must not lose the row
-            return None
-
     async def _one(self, call: PlannedCall) -> ResultRow:
-        plan = self.plan
-        client, case = call.client, call.case
-        system = self._systems[call.condition]
-        messages = [Message("user", case.input)]
         base = {
-            "run_id": plan.run_id,
+            "run_id": self.plan.run_id,
             "tool_version": __version__,
-            "skill_name": plan.skill_name,
-            "skill_version": plan.skill_version,
-            "model": client.model,
-            "provider": client.provider,
+            "skill_name": self.plan.skill_name,
+            "skill_version": self.plan.skill_version,
+            "model": call.client.model,
+            "provider": call.client.provider,
             "params": self._params_json,
             "condition": call.condition,
             "mode": call.mode,
-            "case_id": case.id,
+            "case_id": call.case.id,
             "repeat": call.repeat,
-            "split": case.split,
+            "split": call.case.split,
         }
         if call.mode == "harness":
             return await self._harness_row(call, base)
-        catalog: CatalogOutcome | None = None
         try:
-            if call.mode == "catalog":
-                catalog = await self._catalog_call(call)
-                if catalog.error is not None:  # a cap ended the conversation: an error row, not an answer
-                    return self._catalog_error_row(call, base, catalog)
-                comp, cached = Completion(catalog.text, catalog.usage, catalog.latency_s, catalog.finish_reason), catalog.cached
-                base.update(triggered=catalog.triggered(plan.skill_name), **catalog.row_fields())
-                if catalog.stopped is not None:  # no final answer: say why instead of the provider's reason
-                    comp = Completion(comp.text, comp.usage, comp.latency_s, catalog.stopped)
-            else:
-                comp, cached = await self._cached_complete(client, system, messages, plan.params, call.repeat)
+            comp, cached = await self._answer(call, base)
+        except _CatalogCapped as capped:  # a cap ended the conversation: an error row, not an answer
+            c = capped.outcome
+            comp = Completion(c.text, c.usage, c.latency_s, c.finish_reason)
+            fields = {**_failed(call.case, c.error), **self._usage(call.client, comp, c.cached)}
+            return ResultRow(**base, **c.row_fields(), triggered=c.triggered(self.plan.skill_name), **fields)
         except Exception as exc:  # ModelCallError, or a provider bug: the call failed, not the answer
             msg = str(exc) if isinstance(exc, ModelCallError) else f"{type(exc).__name__}: {exc}"
-            return ResultRow(
-                **base,
-                timestamp=utc_now(),
-                passed=None,
-                assertions_passed=0,
-                assertions_total=len(case.asserts),
-                assertion_details="[]",
-                output="",
-                error=redact(" ".join(msg.split()))[:1000] or type(exc).__name__,
-            )
-        error = None
+            return ResultRow(**base, **_failed(call.case, redact(" ".join(msg.split()))[:1000] or type(exc).__name__))
+        return await self._graded_row(call, base, comp, cached)
+
+    async def _answer(self, call: PlannedCall, base: dict[str, Any]) -> tuple[Completion, bool]:
+        """The model's answer to the case: injected, or at the end of a catalog conversation
+        (whose loads and trigger go into ``base``)."""
+        if call.mode != "catalog":
+            messages = [Message("user", call.case.input)]
+            return await self.calls.complete(call.client, self._systems[call.condition], messages,
+                                             self.plan.params, call.repeat)  # fmt: skip
+        catalog = await self._catalog_call(call)
+        if catalog.error is not None:
+            raise _CatalogCapped(catalog)
+        base.update(triggered=catalog.triggered(self.plan.skill_name), **catalog.row_fields())
+        # No final answer: say why instead of the provider's reason.
+        reason = catalog.stopped if catalog.stopped is not None else catalog.finish_reason
+        return Completion(catalog.text, catalog.usage, catalog.latency_s, reason), catalog.cached
+
+    async def _graded_row(self, call: PlannedCall, base: dict[str, Any], comp: Completion, cached: bool) -> ResultRow:
+        """The answered call's row: its assertions graded (a judge failure is the row's error)."""
+        case, error = call.case, None
         try:
-            outcome = await evaluate_case(case, comp.text, judges=self.judges, call=self._judge_call)
+            outcome = await evaluate_case(case, comp.text, judges=self.judges, call=self.calls.judge)
             passed: bool | None = outcome.passed
             n_pass, n_total, details = outcome.n_passed, outcome.n_total, outcome.details_json()
         except JudgeError as exc:
             passed, n_pass, n_total, details = None, 0, len(case.asserts), "[]"
             error = redact(str(exc))[:1000]
-        u = comp.usage
         return ResultRow(
             **base,
             timestamp=utc_now(),
@@ -343,16 +288,16 @@ class Runner:
             assertions_passed=n_pass,
             assertions_total=n_total,
             assertion_details=redact(details),
-            output=redact(comp.text[:MAX_OUTPUT_CHARS]),
-            input_tokens=u.input_tokens,
-            output_tokens=u.output_tokens,
-            cached_tokens=u.cached_tokens,
-            latency_s=comp.latency_s,
-            cost_usd=self._cost(client, comp),
             error=error,
-            cached=cached,
-            finish_reason=comp.finish_reason,
+            **self._usage(call.client, comp, cached),
         )
+
+    def _usage(self, client: ModelClient, comp: Completion, cached: bool) -> dict[str, Any]:
+        """A row's answer, tokens, latency and cost (kept on error rows too: the spend is real)."""
+        u = comp.usage
+        return {"output": redact(comp.text[:MAX_OUTPUT_CHARS]), "input_tokens": u.input_tokens,
+                "output_tokens": u.output_tokens, "cached_tokens": u.cached_tokens, "latency_s": comp.latency_s,
+                "cost_usd": self.calls.cost(client, comp), "cached": cached, "finish_reason": comp.finish_reason}  # fmt: skip
 
     async def _catalog_call(self, call: PlannedCall) -> CatalogOutcome:
         """One catalog-mode answer: the model loads (or not) skills through tools, turn by turn.
@@ -363,35 +308,10 @@ class Runner:
         system = self._catalog_systems[call.condition]
 
         async def turn(messages: list[Message], tools: list[ToolSpec]) -> tuple[Completion, bool]:
-            return await self._cached_complete(call.client, system, messages, self.plan.params, call.repeat, tools)
+            return await self.calls.complete(call.client, system, messages, self.plan.params, call.repeat, tools)
 
         return await run_catalog_conversation(
             turn, call.case.input, self._catalogs[call.condition], max_turns=self.plan.max_turns, system=system
-        )
-
-    def _catalog_error_row(self, call: PlannedCall, base: dict[str, Any], catalog: CatalogOutcome) -> ResultRow:
-        """The row of a catalog conversation a cap ended: ``error`` set (retried on resume),
-        with what it loaded and the tokens the server reported, so the spend is not lost."""
-        u = catalog.usage
-        comp = Completion(catalog.text, u, catalog.latency_s, catalog.finish_reason)
-        return ResultRow(
-            **base,
-            **catalog.row_fields(),
-            triggered=catalog.triggered(self.plan.skill_name),
-            timestamp=utc_now(),
-            passed=None,
-            assertions_passed=0,
-            assertions_total=len(call.case.asserts),
-            assertion_details="[]",
-            output=redact(catalog.text[:MAX_OUTPUT_CHARS]),
-            input_tokens=u.input_tokens,
-            output_tokens=u.output_tokens,
-            cached_tokens=u.cached_tokens,
-            latency_s=catalog.latency_s,
-            cost_usd=self._cost(call.client, comp),
-            error=catalog.error,
-            cached=catalog.cached,
-            finish_reason=catalog.finish_reason,
         )
 
     async def _harness_row(self, call: PlannedCall, base: dict[str, Any]) -> ResultRow:
@@ -401,14 +321,13 @@ class Runner:
         try:
             outcome = await run_agent_call(
                 agent, call.case, call.condition, call.repeat, self.run_dir,
-                judges=self.judges, judge_call=self._judge_call, cache=self._harness_cache,
+                judges=self.judges, judge_call=self.calls.judge, cache=self._harness_cache,
                 judge_label=self.plan.judge_label,
             )  # fmt: skip
             fields = outcome.row_fields()
         except Exception as exc:  # a workspace or install failure: this call failed, not the run
-            msg = redact(" ".join(f"{agent.model}: {type(exc).__name__}: {exc}".split()))[:1000]
-            fields = {"passed": None, "assertions_passed": 0, "assertions_total": len(call.case.asserts),
-                      "assertion_details": "[]", "output": "", "error": msg}  # fmt: skip
+            fields = _failed(call.case, redact(" ".join(f"{agent.model}: {type(exc).__name__}: {exc}".split()))[:1000])
+            fields.pop("timestamp")
         base = {**base, "agent": agent.adapter.name, "params": fields.pop("params", base["params"])}
         return ResultRow(**base, timestamp=utc_now(), **fields)
 
@@ -425,9 +344,6 @@ class Runner:
         if self.on_row is not None:
             self.on_row(row)
         return row
-
-    def _limit(self, client: ModelClient) -> int:
-        return max(1, int(self.concurrency or client.default_concurrency))
 
     async def _worker(self, todo: collections.deque[PlannedCall], out: list[ResultRow]) -> None:
         while todo:
@@ -452,11 +368,12 @@ class Runner:
             queues.setdefault(id(c.client), collections.deque()).append(c)
         new_rows: list[ResultRow] = []
         self._writer = ResultsWriter(self.run_dir)
+        self.calls.submit = self._writer.submit
         try:
             tasks = [
                 asyncio.ensure_future(self._worker(q, new_rows))
                 for q in queues.values()
-                for _ in range(min(len(q), self._limit(q[0].client)))
+                for _ in range(min(len(q), self.calls.limit(q[0].client)))
             ]
             try:
                 await asyncio.gather(*tasks)
@@ -468,10 +385,24 @@ class Runner:
                 raise
         finally:
             self._writer.close()
+            self.stats.judge_calls = self.calls.judge_calls
         # results.jsonl holds the kept rows, then the new ones in the order they finished.
         self.written = [*done, *new_rows]
         order = {c.key: i for i, c in enumerate(calls)}
         return sorted([*done, *new_rows], key=lambda r: order[r.key])
+
+
+class _CatalogCapped(Exception):
+    """A catalog conversation that a cap ended (its row is an error, retried on resume)."""
+
+    def __init__(self, outcome: CatalogOutcome) -> None:
+        self.outcome = outcome
+
+
+def _failed(case: Case, error: str | None) -> dict[str, Any]:
+    """The fields of a row whose call failed: not graded, ``error`` set (retried on resume)."""
+    return {"timestamp": utc_now(), "passed": None, "assertions_passed": 0, "assertions_total": len(case.asserts),
+            "assertion_details": "[]", "output": "", "error": error}  # fmt: skip
 
 
 def conditions_for(include_baseline: bool) -> tuple[str, ...]:
