@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "triggering"))
 from test_routing_run import KEY, LIBRARY, MODEL, answer, write_library  # noqa: E402
 
 from upskill_hub.testing.llm_server import running_llm_server  # noqa: E402

@@ -9,8 +9,8 @@ import tomlkit
 from kernel_helpers import EXAMPLES, error_lines, run_cli
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.kernels.buildtoml import load_build, render_build_toml, validate_build_toml
-from upskill_hub.kernels.scaffold import init_project
+from upskill_hub.kernels.buildtoml import load_build, validate_build_toml
+from upskill_hub.kernels.scaffold import init_project, render_build_toml
 
 
 @pytest.fixture

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from _evalkit import make_skill
 from cli_runner import run_cli as run_main
 
 from upskill_hub.errors import UpskillError
 from upskill_hub.models.endpoints import mask_key, resolve_endpoint
 from upskill_hub.models.spec import ANTHROPIC_BASE_URL, OPENAI_BASE_URL, parse_model_spec
 from upskill_hub.testing.llm_server import running_llm_server
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evals"))
-from _evalkit import make_skill  # noqa: E402
 
 OPENAI_KEY = "sk-" "openai-0123456789abcdefghij"
 ANTHROPIC_KEY = "sk-ant-" "0123456789abcdefghijklmn"

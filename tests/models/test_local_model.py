@@ -81,8 +81,8 @@ def test_two_token_and_long_prompts() -> None:
 
 def test_backend_is_part_of_the_cache_key(monkeypatch) -> None:
     """A cached transformers answer is never replayed for llama.cpp (they differ)."""
-    from upskill_hub.evals.cache import cache_key
     from upskill_hub.models import local
+    from upskill_hub.session.cache import cache_key
 
     # llama-cpp-python is an optional extra (it compiles): skip only its install check.
     monkeypatch.setattr(local, "backend_missing", lambda backend: None)
@@ -107,7 +107,7 @@ def test_batched_answers_equal_unbatched_token_for_token(monkeypatch) -> None:
     """Greedy fp32: the demo's prompts (hub-kernels, with and without the skill) answered in
     batches are the answers the worker gives one at a time, token for token, with each
     request's own max_tokens and stop strings; a short answer leaves its batch early."""
-    from upskill_hub.evals.runner import system_prompt
+    from upskill_hub.lift.runner import system_prompt
     from upskill_hub.shipped import shipped_skill
     from upskill_hub.skill import require_skill
 

@@ -7,18 +7,15 @@ backend that can kill itself with SIGSEGV mid-call, and the real ``upskill-hub e
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from _evalkit import make_skill
 from cli_runner import run_cli
 
-from upskill_hub.evals.rundir import RESULTS_FILE
 from upskill_hub.models import local
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evals"))
-from _evalkit import make_skill  # noqa: E402
+from upskill_hub.rundir import RESULTS_FILE
 
 CASES = [
     {"id": "a", "input": "Say hello.", "assert": [{"type": "contains", "value": "BANANA"}]},

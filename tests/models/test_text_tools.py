@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 from upskill_hub.cases import parse_meta
-from upskill_hub.evals.api import EvalOptions, run_eval
-from upskill_hub.evals.rundir import read_results
+from upskill_hub.lift.api import run_eval
+from upskill_hub.lift.prepare import EvalOptions
 from upskill_hub.models.base import Message, ToolCall, ToolSpec
 from upskill_hub.models.text_tools import parse_calls, protocol_system, render_messages
+from upskill_hub.rundir import read_results
 from upskill_hub.skill import Skill
 
 TOOLS = [ToolSpec("load_skill", "Load a skill.", {"type": "object", "properties": {"name": {"type": "string"}}})]

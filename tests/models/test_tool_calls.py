@@ -11,9 +11,9 @@ import asyncio
 
 import pytest
 
-from upskill_hub.evals.cache import cache_key
 from upskill_hub.models.base import GenerationParams, Message, ToolCall, ToolSpec
 from upskill_hub.models.factory import create_client
+from upskill_hub.session.cache import cache_key
 from upskill_hub.testing.llm_server import running_llm_server
 
 KEY = "sk-" + "test-0123456789abcdefghijklmnop"

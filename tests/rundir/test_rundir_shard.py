@@ -16,7 +16,8 @@ from _evalkit import InProcessClient, make_skill
 from upskill_hub import rundir
 from upskill_hub._util.redact import secret_values
 from upskill_hub.hub import dataset_repo as dr
-from upskill_hub.lift.api import RunResult, run_eval
+from upskill_hub.lift.api import run_eval
+from upskill_hub.lift.execute import RunResult
 from upskill_hub.lift.prepare import EvalOptions
 from upskill_hub.rundir import shardcheck
 

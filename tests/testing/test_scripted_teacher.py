@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from upskill_hub.evals.tune import TEACHER_SYSTEM, Failure, parse_proposal, tune_request
 from upskill_hub.testing.scripted_teacher import demo_script, keyword_teacher
+from upskill_hub.triggering.tune import TEACHER_SYSTEM, Failure, parse_proposal, tune_request
 
 
 def test_it_names_what_the_misses_share_and_drops_what_the_false_triggers_use():

@@ -56,7 +56,7 @@ from upskill_hub.jobs.launch import (
     next_attempts,
 )
 from upskill_hub.jobs.status import resolve_namespace
-from upskill_hub.lift.api import RunResult, build_summary
+from upskill_hub.lift.execute import RunResult, build_summary
 from upskill_hub.lift.prepare import EvalOptions, PreparedEval, prepare_eval
 from upskill_hub.lift.runner import EvalPlan, new_run_id
 from upskill_hub.models.endpoints import with_endpoint

@@ -1,4 +1,4 @@
-"""Read, validate and write kernel-builder ``build.toml`` files (edition 5).
+"""Read and validate kernel-builder ``build.toml`` files (edition 5).
 
 kernel-builder rejects a build.toml with an unknown key or a bad kernel name, but only deep
 inside a Nix build that cannot run here. We check the same schema up front (mirroring
@@ -8,25 +8,23 @@ flake before anyone tries. Where kernel-builder is lenient we are too, with a wa
 legacy files without an edition (see :mod:`.legacy`), backends listed without a
 ``[kernel.*]`` section, and CUDA capabilities or ROCm archs it does not build, which it
 drops (only an empty set after dropping fails, as in its ``kernel.cmake``). Files are read
-and written with ``tomlkit`` so that ``init`` produces the same formatting a human would.
+with ``tomlkit``, and :mod:`.scaffold` writes new ones with it so that ``init`` produces the
+same formatting a human would.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import tomlkit
-
 from upskill_hub._util import boundedread
 from upskill_hub._util.problems import Problem
 from upskill_hub.errors import UpskillError
-from upskill_hub.kernels.legacy import V4, legacy_format, legacy_message
+from upskill_hub.kernels.legacy import V4, legacy_format, legacy_message, read_toml_text, upgraded_view
 
 BUILD_TOML = "build.toml"
 EDITION = 5
@@ -226,17 +224,6 @@ def supported_capabilities(caps: list[str]) -> list[str]:
     return [c for c in caps if isinstance(c, str) and valid_capability(c)]
 
 
-def read_toml_text(path: Path) -> str:
-    """A project's build.toml text; a missing or unreadable file is an ``UpskillError``.
-
-    Read with :func:`boundedread.read_toml_text`: a FIFO, a device, a binary file or one over
-    ``UPSKILL_MAX_TOML_KB`` is refused in one line instead of hanging or raising.
-    """
-    if not os.path.lexists(path):
-        raise UpskillError(f"{path}: not found (a kernel project needs a build.toml)")
-    return boundedread.read_toml_text(path)
-
-
 def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file into plain Python values; a syntax error is an ``UpskillError``."""
     text = read_toml_text(path)
@@ -370,7 +357,7 @@ def validate_build_toml(root: Path) -> tuple[list[Problem], dict[str, Any] | Non
     legacy = legacy_format(data)
     if legacy is not None:
         chk.add("general.edition", legacy_message(legacy, str(root)), "warning" if legacy == V4 else "error")
-        data = _upgraded_view(data)
+        data = upgraded_view(data)
 
     frameworks = [f for f in FRAMEWORKS if f in data]
     chk.keys(data, {"general": "table", "kernel": "table", **{f: "table" for f in FRAMEWORKS}}, "")
@@ -490,20 +477,6 @@ def validate_build_toml(root: Path) -> tuple[list[Problem], dict[str, Any] | Non
     return chk.problems, data
 
 
-def _upgraded_view(data: dict[str, Any]) -> dict[str, Any]:
-    """A legacy table as kernel-builder reads it: edition 5, version 1 by default, noarch by default.
-
-    Only the in-memory view changes; ``kernels update`` writes the same upgrade to disk.
-    """
-    general = dict(data["general"])
-    general.setdefault("version", 1)
-    general["edition"] = EDITION
-    view = {**data, "general": general}
-    if not any(f in view for f in FRAMEWORKS):
-        view["torch-noarch"] = {}
-    return view
-
-
 def _cross_check_with_kernels_parser(root: Path, chk: _Checker) -> None:
     """Second opinion from kernel-builder's own build.toml parser (kernels-data, in ``kernels``).
 
@@ -576,61 +549,3 @@ def config_from_table(root: Path, data: dict[str, Any]) -> BuildConfig:
         source=general.get("source"),
         noarch_cuda_capabilities=supported_capabilities(list(fw.get("cuda_capabilities", []))),
     )
-
-
-def render_build_toml(
-    *,
-    name: str,
-    backends: list[str],
-    license: str = "Apache-2.0",
-    version: int = 1,
-    repo_id: str | None = None,
-    noarch: bool = False,
-) -> str:
-    """Write a kernel-builder edition-5 build.toml for a new project with ``tomlkit``.
-
-    One ``[kernel.<pkg>_<backend>]`` section per compiled backend, sources under
-    ``<pkg>_<backend>/``, matching the layout ``kernel-builder init`` produces.
-    """
-    pkg = name.replace("-", "_")
-    doc = tomlkit.document()
-    general = tomlkit.table()
-    general.add("name", name)
-    general.add("version", version)
-    general.add("edition", EDITION)
-    general.add("license", license)
-    arr = tomlkit.array()
-    arr.extend(backends)
-    general.add("backends", arr)
-    if repo_id:
-        hub = tomlkit.table()
-        hub.add("repo-id", repo_id)
-        general.add("hub", hub)
-    doc.add("general", general)
-    if noarch:
-        doc.add("torch-noarch", tomlkit.table())
-        return tomlkit.dumps(doc)
-    torch = tomlkit.table()
-    src = tomlkit.array()
-    src.extend(["torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h"])
-    src.multiline(True)
-    torch.add("src", src)
-    doc.add("torch", torch)
-    kernel = tomlkit.table(is_super_table=True)
-    for backend in backends:
-        sec = tomlkit.table()
-        sec.add("backend", backend)
-        deps = tomlkit.array()
-        deps.append("torch")
-        sec.add("depends", deps)
-        srcs = tomlkit.array()
-        ext = "cu" if backend == "cuda" else "cpp"
-        srcs.append(f"{pkg}_{backend}/{pkg}.{ext}")
-        sec.add("src", srcs)
-        if backend == "cuda":
-            caps = tomlkit.array()
-            caps.extend(["8.0", "8.9", "9.0"])
-            sec.add("cuda-capabilities", caps)
-        kernel.add(f"{pkg}_{backend}", sec)
-    doc.add("kernel", kernel)
-    return tomlkit.dumps(doc)

@@ -12,10 +12,12 @@ kernel-builder (``kernels-data/src/config/compat.rs``) reads a build.toml withou
 Many published projects (most of kernels-community) are in these formats, so ``kernels
 check`` reads them the way kernel-builder does and ``kernels update`` rewrites them with
 ``tomlkit``, changing only what the upgrade needs so comments and layout stay.
+:mod:`.buildtoml` builds on this module, so the bounded read both use lives here.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +59,20 @@ def legacy_message(kind: str, project: str) -> str:
     )
 
 
+def upgraded_view(data: dict[str, Any]) -> dict[str, Any]:
+    """A legacy table as kernel-builder reads it: edition 5, version 1 by default, noarch by default.
+
+    Only the in-memory view changes; ``kernels update`` writes the same upgrade to disk.
+    """
+    general = dict(data["general"])
+    general.setdefault("version", 1)
+    general["edition"] = EDITION
+    view = {**data, "general": general}
+    if not any(f in view for f in FRAMEWORKS):
+        view["torch-noarch"] = {}
+    return view
+
+
 def _insert_after(table: Any, after: str | None, key: str, value: Any) -> None:
     """Add ``key`` right after ``after`` in a tomlkit table, so the file reads naturally."""
     container = getattr(table, "value", None)
@@ -94,14 +110,23 @@ def upgrade_document(doc: tomlkit.TOMLDocument) -> list[str]:
     return changes
 
 
+def read_toml_text(path: Path) -> str:
+    """A project's build.toml text; a missing or unreadable file is an ``UpskillError``.
+
+    Read with :func:`boundedread.read_toml_text`: a FIFO, a device, a binary file or one over
+    ``UPSKILL_MAX_TOML_KB`` is refused in one line instead of hanging or raising.
+    """
+    if not os.path.lexists(path):
+        raise UpskillError(f"{path}: not found (a kernel project needs a build.toml)")
+    return boundedread.read_toml_text(path)
+
+
 def update_project(root: Path) -> list[str]:
     """Rewrite ``root/build.toml`` as edition 5; return the changes (empty: already edition 5).
 
     The file is replaced atomically and only after the upgraded text parses again.
     """
     path = Path(root) / "build.toml"
-    from upskill_hub.kernels.buildtoml import read_toml_text  # buildtoml imports this module
-
     text = read_toml_text(path)
     try:
         doc = boundedread.parse_toml_text(text, path)  # bounded: size, nesting, recursion

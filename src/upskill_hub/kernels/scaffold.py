@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import tomlkit
+
 from upskill_hub._util.fsutil import atomic_replace_dir
 from upskill_hub.errors import UpskillError
-from upskill_hub.kernels.buildtoml import NAME_RE, render_build_toml
+from upskill_hub.kernels.buildtoml import EDITION, NAME_RE
 
 SUPPORTED_INIT_BACKENDS = ("cpu", "cuda")
 
@@ -273,6 +275,64 @@ def _parse_backends(backends: list[str]) -> list[str]:
     if "noarch" in seen and len(seen) > 1:
         raise UpskillError("noarch is a pure-PyTorch kernel: do not combine it with cpu/cuda")
     return seen
+
+
+def render_build_toml(
+    *,
+    name: str,
+    backends: list[str],
+    license: str = "Apache-2.0",
+    version: int = 1,
+    repo_id: str | None = None,
+    noarch: bool = False,
+) -> str:
+    """Write a kernel-builder edition-5 build.toml for a new project with ``tomlkit``.
+
+    One ``[kernel.<pkg>_<backend>]`` section per compiled backend, sources under
+    ``<pkg>_<backend>/``, matching the layout ``kernel-builder init`` produces.
+    """
+    pkg = name.replace("-", "_")
+    doc = tomlkit.document()
+    general = tomlkit.table()
+    general.add("name", name)
+    general.add("version", version)
+    general.add("edition", EDITION)
+    general.add("license", license)
+    arr = tomlkit.array()
+    arr.extend(backends)
+    general.add("backends", arr)
+    if repo_id:
+        hub = tomlkit.table()
+        hub.add("repo-id", repo_id)
+        general.add("hub", hub)
+    doc.add("general", general)
+    if noarch:
+        doc.add("torch-noarch", tomlkit.table())
+        return tomlkit.dumps(doc)
+    torch = tomlkit.table()
+    src = tomlkit.array()
+    src.extend(["torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h"])
+    src.multiline(True)
+    torch.add("src", src)
+    doc.add("torch", torch)
+    kernel = tomlkit.table(is_super_table=True)
+    for backend in backends:
+        sec = tomlkit.table()
+        sec.add("backend", backend)
+        deps = tomlkit.array()
+        deps.append("torch")
+        sec.add("depends", deps)
+        srcs = tomlkit.array()
+        ext = "cu" if backend == "cuda" else "cpp"
+        srcs.append(f"{pkg}_{backend}/{pkg}.{ext}")
+        sec.add("src", srcs)
+        if backend == "cuda":
+            caps = tomlkit.array()
+            caps.extend(["8.0", "8.9", "9.0"])
+            sec.add("cuda-capabilities", caps)
+        kernel.add(f"{pkg}_{backend}", sec)
+    doc.add("kernel", kernel)
+    return tomlkit.dumps(doc)
 
 
 def init_project(

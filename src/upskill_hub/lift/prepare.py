@@ -24,6 +24,7 @@ from upskill_hub.models.spec import ModelSpec
 from upskill_hub.rundir.schema import ResultRow
 from upskill_hub.session.catalog import DEFAULT_MAX_TURNS
 from upskill_hub.session.clients import (
+    RunPrices,
     build_catalog,
     client_label,
     close_all,
@@ -33,7 +34,6 @@ from upskill_hub.session.clients import (
 from upskill_hub.skill import Skill, require_skill
 
 DEFAULT_OUTPUT = Path("upskill-runs")
-
 
 
 class ShardPart(Protocol):
@@ -48,7 +48,6 @@ class ShardPart(Protocol):
     index: int
 
     def owns(self, keys: Iterable[tuple[str, str, str, int]]) -> set[tuple[str, str, str, int]]: ...
-
 
 
 @dataclass
@@ -122,7 +121,6 @@ class EvalOptions:
         return cls(**{**values, **fields})
 
 
-
 def resolve_cases(skill: Skill, cases: str | Path | Sequence[Case] | None) -> list[Case]:
     """The cases to run: a tests file, explicit cases, or the skill's own ``skill_meta.json``."""
     if cases is None:
@@ -144,7 +142,6 @@ def resolve_cases(skill: Skill, cases: str | Path | Sequence[Case] | None) -> li
     return found
 
 
-
 @dataclass
 class PreparedEval:
     """A validated plan with its clients and judges, before any call (see :func:`prepare_eval`)."""
@@ -153,10 +150,11 @@ class PreparedEval:
     judges: dict[str | None, ModelClient]
     #: Clients built here (closed by :meth:`aclose`); clients passed in belong to the caller.
     opened: list[ModelClient]
+    #: The run's price snapshot, read while preparing (:class:`~upskill_hub.session.clients.RunPrices`).
+    prices: RunPrices
 
     async def aclose(self) -> None:
         await close_all(self.opened)
-
 
 
 async def prepare_eval(
@@ -186,6 +184,7 @@ async def prepare_eval(
             "these tests grade natural-language assertions (agentskills.io evals.json or upskill judge "
             "criteria): pass --judge MODEL to grade them (they are never skipped)"
         )
+    wanted = needs_judge(the_cases)
     gen = generation_params(o.params)
     _check_workspace_cases(the_cases, bool(model_specs), bool(o.agents), o.harness)
     if o.agents and o.shard is not None:
@@ -206,7 +205,6 @@ async def prepare_eval(
     # Close only the clients built here; clients passed in belong to the caller.
     opened = [c for c in clients if not any(c is s for s in model_specs)]
     try:
-        wanted = needs_judge(the_cases)
         judge_label = None
         if wanted:
             if judge is None and not clients:
@@ -224,6 +222,10 @@ async def prepare_eval(
             judge_label = client_label(judges[None])
             if judge is None:
                 print(f"note: llm-rubric judged by {judge_label} (set --judge to choose)", file=sys.stderr)
+        # Prices are read before anything is written: a broken price file is a clean error.
+        prices = RunPrices()
+        for c in clients:  # agents report their own cost, or none
+            prices.price(c.provider, c.model)
     except BaseException:
         await close_all(opened)
         raise
@@ -242,13 +244,11 @@ async def prepare_eval(
         catalog=catalog,
         max_turns=o.max_turns,
     )
-    return PreparedEval(plan, judges, opened)
-
+    return PreparedEval(plan, judges, opened, prices)
 
 
 #: The modes ``--mode`` takes for models (agent CLIs run in ``harness`` mode by themselves).
 MODEL_MODES = ("inject", "catalog")
-
 
 
 def _check_workspace_cases(cases: list[Case], models: bool, agents: bool, harness: HarnessOptions) -> None:

@@ -248,7 +248,6 @@ def _rate(k: int, n: int) -> tuple[float | None, float | None, float | None]:
     return k / n, float(lo), float(hi)
 
 
-
 def trigger_stats(
     model: str, should: Sequence[bool], should_not: Sequence[bool], errors: int = 0
 ) -> TriggerStats:
@@ -257,7 +256,6 @@ def trigger_stats(
     ``should`` / ``should_not``: whether each answered should-trigger / should-not query triggered.
     """
     return stats_from_counts(model, len(should), sum(should), len(should_not), sum(should_not), errors)
-
 
 
 def stats_from_counts(
@@ -290,7 +288,6 @@ def stats_from_counts(
     )
 
 
-
 def stats_from_trigger_rows(rows: Sequence[TriggerRow], models: Sequence[str]) -> list[TriggerStats]:
     """Per model figures from trigger rows (failed calls counted apart, never as misses)."""
     out = []
@@ -308,7 +305,6 @@ def stats_from_trigger_rows(rows: Sequence[TriggerRow], models: Sequence[str]) -
             )
         )
     return out
-
 
 
 def stats_from_eval_rows(rows: Sequence[ResultRow], models: Sequence[str]) -> list[TriggerStats]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from upskill_hub.models._sdk_errors import malformed, post_json
 from upskill_hub.models.base import (
     Completion,
     GenerationParams,
@@ -20,6 +19,7 @@ from upskill_hub.models.base import (
     token_count,
 )
 from upskill_hub.models.retry import RetryingClient, RetryPolicy
+from upskill_hub.models.transport import malformed, post_json, sdk_http_client
 
 #: Calls in flight per model when the run does not say (``--concurrency``): this client's own.
 DEFAULT_CONCURRENCY = 8
@@ -41,8 +41,6 @@ class AnthropicClient(RetryingClient):
         connections: int | None = None,
     ) -> None:
         import anthropic
-
-        from upskill_hub.models.transport import sdk_http_client
 
         self.model = model
         self.endpoint = base_url

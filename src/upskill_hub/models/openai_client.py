@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from upskill_hub.models._sdk_errors import malformed, post_json
 from upskill_hub.models.base import (
     Completion,
     GenerationParams,
@@ -22,6 +21,7 @@ from upskill_hub.models.base import (
     token_count,
 )
 from upskill_hub.models.retry import RetryingClient, RetryPolicy
+from upskill_hub.models.transport import malformed, post_json, sdk_http_client
 
 #: Concurrency that stays clear of typical rate limits (hosted) or saturates a local box.
 DEFAULT_CONCURRENCY = {"openai": 16, "hf": 8, "openai-compatible": 8}
@@ -42,8 +42,6 @@ class OpenAIChatClient(RetryingClient):
         connections: int | None = None,
     ) -> None:
         import openai
-
-        from upskill_hub.models.transport import sdk_http_client
 
         self.provider = provider
         self.model = model

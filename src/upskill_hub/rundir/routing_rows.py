@@ -20,11 +20,9 @@ from upskill_hub.rundir.trigger_rows import read_run_json
 NONE = "none"
 
 
-
 #: The run folder's routing reports (one per model), written by ``triggers --library``; push
 #: turns them into the run's ``routing`` shard.
 ROUTING_FILE = "routing.json"
-
 
 
 @dataclass
@@ -44,7 +42,6 @@ class SkillRouting:
     errors: int = 0
 
 
-
 @dataclass
 class StealingPair:
     """Two skills whose queries go to each other, with the queries that did."""
@@ -57,7 +54,6 @@ class StealingPair:
     share_b_to_a: float
     examples_a_to_b: list[str] = field(default_factory=list)
     examples_b_to_a: list[str] = field(default_factory=list)
-
 
 
 @dataclass
@@ -84,7 +80,6 @@ class RoutingReport:
         return {**asdict(self), "columns": self.columns}
 
 
-
 def check_library_names(skills: list[str]) -> None:
     """Refuse a library whose names would make two matrix columns read the same: a skill
     named ``none`` (the column of queries that loaded nothing) or a name given twice."""
@@ -97,7 +92,6 @@ def check_library_names(skills: list[str]) -> None:
         if name in seen:
             raise UpskillError(f"two skills are named {name!r}; a routing matrix needs one column per skill")
         seen.add(name)
-
 
 
 @dataclass
@@ -123,7 +117,6 @@ class RoutingRow:
     accuracy_ci_high: float | None
 
 
-
 def routing_records(report: RoutingReport, run_id: str, timestamp: str) -> list[RoutingRow]:
     """The ``routing`` rows of one model's report (skills x columns cells)."""
     by_skill = {p.skill: p for p in report.per_skill}
@@ -142,11 +135,9 @@ def routing_records(report: RoutingReport, run_id: str, timestamp: str) -> list[
     return out
 
 
-
 def _want(ok: bool, what: str) -> None:
     if not ok:
         raise ValueError(what)
-
 
 
 def _count(v: object, what: str) -> int:
@@ -157,7 +148,6 @@ def _count(v: object, what: str) -> int:
     return v  # type: ignore[return-value]
 
 
-
 def _share_or_none(v: object, what: str) -> float | None:
     if v is None:
         return None
@@ -166,11 +156,9 @@ def _share_or_none(v: object, what: str) -> float | None:
     return float(v)  # type: ignore[arg-type]
 
 
-
 def _text(v: object, what: str) -> str:
     _want(isinstance(v, str), f"{what} must be text")
     return v  # type: ignore[return-value]
-
 
 
 def _fields(cls: type, p: object, what: str) -> dict[str, Any]:
@@ -178,9 +166,7 @@ def _fields(cls: type, p: object, what: str) -> dict[str, Any]:
     return {k: v for k, v in p.items() if k in cls.__dataclass_fields__}  # type: ignore[union-attr]
 
 
-
 _SHARES = ("recall", "recall_ci_low", "recall_ci_high", "accuracy", "accuracy_ci_low", "accuracy_ci_high")
-
 
 
 def report_from_dict(data: dict[str, Any]) -> RoutingReport:
@@ -242,11 +228,9 @@ def report_from_dict(data: dict[str, Any]) -> RoutingReport:
     return RoutingReport(**keep, per_skill=per, stealing=steal)
 
 
-
 def _list(v: object, what: str) -> list[Any]:
     _want(isinstance(v, list), f"{what} must be a list")
     return v  # type: ignore[return-value]
-
 
 
 def write_routing(run_dir: Path, reports: list[RoutingReport], run_id: str, timestamp: str) -> Path:
@@ -256,7 +240,6 @@ def write_routing(run_dir: Path, reports: list[RoutingReport], run_id: str, time
         path, {"run_id": run_id, "timestamp": timestamp, "reports": [r.to_dict() for r in reports]}
     )
     return path
-
 
 
 def read_routing(run_dir: Path) -> tuple[str, str, list[RoutingReport]] | None:

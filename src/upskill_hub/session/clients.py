@@ -38,7 +38,6 @@ def generation_params(params: GenerationParams | dict[str, Any] | None) -> Gener
     return p
 
 
-
 def open_clients(
     specs: Sequence[str | ModelSpec | ModelClient],
     base_url: str | None,
@@ -70,7 +69,6 @@ def open_clients(
     return clients
 
 
-
 class RunPrices:
     """Each model's :class:`~upskill_hub.models.pricing.Price`, looked up once per run.
 
@@ -99,17 +97,14 @@ class RunPrices:
         return None if price is None else price.cost(usage)
 
 
-
 def client_label(c: ModelClient) -> str:
     return f"{c.provider}:{c.model}"
-
 
 
 async def close_all(clients: list[ModelClient]) -> None:
     for c in clients:
         with contextlib.suppress(Exception):  # closing must not hide the run's outcome
             await c.aclose()
-
 
 
 def shipped_skills_dir() -> Path | None:
@@ -120,7 +115,6 @@ def shipped_skills_dir() -> Path | None:
         return shipped_path("skills")
     except UpskillError:
         return None
-
 
 
 def load_distractors(distractors: str | Path | None, skill_name: str) -> list[Skill]:
@@ -160,7 +154,6 @@ def load_distractors(distractors: str | Path | None, skill_name: str) -> list[Sk
             )  # fmt: skip
         seen[s.name] = folder
     return [s for s in found if s.name != skill_name]
-
 
 
 def build_catalog(skill: Skill, distractors: str | Path | None) -> Catalog:

@@ -7,7 +7,8 @@ Tests and benchmarks point the real, unmodified ``openai`` / ``anthropic`` SDKs 
 
 A *script* decides each answer from ``(system, messages, params)``, so a test can answer
 differently when the system prompt carries a skill. Usage is counted deterministically
-(whitespace-separated words), so token sums in results can be checked exactly.
+(whitespace-separated words), so token sums in results can be checked exactly. The two wire
+formats are in :mod:`.wire`, the model's own tool use in :mod:`.scripted_model`.
 
 *Faults* are queued and consumed by the next matching requests: 429 with ``Retry-After``,
 5xx, a malformed JSON body, a hang longer than the client's timeout, or a dropped
@@ -38,33 +39,13 @@ from typing import Any
 
 import h11
 
+# The server calls these by this module's names: tests patch tool_step, _tool_answer, _error here.
+from upskill_hub.testing.scripted_model import Script, _script_view, echo_script, tool_step
+from upskill_hub.testing.wire import Reply, _answer, _error, _json, _normalize, _tool_answer
+from upskill_hub.testing.wire import count_tokens as count_tokens  # importers take it from here
+
 #: Headers whose values are secrets; recorded requests keep only their shape.
 _SECRET_HEADERS = {"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"}
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What a script may return instead of plain text, to control the other fields."""
-
-    text: str
-    finish_reason: str | None = None  # None: "stop"/"end_turn", or "length" when truncated
-    cached_tokens: int = 0
-    #: Usage fields sent as given, over the computed ones (a server reporting nonsense).
-    usage: dict[str, Any] | None = None
-
-
-Script = Callable[[str, list[dict[str, str]], dict[str, Any]], "str | Reply"]
-
-
-def echo_script(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
-    """The default script: repeat the last user message back."""
-    last = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
-    return f"You said: {last}"
-
-
-def count_tokens(text: str) -> int:
-    """The server's token count: whitespace-separated words (deterministic, easy to predict)."""
-    return len(text.split())
 
 
 @dataclass
@@ -148,158 +129,6 @@ def _mask_headers(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
             value = f"{scheme} ***" if rest else "***"
         out[name] = value
     return out
-
-
-def _content_text(content: Any) -> str:
-    """Flatten OpenAI/Anthropic message content (a string or a list of blocks) to text."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
-    return "" if content is None else str(content)
-
-
-def _normalize(api: str, body: dict[str, Any]) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
-    """Split a request body into (system prompt, messages, parameters), whatever the API."""
-    raw_messages = body.get("messages") or []
-    if not isinstance(raw_messages, list):
-        raise ValueError("'messages' must be a list")
-    system_parts: list[str] = []
-    messages: list[dict[str, Any]] = []
-    if api == "anthropic" and body.get("system") is not None:
-        system_parts.append(_content_text(body["system"]))
-    for m in raw_messages:
-        if not isinstance(m, dict) or "role" not in m:
-            raise ValueError("each message needs a 'role'")
-        text = _content_text(m.get("content"))
-        if m["role"] in ("system", "developer"):
-            system_parts.append(text)
-        else:
-            messages.extend(_tool_turns(api, m, text))
-    stop = body.get("stop") if api == "openai" else body.get("stop_sequences")
-    if isinstance(stop, str):
-        stop = [stop]
-    max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
-    params = {
-        "model": body.get("model"),
-        "temperature": body.get("temperature"),
-        "top_p": body.get("top_p"),
-        "max_tokens": max_tokens,
-        "seed": body.get("seed"),
-        "stop": list(stop or []),
-    }
-    params["tools"] = _tool_names(body.get("tools"))
-    return "\n".join(system_parts), messages, params
-
-
-def _tool_turns(api: str, m: dict[str, Any], text: str) -> list[dict[str, Any]]:
-    """One wire message as normalised turns: tool calls and tool results become their own
-    shapes (``tool_calls`` on an assistant turn; a ``tool`` turn per result), whatever the API."""
-    role, content = str(m["role"]), m.get("content")
-    if api == "openai":
-        if role == "tool":
-            return [{"role": "tool", "content": text, "tool_call_id": m.get("tool_call_id")}]
-        calls = [
-            {"name": c["function"].get("name"), "arguments": _json_object(c["function"].get("arguments"))}
-            for c in m.get("tool_calls") or []
-            if isinstance(c, dict) and isinstance(c.get("function"), dict)
-        ]
-        return [{"role": role, "content": text, **({"tool_calls": calls} if calls else {})}]
-    if not isinstance(content, list):
-        return [{"role": role, "content": text}]
-    results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-    if results:
-        return [
-            {"role": "tool", "content": _content_text(b.get("content")), "tool_call_id": b.get("tool_use_id")}
-            for b in results
-        ]
-    calls = [
-        {"name": b.get("name"), "arguments": b.get("input") if isinstance(b.get("input"), dict) else {}}
-        for b in content
-        if isinstance(b, dict) and b.get("type") == "tool_use"
-    ]
-    return [{"role": role, "content": text, **({"tool_calls": calls} if calls else {})}]
-
-
-def _json_object(text: Any) -> dict[str, Any]:
-    try:
-        value = json.loads(text) if isinstance(text, str) else text
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _tool_names(tools: Any) -> list[str]:
-    """Names of the tools a request offers (OpenAI ``function`` wrappers or Anthropic's flat form)."""
-    names = []
-    for t in tools if isinstance(tools, list) else []:
-        if isinstance(t, dict):
-            fn = t.get("function") if isinstance(t.get("function"), dict) else t
-            if isinstance(fn.get("name"), str):
-                names.append(fn["name"])
-    return names
-
-
-#: Words too common to count as a match between a user request and a skill description.
-_STOPWORDS = frozenset(
-    ["about", "also", "after", "answer", "answers", "been", "before", "being", "does", "each", "from", "have", "into", "just", "like", "make", "more", "most", "much", "need", "only", "other", "over", "some", "such", "than", "that", "their", "them", "then", "there", "these", "they", "this", "those", "through", "using", "very", "what", "when", "where", "which", "while", "will", "with", "would", "your", "user", "users", "should", "could", "skill", "skills", "task", "tasks", "help", "write"]
-)
-_CATALOG_ENTRY = re.compile(r"<skill>\s*<name>(.*?)</name>\s*<description>(.*?)</description>", re.S)
-#: A relative file path a skill body names (``references/x.md``); never absolute, never ``..``.
-_BODY_PATH = re.compile(r"(?<![\w/.])((?:[\w-]+/)+[\w.-]+\.[A-Za-z0-9]+)\b")
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _STOPWORDS}
-
-
-def tool_step(system: str, messages: list[dict[str, Any]], tools: list[str]) -> tuple[str, dict[str, Any]] | None:
-    """The scripted model's deterministic tool use, or None to answer.
-
-    With ``load_skill`` offered and no tool result yet: load the first catalog skill whose
-    description shares a word (4+ letters, not a stopword) with the user's text. Right after
-    a load: read the first relative file path the loaded body names, if any. Otherwise answer.
-    """
-    if "load_skill" not in tools:
-        return None
-    results = [m for m in messages if m["role"] == "tool"]
-    if not results:
-        user = " ".join(m["content"] for m in messages if m["role"] == "user")
-        asked = _words(user)
-        for name, description in _CATALOG_ENTRY.findall(system):
-            if asked & _words(description):
-                return "load_skill", {"name": name.strip()}
-        return None
-    last_call = next((m["tool_calls"][-1] for m in reversed(messages) if m.get("tool_calls")), None)
-    if last_call and last_call["name"] == "load_skill" and "read_skill_file" in tools:
-        path = _BODY_PATH.search(results[-1]["content"])
-        if path and ".." not in path.group(1):
-            return "read_skill_file", {"name": last_call["arguments"].get("name", ""), "path": path.group(1)}
-    return None
-
-
-def _script_view(system: str, messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, str]]]:
-    """What the answer script sees after tool use: what the tools returned follows the system
-    prompt (so a script keyed on the skill text answers as in inject mode), and only the
-    user / assistant text turns remain."""
-    read = [m["content"] for m in messages if m["role"] == "tool"]
-    plain = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "tool" and not m.get("tool_calls")]
-    return "\n".join([system, *read]) if read else system, plain
-
-
-def _shape_answer(reply: Reply, params: dict[str, Any]) -> tuple[str, bool, bool]:
-    """Apply stop sequences and max_tokens; return (text, hit_stop, truncated)."""
-    text = reply.text
-    hit_stop = False
-    for s in params["stop"]:
-        if s and s in text:
-            text = text[: text.index(s)]
-            hit_stop = True
-    words = text.split()
-    limit = params["max_tokens"]
-    if isinstance(limit, int) and len(words) > limit:
-        return " ".join(words[:limit]), hit_stop, True
-    return text, hit_stop, False
 
 
 class ScriptedLLMServer:
@@ -604,94 +433,6 @@ class ScriptedLLMServer:
                 headers.append(("retry-after", ra if isinstance(ra, str) else f"{ra:g}"))
             return status, headers, payload
         return _error(api, fault.status, "api_error", f"server error {fault.status} (scripted)")
-
-
-def _json(status: int, obj: Any) -> tuple[int, list[tuple[str, str]], bytes]:
-    return status, [("content-type", "application/json")], json.dumps(obj).encode()
-
-
-def _error(api: str, status: int, kind: str, message: str) -> tuple[int, list[tuple[str, str]], bytes]:
-    if api == "anthropic":
-        return _json(status, {"type": "error", "error": {"type": kind, "message": message}})
-    return _json(status, {"error": {"message": message, "type": kind, "code": None}})
-
-
-def _answer(
-    api: str, reply: Reply, system: str, messages: list[dict[str, str]], params: dict[str, Any]
-) -> dict[str, Any]:
-    text, hit_stop, truncated = _shape_answer(reply, params)
-    n_in = count_tokens(system) + sum(count_tokens(m["content"]) for m in messages)
-    n_out = count_tokens(text)
-    cached = min(reply.cached_tokens, n_in)
-    model = params["model"] or "scripted-model"
-    if api == "anthropic":
-        reason = reply.finish_reason or (
-            "max_tokens" if truncated else "stop_sequence" if hit_stop else "end_turn"
-        )
-        return {
-            "id": "msg_scripted",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": reason,
-            "stop_sequence": None,
-            "usage": {
-                "input_tokens": n_in - cached,
-                "output_tokens": n_out,
-                "cache_read_input_tokens": cached,
-                "cache_creation_input_tokens": 0,
-                **(reply.usage or {}),
-            },
-        }
-    reason = reply.finish_reason or ("length" if truncated else "stop")
-    return {
-        "id": "chatcmpl-scripted",
-        "object": "chat.completion",
-        "created": 0,
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": reason,
-                "logprobs": None,
-            }
-        ],
-        "usage": {
-            "prompt_tokens": n_in,
-            "completion_tokens": n_out,
-            "total_tokens": n_in + n_out,
-            "prompt_tokens_details": {"cached_tokens": cached},
-            **(reply.usage or {}),
-        },
-    }
-
-
-def _tool_answer(
-    api: str, step: tuple[str, dict[str, Any]], n: int, system: str, messages: list[dict[str, Any]], params: dict[str, Any]
-) -> dict[str, Any]:
-    """A reply that calls one tool (ids ``call_<n>`` / ``toolu_<n>``, n counting the conversation's calls)."""
-    name, args = step
-    n_in = count_tokens(system) + sum(count_tokens(m["content"]) for m in messages)
-    n_out = count_tokens(json.dumps(args))
-    model = params["model"] or "scripted-model"
-    if api == "anthropic":
-        return {
-            "id": "msg_scripted", "type": "message", "role": "assistant", "model": model,
-            "content": [{"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": args}],
-            "stop_reason": "tool_use", "stop_sequence": None,
-            "usage": {"input_tokens": n_in, "output_tokens": n_out,
-                      "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
-        }  # fmt: skip
-    call = {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-    return {
-        "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]},
-                     "finish_reason": "tool_calls", "logprobs": None}],
-        "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out,
-                  "prompt_tokens_details": {"cached_tokens": 0}},
-    }  # fmt: skip
 
 
 @contextlib.contextmanager

@@ -1,7 +1,7 @@
 """A deterministic teacher for ``upskill-hub tune``, so the loop can be shown and tested offline.
 
 The scripted server's model loads a catalog skill when the query shares a word with its
-description (:func:`upskill_hub.testing.llm_server.tool_step`). This teacher answers
+description (:func:`upskill_hub.testing.scripted_model.tool_step`). This teacher answers
 ``tune``'s requests the way a careful human would against such a model: it reads the
 queries the description missed and the ones it wrongly caught (both listed in the
 request), drops the description's words that the wrongly caught queries use, and appends
@@ -16,19 +16,13 @@ import re
 from collections import Counter
 from typing import Any
 
-from upskill_hub.evals.tune import TEACHER_SYSTEM
-from upskill_hub.testing.llm_server import _STOPWORDS
+from upskill_hub.testing.scripted_model import words
+from upskill_hub.triggering.tune import TEACHER_SYSTEM
 
 #: The most words one proposal adds (the description stays short and spec-valid).
 MAX_WORDS = 8
 _ITEM = re.compile(r"^- (.*) \(loaded \d+/\d+ times\)$")
 _CURRENT = re.compile(r"<description>(.*?)</description>", re.S)
-_WORD = re.compile(r"[a-z]{4,}")
-
-
-def _words(text: str) -> list[str]:
-    # The scripted model's own notion of a word, so what the teacher names is what it matches.
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
 
 
 def _section(lines: list[str], heading: str) -> list[str]:
@@ -59,11 +53,11 @@ def keyword_teacher(request: str) -> str:
     description = " ".join((current.group(1) if current else "").split())
     missed = _section(lines, "The agent did NOT load it")
     caught = _section(lines, "The agent loaded it for these requests")
-    banned = {w for q in caught for w in _words(q)}
+    banned = {w for q in caught for w in words(q)}
     kept = re.sub(r"[A-Za-z]{4,}", lambda m: "" if m.group(0).lower() in banned else m.group(0), description)
     kept = re.sub(r"\s+([,.;:)])", r"\1", " ".join(kept.split()))
-    have = set(_words(kept))
-    counts = Counter(w for q in missed for w in dict.fromkeys(_words(q)) if w not in banned and w not in have)
+    have = set(words(kept))
+    counts = Counter(w for q in missed for w in dict.fromkeys(words(q)) if w not in banned and w not in have)
     picked = [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_WORDS]]
     clause = f"Use when a request mentions {', '.join(picked)}." if picked else ""
     proposal = " ".join(f"{kept} {clause}".split())[:1024]

@@ -434,35 +434,26 @@ def build_local(
         files: list[str] = []
 
         def fill(tmp: Path, name: str = name, backend: str = backend, files: list[str] = files) -> None:
+            op_id = layout.ops_id(cfg, backend, uid)
             if cfg.is_noarch:
-                op_id = layout.ops_id(cfg, backend, uid)
                 files.extend(layout.copy_package(cfg, tmp))
                 (tmp / "_ops.py").write_text(layout.NOARCH_OPS_PY.format(name=cfg.python_name, uid=uid))
                 archs = cfg.noarch_cuda_capabilities if backend == "cuda" else None
-                meta = layout.build_metadata(
-                    cfg,
-                    op_id=op_id,
-                    backend=backend,
-                    archs=archs,
-                    builder="local",
-                    build_info=_build_info("noarch"),
-                )
             else:
-                op_id = layout.ops_id(cfg, backend, uid)
-                caps = sorted({c for s in cfg.kernels_for(backend) for c in s.cuda_capabilities}) or None
+                archs = sorted({c for s in cfg.kernels_for(backend) for c in s.cuda_capabilities}) or None
                 with tempfile.TemporaryDirectory(prefix="upskill-kbuild-") as work:
                     objects = compile_sources(cfg, backend, op_id, Path(work), progress=report, jobs=jobs)
                     link(objects, tmp / f"{op_id}.abi3.so", backend, report)
                 files.extend(layout.copy_package(cfg, tmp))
                 (tmp / "_ops.py").write_text(layout.ARCH_OPS_PY.format(ops=op_id))
-                meta = layout.build_metadata(
-                    cfg,
-                    op_id=op_id,
-                    backend=backend,
-                    archs=caps,
-                    builder="local",
-                    build_info=_build_info(backend),
-                )
+            meta = layout.build_metadata(
+                cfg,
+                op_id=op_id,
+                backend=backend,
+                archs=archs,
+                builder="local",
+                build_info=_build_info("noarch" if cfg.is_noarch else backend),
+            )
             layout.write_metadata(tmp, meta)
             if smoke and (not cfg.is_noarch or backend == "cpu"):
                 report(f"importing {name} to check it loads")
