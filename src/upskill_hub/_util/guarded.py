@@ -158,11 +158,6 @@ class _Budget:
         return checked
 
 
-def budgeted_validator(schema: dict[str, Any], **budget: Any):
-    """A validator for ``schema`` whose ``$ref``s stay local and whose work is bounded."""
-    return _budgeted(schema, **budget)[0]
-
-
 def _budgeted(
     schema: dict[str, Any],
     *,

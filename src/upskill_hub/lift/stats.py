@@ -41,7 +41,7 @@ import numpy as np
 from upskill_hub import intervals
 from upskill_hub._util.percent import count
 from upskill_hub.intervals import wilson_bounds, wilson_interval
-from upskill_hub.rundir.schema import ConditionStats, LiftStats, ResultRow, TriggerRow, TriggerStats
+from upskill_hub.rundir.schema import ConditionStats, LiftStats, ResultRow, TriggerStats
 
 ALPHA = intervals.ALPHA
 #: With one run per case, fewer differing cases than this can never give an interval that excludes 0.
@@ -286,25 +286,6 @@ def stats_from_counts(
         f1=f1,
         errors=errors,
     )
-
-
-def stats_from_trigger_rows(rows: Sequence[TriggerRow], models: Sequence[str]) -> list[TriggerStats]:
-    """Per model figures from trigger rows (failed calls counted apart, never as misses)."""
-    out = []
-    for m in models:
-        mine = [r for r in rows if r.model == m]
-        if not mine:
-            continue
-        ok = [r for r in mine if r.error is None and r.triggered is not None]
-        out.append(
-            trigger_stats(
-                m,
-                [bool(r.triggered) for r in ok if r.should_trigger],
-                [bool(r.triggered) for r in ok if not r.should_trigger],
-                errors=len(mine) - len(ok),
-            )
-        )
-    return out
 
 
 def stats_from_eval_rows(rows: Sequence[ResultRow], models: Sequence[str]) -> list[TriggerStats]:

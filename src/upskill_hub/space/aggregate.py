@@ -68,11 +68,6 @@ class Aggregates:
     labels: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
-def model_label(model: str, mode: str | None) -> str:
-    """How the views name ``model`` measured in ``mode`` (inject, the default, needs no suffix)."""
-    return model if not mode or mode == "inject" else f"{model} ({mode})"
-
-
 def _labelled(results: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, tuple[str, str]]]:
     """``results`` with each model renamed to its label, and the labels' meaning."""
     if "mode" not in results.columns or not len(results):

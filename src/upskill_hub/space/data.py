@@ -111,9 +111,6 @@ class Library:
     def skill_names(self) -> list[str]:
         return list(self.skills["name"])
 
-    def has_skill(self, name: str) -> bool:
-        return name in self.aggregates.skill_index
-
     def skill_row(self, name: str) -> dict[str, Any]:
         """The ``skills`` table row of ``name`` as a dict; ``UpskillError`` if unknown."""
         idx = self.aggregates.skill_index.get(name)

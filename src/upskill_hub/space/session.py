@@ -300,10 +300,6 @@ class EvalSession:
                     return
             yield EvalUpdate(len(rows), total, list(rows))
 
-    def cleanup(self) -> None:
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-
 ROW_HEADERS = ["model", "condition", "case", "repeat", "passed", "assertions", "tokens", "latency s", "error"]
 
 

@@ -202,11 +202,6 @@ class ScriptedLLMServer:
     def _count_calls(self) -> int:
         return sum(1 for r in self._requests if r.api is not None)
 
-    def add_fault(self, fault: Fault) -> None:
-        """Queue a fault for the next matching request(s)."""
-        with self._lock:
-            self._faults.append(fault)
-
     def clear(self) -> None:
         """Forget recorded requests and pending faults (between phases of a test)."""
         with self._lock:
