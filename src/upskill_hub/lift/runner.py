@@ -27,7 +27,6 @@ import contextlib
 import hashlib
 import json
 import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -407,8 +406,3 @@ def _failed(case: Case, error: str | None) -> dict[str, Any]:
 
 def conditions_for(include_baseline: bool) -> tuple[str, ...]:
     return CONDITIONS if include_baseline else ("with_skill",)
-
-
-def elapsed() -> Callable[[], float]:
-    t0 = time.perf_counter()
-    return lambda: time.perf_counter() - t0
