@@ -374,11 +374,11 @@ def test_a_command_that_does_not_exist_is_an_error_saying_so(api: HfApi) -> None
 
 
 def test_list_pages_are_followed_by_the_client(api: HfApi, monkeypatch: pytest.MonkeyPatch) -> None:
-    from upskill_hub.localhub import jobs_http
+    from upskill_hub.localhub.routes import jobs as job_routes
 
     run = f"paged-{time.monotonic_ns()}"
     jobs = [_run(api, "print(0)", labels={"upskill-hub-run": run}) for _ in range(5)]
-    monkeypatch.setattr(jobs_http, "PAGE_SIZE", 2)  # the server runs in this process
+    monkeypatch.setattr(job_routes, "PAGE_SIZE", 2)  # the server runs in this process
     found = [j.id for j in api.list_jobs(labels={"upskill-hub-run": run}, namespace=NS)]
     assert sorted(found) == sorted(j.id for j in jobs) and len(found) == 5
 

@@ -3,14 +3,13 @@
 For offline work, air-gapped teams and tests: point the unmodified clients at it with
 ``HF_ENDPOINT=http://127.0.0.1:PORT`` and ``HF_HUB_DISABLE_XET=1``. Modules:
 
-* ``storage``  — content-addressed blobs + per-repo refs/commits, atomic and locked
-* ``lfs``      — which files go through Git LFS; signed upload URLs
+* ``storage``  — content-addressed blobs + per-repo refs/commits, atomic and locked (values: ``records``)
 * ``auth``     — write / read-only tokens, anonymous access
 * ``faults``   — fault injection and request log for tests
-* ``jobs``     — Hugging Face Jobs run as local subprocesses (``JobManager``)
-* ``jobs_http`` — the Jobs API handlers (create, inspect, list, SSE logs, cancel, hardware)
+* ``jobs``     — Hugging Face Jobs run as local subprocesses (``JobManager``); ``joblog``: their logs
 * ``hardware`` — the Job flavors listed and accepted
-* ``app``      — the HTTP API (``create_app``)
+* ``routes``   — the HTTP handlers, one module per resource (repos and files, commits, LFS, Jobs)
+* ``app``      — the HTTP API (``create_app``): wires the routes
 * ``testing``  — ``running_server()`` context manager (background thread)
 """
 

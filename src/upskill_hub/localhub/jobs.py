@@ -2,7 +2,7 @@
 
 Why: a sharded evaluation must be testable end to end without Hugging Face's machines. The
 unmodified ``huggingface_hub`` (``run_job``, ``inspect_job``, ``list_jobs``,
-``fetch_job_logs``, ``cancel_job``) talks to this module through :mod:`.jobs_http`, and sees
+``fetch_job_logs``, ``cancel_job``) talks to this module through :mod:`.routes.jobs`, and sees
 Jobs go ``SCHEDULING`` → ``RUNNING`` → ``COMPLETED`` / ``ERROR`` / ``CANCELED`` as on the Hub.
 
 How a Job runs:
@@ -44,26 +44,20 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from upskill_hub.localhub import payloads
 from upskill_hub.localhub.hardware import check_flavor
+from upskill_hub.localhub.joblog import MASK, LogWriter, Masker, utc_iso
 from upskill_hub.localhub.storage import StoreError
 
 logger = logging.getLogger("upskill_hub.localhub.jobs")
 
 TERMINAL_STAGES = frozenset({"COMPLETED", "ERROR", "CANCELED", "DELETED"})
-#: What a masked secret looks like in logs and in inspect/list answers.
-MASK = "***"
-#: Secret values shorter than this are not masked in logs (masking "1" would shred every line).
-MIN_MASKED_LEN = 4
 #: Docker's default PATH, after the server's Python bin dir.
 _DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _JOB_ID_CHARS = frozenset("0123456789abcdef")
-#: Bytes kept free at the end of a capped log for the "log truncated" notice.
-_NOTICE_ROOM = 256
 
 
 @dataclass(frozen=True)
@@ -84,33 +78,9 @@ class JobLimits:
     max_log_streams: int = 64
 
 
-def utc_iso(ts: float | None) -> str | None:
-    """``ts`` (epoch seconds) as the Hub writes dates: ISO 8601, milliseconds, ``Z``."""
-    if ts is None:
-        return None
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def valid_job_id(job_id: str) -> bool:
     """Job ids are 24 lowercase hex characters (like the Hub's); anything else is unknown."""
     return len(job_id) == 24 and set(job_id) <= _JOB_ID_CHARS
-
-
-class _Masker:
-    """Replaces secret values in text; longest first so a value containing another is whole."""
-
-    def __init__(self, values: list[str]) -> None:
-        parts: set[str] = set()
-        for value in values:
-            parts.add(value)
-            parts.update(value.splitlines())  # a multi-line secret prints line by line
-        self.values = sorted((p for p in parts if len(p) >= MIN_MASKED_LEN), key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for value in self.values:
-            if value in text:
-                text = text.replace(value, MASK)
-        return text
 
 
 @dataclass(eq=False)  # a Job is itself: identity, not field-by-field equality
@@ -422,13 +392,13 @@ class JobManager:
 
     def _supervise(self, job: Job) -> None:
         """Run one Job to its end: start, capture logs, enforce the timeout, record the outcome."""
-        mask = _Masker(list(job.secrets.values()))
+        mask = Masker(list(job.secrets.values()))
         try:
             log = open(job.log_path, "ab")  # noqa: SIM115 - closed below, written by two threads
         except OSError as exc:
             log = open(os.devnull, "wb")  # noqa: SIM115 - the Job still ends, with a reason
             job.message = f"cannot write the Job's log: {exc.strerror}"
-        writer = _LogWriter(log, mask, self.limits.max_log_bytes)
+        writer = LogWriter(log, mask, self.limits.max_log_bytes)
         try:
             with self._lock:
                 if job.cancel_requested or self._stopped or job.message:
@@ -491,7 +461,7 @@ class JobManager:
             _signal_group(proc.pid, signal.SIGKILL)
             proc.wait()
 
-    def _finish(self, job: Job, returncode: int | None, writer: _LogWriter) -> None:
+    def _finish(self, job: Job, returncode: int | None, writer: LogWriter) -> None:
         """Set the terminal stage (caller holds the lock); logs are complete before this."""
         _remove_work(job)  # gone before anyone can see the Job ended
         job.exit_code = returncode
@@ -592,51 +562,3 @@ class JobManager:
         for job in running:
             if job.supervisor is not None:
                 job.supervisor.join(timeout=15)
-
-
-class _LogWriter:
-    """Appends a Job's output to its log as JSON lines ``{"timestamp", "data"}``: masked, capped.
-
-    One JSON object per line is exactly one SSE event's payload, so the log endpoint streams
-    the file as it grows without re-encoding.
-    """
-
-    def __init__(self, fh: IO[bytes], mask: _Masker, max_bytes: int) -> None:
-        self.fh = fh
-        self.mask = mask
-        self.max_bytes = max_bytes
-        self.written = fh.tell()
-        self.truncated = False
-        self._lock = threading.Lock()
-
-    def line(self, text: str) -> None:
-        event = json.dumps({"timestamp": utc_iso(time.time()), "data": self.mask(text)}, ensure_ascii=False)
-        data = (event + "\n").encode("utf-8")
-        with self._lock:
-            if self.truncated:
-                return
-            if self.written + len(data) > self.max_bytes - _NOTICE_ROOM:
-                self.truncated = True
-                notice = json.dumps(
-                    {
-                        "timestamp": utc_iso(time.time()),
-                        "data": f"[local Hub: log truncated at {self.max_bytes} bytes; further output dropped]",
-                    }
-                )
-                data = (notice + "\n").encode()
-            self.fh.write(data)
-            self.fh.flush()
-            self.written += len(data)
-
-    def copy(self, stream: IO[bytes], max_line: int) -> None:
-        """Copy ``stream`` line by line until EOF (a longer line is split at ``max_line`` bytes)."""
-        with contextlib.suppress(OSError, ValueError):
-            while True:
-                raw = stream.readline(max_line)
-                if not raw:
-                    break
-                self.line(raw.decode("utf-8", "replace").rstrip("\r\n"))
-
-    def flush(self) -> None:
-        with self._lock, contextlib.suppress(OSError, ValueError):
-            self.fh.flush()

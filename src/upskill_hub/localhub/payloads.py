@@ -125,10 +125,14 @@ COMMIT_LINE_TYPES: dict[str, type[_Body]] = {
 M = TypeVar("M", bound=BaseModel)
 
 
-def _first_problem(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err.get("loc", ())) or "body"
-    return f"{where}: {err.get('msg', 'invalid')}"
+def _validate(model: type[M], data: Any, what: str) -> M:
+    """``data`` validated into ``model``, or a 400 naming ``what`` and the first problem."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ())) or "body"
+        raise StoreError(400, f"{what}: {where}: {err.get('msg', 'invalid')}", "BadRequest") from None
 
 
 def decode_json(raw: bytes, what: str = "Request body") -> Any:
@@ -146,12 +150,7 @@ def parse_body(model: type[M], raw: bytes | Any) -> M:
     data = ({} if not raw.strip() else decode_json(raw)) if isinstance(raw, bytes | bytearray) else raw
     if not isinstance(data, dict):
         raise StoreError(400, "Request body must be a JSON object", "BadRequest")
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise StoreError(
-            400, f"Invalid {model.__name__} payload: {_first_problem(exc)}", "BadRequest"
-        ) from None
+    return _validate(model, data, f"Invalid {model.__name__} payload")
 
 
 def parse_commit_lines(body: bytes) -> list[tuple[str, BaseModel]]:
@@ -170,12 +169,7 @@ def parse_commit_lines(body: bytes) -> list[tuple[str, BaseModel]]:
         value = item.get("value")
         if not isinstance(value, dict):
             raise StoreError(400, f"Commit payload line {n}: 'value' must be an object", "BadRequest")
-        try:
-            out.append((key, model.model_validate(value)))
-        except ValidationError as exc:
-            raise StoreError(
-                400, f"Commit payload line {n} ({key}): {_first_problem(exc)}", "BadRequest"
-            ) from None
+        out.append((key, _validate(model, value, f"Commit payload line {n} ({key})")))
     return out
 
 

@@ -28,7 +28,6 @@ state. Per-repo locks (a thread lock plus ``flock``) make concurrent commits ser
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import fcntl
 import hashlib
@@ -38,14 +37,13 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from upskill_hub._util.fsutil import write_bytes_atomic, write_json_atomic
-from upskill_hub._util.hashing import git_blob_sha1
-from upskill_hub._util.timestamps import utc_now
+from upskill_hub.localhub.records import Commit, Entry, Operation
 
 #: Repo types the server knows, with the URL prefix the clients put before the repo id.
 REPO_TYPES = ("model", "dataset", "space", "kernel")
@@ -55,7 +53,7 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_])?$")
 _COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 _PR_RE = re.compile(r"^refs/pr/(\d+)$")
 #: NUL, CR, LF and the other control characters: never part of a path or ref name.
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 #: The initial commit every new repo gets, like on the Hub (repo info must always have a sha).
 _GITATTRIBUTES = b"""*.7z filter=lfs diff=lfs merge=lfs -text
@@ -83,18 +81,13 @@ class StoreError(Exception):
         self.code = code
 
 
-def lfs_pointer(sha256: str, size: int) -> bytes:
-    """The git-lfs pointer file git stores in place of an LFS file."""
-    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
-
-
 def check_repo_path(path: str) -> str:
     """Return ``path`` if it is a safe file path inside a repo, else raise a 400 ``StoreError``."""
     bad = (
         not path
         or len(path) > 1000
         or "\\" in path
-        or _CONTROL_RE.search(path) is not None
+        or CONTROL_RE.search(path) is not None
         or path.startswith("/")
         or any(part in ("", ".", "..") for part in path.split("/"))
         or path.split("/")[0] == ".git"
@@ -116,87 +109,6 @@ def check_repo_id(repo_id: str) -> tuple[str, str]:
 
 def _atomic_write_json(path: Path, obj: Any) -> None:
     write_json_atomic(path, obj, indent=1, sort_keys=True)
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One file in a commit's tree; ``oid`` is its git blob id (of the pointer for LFS files)."""
-
-    sha256: str
-    size: int
-    lfs: bool
-    oid: str
-
-    @staticmethod
-    def regular(data: bytes) -> Entry:
-        return Entry(hashlib.sha256(data).hexdigest(), len(data), False, git_blob_sha1(data))
-
-    @staticmethod
-    def lfs_object(sha256: str, size: int) -> Entry:
-        return Entry(sha256, size, True, git_blob_sha1(lfs_pointer(sha256, size)))
-
-    @property
-    def pointer_size(self) -> int:
-        return len(lfs_pointer(self.sha256, self.size))
-
-    @property
-    def etag(self) -> str:
-        """What resolve answers as ETag: the sha256 for LFS files, the git oid otherwise (as the Hub)."""
-        return self.sha256 if self.lfs else self.oid
-
-    def to_json(self) -> dict[str, Any]:
-        return {"sha256": self.sha256, "size": self.size, "lfs": self.lfs, "oid": self.oid}
-
-    @staticmethod
-    def from_json(data: dict[str, Any]) -> Entry:
-        return Entry(data["sha256"], int(data["size"]), bool(data["lfs"]), data["oid"])
-
-
-@dataclass(frozen=True)
-class Commit:
-    """An immutable commit: its tree maps every file path to an :class:`Entry`."""
-
-    id: str
-    parents: tuple[str, ...]
-    tree: dict[str, Entry]
-    title: str
-    message: str
-    author: str
-    date: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "parents": list(self.parents),
-            "tree": {p: e.to_json() for p, e in sorted(self.tree.items())},
-            "title": self.title,
-            "message": self.message,
-            "author": self.author,
-            "date": self.date,
-        }
-
-    @staticmethod
-    def from_json(data: dict[str, Any]) -> Commit:
-        return Commit(
-            id=data["id"],
-            parents=tuple(data["parents"]),
-            tree={p: Entry.from_json(e) for p, e in data["tree"].items()},
-            title=data["title"],
-            message=data["message"],
-            author=data["author"],
-            date=data["date"],
-        )
-
-
-@dataclass
-class Operation:
-    """One line of an NDJSON commit, already validated."""
-
-    kind: str  # "add" | "delete_file" | "delete_folder"
-    path: str
-    entry: Entry | None = None
-    #: Inline content of an added regular file; stored only once the whole commit is valid.
-    data: bytes | None = None
 
 
 class HubStore:
@@ -221,8 +133,6 @@ class HubStore:
         Entries written in the last ``grace_s`` seconds stay: another process sharing this
         root may be receiving them right now (a live upload keeps its file's mtime fresh).
         """
-        import time
-
         cutoff = time.time() - grace_s
         for p in self.tmp.iterdir():
             with contextlib.suppress(FileNotFoundError):
@@ -328,6 +238,14 @@ class HubStore:
     def _write_refs(self, repo_type: str, repo_id: str, refs: dict[str, Any]) -> None:
         _atomic_write_json(self.repo_dir(repo_type, repo_id) / "refs.json", refs)
 
+    @contextlib.contextmanager
+    def _editing_refs(self, repo_type: str, repo_id: str) -> Iterator[dict[str, Any]]:
+        """Lock the repo and yield its refs; they are written back when the block ends without error."""
+        with self.lock(repo_type, repo_id):
+            refs = self.refs(repo_type, repo_id)
+            yield refs
+            self._write_refs(repo_type, repo_id, refs)
+
     def create_repo(
         self, repo_type: str, repo_id: str, *, private: bool, author: str, sdk: str | None = None
     ) -> dict[str, Any]:
@@ -338,9 +256,8 @@ class HubStore:
             rdir = self.repo_dir(repo_type, repo_id)
             (rdir / "commits").mkdir(parents=True, exist_ok=True)
             entry = self.put_bytes(_GITATTRIBUTES)
-            commit = self._make_commit(
-                repo_type, repo_id, (), {".gitattributes": entry}, "initial commit", "", "system"
-            )
+            commit = Commit.new((), {".gitattributes": entry}, "initial commit", "", "system")
+            self._save_commit(repo_type, repo_id, commit)
             refs = {
                 "type": repo_type,
                 "id": repo_id,
@@ -365,10 +282,8 @@ class HubStore:
             shutil.rmtree(trash, ignore_errors=True)
 
     def set_private(self, repo_type: str, repo_id: str, private: bool) -> None:
-        with self.lock(repo_type, repo_id):
-            refs = self.refs(repo_type, repo_id)
+        with self._editing_refs(repo_type, repo_id) as refs:
             refs["private"] = bool(private)
-            self._write_refs(repo_type, repo_id, refs)
 
     def list_repos(self, repo_type: str) -> list[dict[str, Any]]:
         """Every repo of a type (refs dicts), sorted by id."""
@@ -404,50 +319,23 @@ class HubStore:
     def resolve(self, repo_type: str, repo_id: str, revision: str) -> Commit:
         """Turn a branch, tag, ``refs/...`` name or commit id into a commit; 404 RevisionNotFound."""
         refs = self.refs(repo_type, repo_id)
-        rev = revision
+        # Ref names never start with "refs/" (see _check_ref_name): either spelling finds the same ref.
+        branch, tag = revision.removeprefix("refs/heads/"), revision.removeprefix("refs/tags/")
         commit_id: str | None = None
-        if rev in refs["branches"]:
-            commit_id = refs["branches"][rev]
-        elif rev in refs["tags"]:
-            commit_id = refs["tags"][rev]["commit"]
-        elif rev.startswith("refs/heads/") and rev[len("refs/heads/") :] in refs["branches"]:
-            commit_id = refs["branches"][rev[len("refs/heads/") :]]
-        elif rev.startswith("refs/tags/") and rev[len("refs/tags/") :] in refs["tags"]:
-            commit_id = refs["tags"][rev[len("refs/tags/") :]]["commit"]
-        elif (m := _PR_RE.match(rev)) and m.group(1) in refs["prs"]:
+        if branch in refs["branches"]:
+            commit_id = refs["branches"][branch]
+        elif tag in refs["tags"]:
+            commit_id = refs["tags"][tag]["commit"]
+        elif (m := _PR_RE.match(revision)) and m.group(1) in refs["prs"]:
             commit_id = refs["prs"][m.group(1)]
-        elif _COMMIT_RE.match(rev) and self._commit_path(repo_type, repo_id, rev).is_file():
-            commit_id = rev
+        elif _COMMIT_RE.match(revision) and self._commit_path(repo_type, repo_id, revision).is_file():
+            commit_id = revision
         if commit_id is None:
             raise StoreError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
         return self.get_commit(repo_type, repo_id, commit_id)
 
-    def _make_commit(
-        self,
-        repo_type: str,
-        repo_id: str,
-        parents: tuple[str, ...],
-        tree: dict[str, Entry],
-        title: str,
-        message: str,
-        author: str,
-    ) -> Commit:
-        date = utc_now()
-        body = json.dumps(
-            {
-                "parents": list(parents),
-                "tree": {p: e.to_json() for p, e in sorted(tree.items())},
-                "title": title,
-                "message": message,
-                "author": author,
-                "date": date,
-                "nonce": base64.b16encode(os.urandom(8)).decode(),
-            },
-            sort_keys=True,
-        ).encode()
-        commit = Commit(hashlib.sha1(body).hexdigest(), parents, dict(tree), title, message, author, date)
+    def _save_commit(self, repo_type: str, repo_id: str, commit: Commit) -> None:
         _atomic_write_json(self._commit_path(repo_type, repo_id, commit.id), commit.to_json())
-        return commit
 
     def commit(
         self,
@@ -467,9 +355,8 @@ class HubStore:
         Returns the commit and, with ``create_pr``, the new pull-request number (the branch
         itself then does not move). ``parent_commit`` that is not the branch head -> 412.
         """
-        with self.lock(repo_type, repo_id):
-            refs = self.refs(repo_type, repo_id)
-            branch = revision[len("refs/heads/") :] if revision.startswith("refs/heads/") else revision
+        with self._editing_refs(repo_type, repo_id) as refs:
+            branch = revision.removeprefix("refs/heads/")
             pr_match = _PR_RE.match(revision)
             if pr_match and pr_match.group(1) in refs["prs"]:
                 head_id = refs["prs"][pr_match.group(1)]
@@ -517,7 +404,8 @@ class HubStore:
             for op in operations:  # every operation checked: now the new blobs may be written
                 if op.data is not None:
                     self.put_bytes(op.data)
-            commit = self._make_commit(repo_type, repo_id, (head_id,), tree, title, message, author)
+            commit = Commit.new((head_id,), tree, title, message, author)
+            self._save_commit(repo_type, repo_id, commit)
             self._mark_owned(repo_type, repo_id, sorted({op.entry.sha256 for op in operations if op.entry}))
             pr_num: int | None = None
             if create_pr:
@@ -527,7 +415,6 @@ class HubStore:
                 refs["prs"][pr_match.group(1)] = commit.id
             else:
                 refs["branches"][branch] = commit.id
-            self._write_refs(repo_type, repo_id, refs)
             return commit, pr_num
 
     def history(self, repo_type: str, repo_id: str, head: Commit) -> Iterator[Commit]:
@@ -540,41 +427,33 @@ class HubStore:
     # ------------------------------------------------------------------- refs
     def create_branch(self, repo_type: str, repo_id: str, branch: str, starting_point: str | None) -> None:
         _check_ref_name(branch)
-        with self.lock(repo_type, repo_id):
-            refs = self.refs(repo_type, repo_id)
+        with self._editing_refs(repo_type, repo_id) as refs:
             if branch in refs["branches"]:
                 raise StoreError(409, f"Reference already exists: refs/heads/{branch}", "RefExists")
             start = self.resolve(repo_type, repo_id, starting_point or "main")
             refs["branches"][branch] = start.id
-            self._write_refs(repo_type, repo_id, refs)
 
     def delete_branch(self, repo_type: str, repo_id: str, branch: str) -> None:
-        with self.lock(repo_type, repo_id):
-            refs = self.refs(repo_type, repo_id)
+        with self._editing_refs(repo_type, repo_id) as refs:
             if branch not in refs["branches"]:
                 raise StoreError(404, f"Invalid rev id: {branch}", "RevisionNotFound")
             if branch == "main":
                 raise StoreError(403, "Cannot delete the default branch 'main'", "Forbidden")
             del refs["branches"][branch]
-            self._write_refs(repo_type, repo_id, refs)
 
     def create_tag(self, repo_type: str, repo_id: str, tag: str, revision: str, message: str | None) -> None:
         _check_ref_name(tag)
-        with self.lock(repo_type, repo_id):
-            refs = self.refs(repo_type, repo_id)
+        with self._editing_refs(repo_type, repo_id) as refs:
             if tag in refs["tags"]:
                 raise StoreError(409, f"Tag already exists: {tag}", "RefExists")
             target = self.resolve(repo_type, repo_id, revision)
             refs["tags"][tag] = {"commit": target.id, "message": message or ""}
-            self._write_refs(repo_type, repo_id, refs)
 
     def delete_tag(self, repo_type: str, repo_id: str, tag: str) -> None:
-        with self.lock(repo_type, repo_id):
-            refs = self.refs(repo_type, repo_id)
+        with self._editing_refs(repo_type, repo_id) as refs:
             if tag not in refs["tags"]:
                 raise StoreError(404, f"Invalid rev id: {tag}", "RevisionNotFound")
             del refs["tags"][tag]
-            self._write_refs(repo_type, repo_id, refs)
 
 
 def _check_ref_name(name: str) -> None:
@@ -587,7 +466,7 @@ def _check_ref_name(name: str) -> None:
         or ".." in name
         or "//" in name
         or any(c in name for c in " ~^:?*[\\")
-        or _CONTROL_RE.search(name) is not None
+        or CONTROL_RE.search(name) is not None
         or _COMMIT_RE.match(name) is not None
     )
     if bad:

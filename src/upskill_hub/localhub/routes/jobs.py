@@ -1,10 +1,10 @@
-"""The Jobs API handlers of the local Hub: the routes ``huggingface_hub``'s Jobs methods call.
+"""The Jobs API of the local Hub: the routes ``huggingface_hub``'s Jobs methods call.
 
-``app.py`` routes these URLs here (``/api/jobs/...``); this module turns a request into a
-:class:`.jobs.JobManager` call and shapes the answer as the Hub does:
+:func:`register` adds these routes (``/api/jobs/...``) to the app; each turns a request into a
+:class:`..jobs.JobManager` call and shapes the answer as the Hub does:
 
 * ``POST /api/jobs/{ns}`` (``run_job``): a write token, and ``ns`` the token's user or one of
-  its organizations; the body is a :class:`.payloads.CreateJob`. Answers the JobInfo.
+  its organizations; the body is a :class:`..payloads.CreateJob`. Answers the JobInfo.
 * ``GET /api/jobs/{ns}`` (``list_jobs``): ``?stage=RUNNING&label=key=value`` (repeatable,
   all must match), paginated with a ``Link: rel="next"`` header.
 * ``GET /api/jobs/{ns}/{id}`` (``inspect_job``, ``wait_for_job``).
@@ -27,16 +27,16 @@ import asyncio
 import re
 import time
 from collections.abc import AsyncIterator
-from typing import Protocol
-from urllib.parse import urlencode
 
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
 from upskill_hub.localhub import payloads
 from upskill_hub.localhub.auth import Access
 from upskill_hub.localhub.hardware import HARDWARE
 from upskill_hub.localhub.jobs import TERMINAL_STAGES, Job, JobManager
-from upskill_hub.localhub.paging import decode_cursor, encode_cursor
+from upskill_hub.localhub.routes.request import Ctx, HubBase, json_body, paged
 from upskill_hub.localhub.storage import StoreError
 
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
@@ -53,23 +53,12 @@ KEEP_ALIVE_S = 15.0
 POLL_S = 0.1
 
 
-class RequestCtx(Protocol):
-    """What the handlers need from ``app._Ctx``: the caller's access and the request's URL parts."""
-
-    access: Access
-    base: str
-
-    def require_valid(self) -> None: ...
-
-    def require_write(self) -> None: ...
-
-
 def _check_namespace(namespace: str) -> None:
     if not _NAMESPACE_RE.match(namespace):
         raise StoreError(400, "Invalid namespace", "BadRequest")
 
 
-def require_reader(ctx: RequestCtx, namespace: str) -> None:
+def require_reader(ctx: Ctx, namespace: str) -> None:
     """Jobs, their specs and logs are private to their namespace: a token is needed to read them."""
     _check_namespace(namespace)
     ctx.require_valid()
@@ -77,7 +66,7 @@ def require_reader(ctx: RequestCtx, namespace: str) -> None:
         raise StoreError(401, "You must be authenticated to read Jobs: pass a token", "Unauthorized")
 
 
-def require_runner(ctx: RequestCtx, namespace: str, user: str, orgs: tuple[str, ...]) -> str:
+def require_runner(ctx: Ctx, namespace: str, user: str, orgs: tuple[str, ...]) -> str:
     """A write token acting in its own namespace; answers the owner type ("user" or "org")."""
     _check_namespace(namespace)
     ctx.require_write()
@@ -88,38 +77,12 @@ def require_runner(ctx: RequestCtx, namespace: str, user: str, orgs: tuple[str, 
     raise StoreError(403, f"You cannot run Jobs in namespace {namespace!r}", "Forbidden")
 
 
-def create_job(
-    jobs: JobManager,
-    ctx: RequestCtx,
-    namespace: str,
-    body: payloads.CreateJob,
-    user: str,
-    orgs: tuple[str, ...],
-) -> Response:
-    owner_type = require_runner(ctx, namespace, user, orgs)
-    job = jobs.create(namespace, owner_type, user, body)
-    return JSONResponse(job.to_json())
-
-
-def inspect_job(jobs: JobManager, ctx: RequestCtx, namespace: str, job_id: str) -> Response:
-    require_reader(ctx, namespace)
-    return JSONResponse(jobs.get(namespace, job_id).to_json())
-
-
-def cancel_job(
-    jobs: JobManager, ctx: RequestCtx, namespace: str, job_id: str, user: str, orgs: tuple[str, ...]
-) -> Response:
-    require_runner(ctx, namespace, user, orgs)
-    return JSONResponse(jobs.cancel(namespace, job_id).to_json())
-
-
 def list_jobs(
-    jobs: JobManager, ctx: RequestCtx, namespace: str, query: list[tuple[str, str]], url: str
+    jobs: JobManager, ctx: Ctx, namespace: str, query: list[tuple[str, str]], url: str
 ) -> Response:
     require_reader(ctx, namespace)
     stages: set[str] = set()
     labels: dict[str, str] = {}
-    cursor = None
     for key, value in query:
         if key == "stage":
             if value.upper() not in _STAGES:
@@ -132,25 +95,12 @@ def list_jobs(
             if name in labels and labels[name] != wanted:
                 return JSONResponse([])  # two different values for one key: nothing matches both
             labels[name] = wanted
-        elif key == "cursor":
-            cursor = value
-    start = decode_cursor(cursor)
-    found = jobs.find(namespace, stages, labels)
+    page, headers = paged(jobs.find(namespace, stages, labels), PAGE_SIZE, url, query)
     now = time.time()
-    page = [j.to_json(now) for j in found[start : start + PAGE_SIZE]]
-    headers = {}
-    if start + PAGE_SIZE < len(found):
-        params = [(k, v) for k, v in query if k != "cursor"]
-        params.append(("cursor", encode_cursor(start + PAGE_SIZE)))
-        headers["Link"] = f'<{url}?{urlencode(params)}>; rel="next"'
-    return JSONResponse(page, headers=headers)
+    return JSONResponse([j.to_json(now) for j in page], headers=headers)
 
 
-def hardware() -> Response:
-    return JSONResponse(list(HARDWARE))
-
-
-def job_logs(jobs: JobManager, ctx: RequestCtx, namespace: str, job_id: str, tail: str | None) -> Response:
+def job_logs(jobs: JobManager, ctx: Ctx, namespace: str, job_id: str, tail: str | None) -> Response:
     """The Job's log as server-sent events; see the module docstring."""
     require_reader(ctx, namespace)
     job = jobs.get(namespace, job_id)
@@ -202,3 +152,41 @@ async def _sse(jobs: JobManager, job: Job, tail: int | None) -> AsyncIterator[by
     finally:
         jobs.release_stream_slot()
 
+
+def register(app: FastAPI, hub: HubBase) -> None:
+    """Add the Jobs API to ``app``; ``/hardware`` is declared before ``/{namespace}``."""
+    jobs, config = hub.jobs, hub.config
+    orgs = tuple(config.trusted_publishers)  # the organizations whoami reports for the token
+
+    @app.get("/api/jobs/hardware")
+    def get_hardware() -> Response:
+        return JSONResponse(list(HARDWARE))
+
+    @app.post("/api/jobs/{namespace}")
+    async def post_job(request: Request, namespace: str) -> Response:
+        # Checked before the body is read: a stranger's upload costs nothing.
+        owner_type = require_runner(Ctx(request, hub.policy), namespace, config.user, orgs)
+        if not config.jobs_enabled:
+            raise StoreError(403, JOBS_DISABLED, "Forbidden")
+        body = await json_body(request, payloads.CreateJob, 1024 * 1024)
+        job = await run_in_threadpool(jobs.create, namespace, owner_type, config.user, body)
+        return JSONResponse(job.to_json())
+
+    @app.get("/api/jobs/{namespace}")
+    def get_jobs(request: Request, namespace: str) -> Response:
+        url = f"{str(request.base_url).rstrip('/')}{request.url.path}"
+        return list_jobs(jobs, Ctx(request, hub.policy), namespace, request.query_params.multi_items(), url)
+
+    @app.get("/api/jobs/{namespace}/{job_id}")
+    def get_job(request: Request, namespace: str, job_id: str) -> Response:
+        require_reader(Ctx(request, hub.policy), namespace)
+        return JSONResponse(jobs.get(namespace, job_id).to_json())
+
+    @app.get("/api/jobs/{namespace}/{job_id}/logs")
+    def get_logs(request: Request, namespace: str, job_id: str) -> Response:
+        return job_logs(jobs, Ctx(request, hub.policy), namespace, job_id, request.query_params.get("tail"))
+
+    @app.post("/api/jobs/{namespace}/{job_id}/cancel")
+    def post_cancel(request: Request, namespace: str, job_id: str) -> Response:
+        require_runner(Ctx(request, hub.policy), namespace, config.user, orgs)
+        return JSONResponse(jobs.cancel(namespace, job_id).to_json())
