@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import upskill_hub.cases as cases_mod
-from upskill_hub.cases import CasesError, load_meta_text, parse_meta
+from upskill_hub.cases import CasesError, budgets, load_meta_text, parse_meta
 from upskill_hub.skill import load_skill
 
 SKILL_MD = "---\nname: bomb\ndescription: Answer questions about attached notes. Use when notes are attached.\n---\n# Bomb\n\nRead the notes.\n"
@@ -72,7 +71,7 @@ def test_attached_bytes_per_case_are_capped(tmp_path: Path) -> None:
 
 
 def test_attached_bytes_per_tests_file_are_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cases_mod, "CASES_ATTACH_MAX_BYTES", 1024 * 1024)
+    monkeypatch.setattr(budgets, "CASES_ATTACH_MAX_BYTES", 1024 * 1024)
     root = _skill(tmp_path, {"shared.txt": 200_000})
     # One shared file, six cases: each case's prompt holds its own copy (1.2 MB in all).
     text = _refusal(_evals(*[["evals/files/shared.txt"]] * 6), root)

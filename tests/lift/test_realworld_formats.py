@@ -254,14 +254,14 @@ def test_agentskills_evals_json_end_to_end_with_scripted_judge(tmp_path: Path, m
 def test_agentskills_evals_json_input_fifo_or_giant_is_refused_not_read(tmp_path: Path, monkeypatch):
     import os
 
-    import upskill_hub.cases as cases_mod
+    from upskill_hub.cases import budgets
 
     folder = _skill_with_evals(tmp_path, SKILL_CREATOR_EVALS)
     os.mkfifo(folder / "evals" / "files" / "pipe")
     bad = {"evals": [{"id": 1, "prompt": "p", "files": ["evals/files/pipe"], "assertions": ["ok"]}]}
     with pytest.raises(CasesError, match="evals/files/pipe"):
         parse_meta(bad, folder)  # returns at once: a FIFO is never opened
-    monkeypatch.setattr(cases_mod, "EVAL_FILE_MAX_BYTES", 10)
+    monkeypatch.setattr(budgets, "EVAL_FILE_MAX_BYTES", 10)
     big = {"evals": [{"id": 1, "prompt": "p", "files": ["evals/files/notes.txt"], "assertions": ["ok"]}]}
     with pytest.raises(CasesError, match="notes.txt"):
         parse_meta(big, folder)

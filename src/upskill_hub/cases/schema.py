@@ -1,0 +1,310 @@
+"""What a tests file means: the types, their vocabulary, and the check that makes an assertion.
+
+Every dialect's parser returns these types and every consumer reads them, so they sit at the
+bottom of the package with the error all parsers raise.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from upskill_hub._util.fsutil import check_relpath
+from upskill_hub.errors import UpskillError
+
+SCHEMA_VERSION = 1
+
+#: Assertion types and the kind of ``value`` each takes.
+ASSERTION_TYPES: dict[str, str] = {
+    "contains": "str-or-list",
+    "icontains": "str-or-list",
+    "contains-any": "list",
+    "not-contains": "str-or-list",
+    "equals": "str",
+    "regex": "regex",
+    "is-json": "none",
+    "json-schema": "schema",
+    "starts-with": "str",
+    "llm-rubric": "str",
+    # Workspace checks (agent harness runs only): on the files the agent left behind.
+    "file-exists": "path",
+    "file-contains": "path-text",
+    "command": "command",
+}
+
+#: Assertion types graded on an agent's workspace, not on its answer (``--agent`` runs only).
+WORKSPACE_TYPES = frozenset({"file-exists", "file-contains", "command"})
+#: Bounds of a ``command`` check's ``timeout`` (seconds).
+COMMAND_TIMEOUT_DEFAULT = 60.0
+COMMAND_TIMEOUT_MAX = 3600.0
+
+SPLITS = ("train", "holdout")
+#: What a case id may be (ours, and an evals.json id once prefixed).
+CASE_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}"
+CASE_ID_RULE = "must be 1-100 chars of letters, digits, '.', '_' or '-'"
+
+#: Labels of the shapes :func:`~upskill_hub.cases.parse_meta` reads (``SkillMeta.source_format``).
+FORMAT_OURS = "upskill-hub schema 1"
+FORMAT_UPSKILL_SKILL = "upskill skill_meta.json (\"tests\")"
+FORMAT_UPSKILL_SUITE = "upskill TestCaseSuite"
+FORMAT_LIST = "a list of cases"
+FORMAT_UPSKILL_VERIFIERS = "upskill tests (\"verifiers\")"
+FORMAT_AGENTSKILLS_EVALS = "agentskills.io evals.json"
+
+#: Assertion types whose text matching can be case-insensitive (``case_sensitive``).
+CASE_AWARE_TYPES = frozenset({"contains", "contains-any", "not-contains", "equals", "starts-with"})
+
+
+class FieldError(ValueError):
+    """Input that cannot be used; ``field`` names where it is wrong (a tests file, a frontmatter)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class CasesError(FieldError):
+    """A tests file that cannot be used; ``field`` names where it is wrong."""
+
+
+def checked_relpath(rel: str, where: str) -> str:
+    """``rel`` when it is a safe relative path (no ``..``, not absolute), else a :class:`CasesError`."""
+    try:
+        return check_relpath(rel)
+    except UpskillError as exc:
+        raise CasesError(where, str(exc)) from None
+
+
+def file_block(name: str, text: str) -> str:
+    """An input file as it is appended to a prompt."""
+    return f"File `{name}`:\n```\n{text.rstrip()}\n```"
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """One check on a model's answer."""
+
+    type: str
+    value: Any = None
+    #: Optional judge model for ``llm-rubric`` (a model spec); default is the eval's judge.
+    judge: str | None = None
+    #: Text matching: ``None`` = case-sensitive (our default), ``False`` = case-insensitive
+    #: (what upskill does, so its files are read that way). Only for ``CASE_AWARE_TYPES``.
+    case_sensitive: bool | None = None
+    #: Set for rubrics imported from another tool's format (agentskills.io assertions,
+    #: upskill ``judge.criteria``): those were written for a real grader, so the eval asks
+    #: for ``--judge`` instead of letting the model under test grade itself.
+    judge_required: bool = False
+
+    #: ``file-exists`` / ``file-contains``: the file, relative to the agent's workspace.
+    path: str | None = None
+    #: ``command``: seconds before the command is killed (and fails).
+    timeout: float | None = None
+
+    @property
+    def ignore_case(self) -> bool:
+        """Whether text matching ignores case (``icontains`` always does)."""
+        return self.type == "icontains" or self.case_sensitive is False
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        if self.path is not None:
+            out["path"] = self.path
+        if self.value is not None:
+            out["value"] = self.value
+        if self.judge:
+            out["judge"] = self.judge
+        if self.case_sensitive is not None:
+            out["case_sensitive"] = self.case_sensitive
+        if self.timeout is not None:
+            out["timeout"] = self.timeout
+        return out
+
+
+@dataclass(frozen=True)
+class Case:
+    """A prompt sent to the model plus the assertions its answer must pass."""
+
+    id: str
+    input: str
+    asserts: tuple[Assertion, ...]
+    split: str = "train"
+    description: str = ""
+    #: Input files ``(relative path, text)`` put in an agent's workspace before it runs.
+    files: tuple[tuple[str, str], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "input": self.input}
+        if self.description:
+            out["description"] = self.description
+        if self.files:
+            out["files"] = dict(self.files)
+        out["split"] = self.split
+        out["assert"] = [a.to_dict() for a in self.asserts]
+        return out
+
+
+@dataclass(frozen=True)
+class TriggerQuery:
+    """A user query and whether an agent should load the skill for it.
+
+    The shape skill-creator's trigger eval sets use (``{"query", "should_trigger"}``);
+    ``should_trigger`` false queries are negative controls.
+    """
+
+    id: str
+    query: str
+    should_trigger: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "query": self.query, "should_trigger": self.should_trigger}
+
+
+@dataclass
+class SkillMeta:
+    """The parsed contents of ``skill_meta.json``."""
+
+    cases: list[Case] = field(default_factory=list)
+    #: Trigger queries (``triggers``), should-trigger and should-not; may be empty.
+    triggers: list[TriggerQuery] = field(default_factory=list)
+    #: Every other top-level key, kept verbatim (teacher model, created_at, ...).
+    extra: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+    #: Which shape the file had (``FORMAT_*``); written files are always ours.
+    source_format: str = FORMAT_OURS
+
+    def describe(self, source: str = "skill_meta.json") -> str:
+        """One line saying what was read, e.g. ``3 test cases from x.json (upskill TestCaseSuite)``."""
+        n = len(self.cases)
+        line = f"{n} test case{'' if n == 1 else 's'} from {source} ({self.source_format})"
+        if self.triggers:
+            neg = sum(1 for t in self.triggers if not t.should_trigger)
+            line += f", {len(self.triggers)} trigger quer{'y' if len(self.triggers) == 1 else 'ies'} ({neg} should not trigger)"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"schema_version": self.schema_version}
+        out.update(self.extra)
+        out["cases"] = [c.to_dict() for c in self.cases]
+        if self.triggers:
+            out["triggers"] = [t.to_dict() for t in self.triggers]
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
+    if kind == "none":
+        return None
+    if kind == "str":
+        if not isinstance(value, str) or value == "":
+            raise CasesError(where, f"'{atype}' needs a non-empty string value")
+        return value
+    if kind in ("str-or-list", "list"):
+        if isinstance(value, str) and kind == "str-or-list":
+            if value == "":
+                raise CasesError(where, f"'{atype}' needs a non-empty string")
+            return value
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(v, str) and v != "" for v in value)
+        ):
+            wanted = "a string or a list of strings" if kind == "str-or-list" else "a list of strings"
+            raise CasesError(where, f"'{atype}' needs {wanted}")
+        return list(value)
+    if kind == "regex":
+        if not isinstance(value, str) or value == "":
+            raise CasesError(where, "'regex' needs a pattern string")
+        from upskill_hub._util.guarded import compile_pattern
+
+        try:
+            compile_pattern(value)
+        except ValueError as exc:
+            raise CasesError(where, f"regex {value[:200]!r} does not compile: {exc}") from None
+        return value
+    if kind == "path":
+        if value is not None:
+            raise CasesError(where, f"'{atype}' takes 'path', not 'value'")
+        return None
+    if kind == "path-text":
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+            return list(value)
+        raise CasesError(where, f"'{atype}' needs 'path' and a 'value' (a string or a list of strings)")
+    if kind == "command":
+        if not isinstance(value, str) or not value.strip():
+            raise CasesError(where, "'command' needs a shell command string as 'value'")
+        return value
+    if kind == "schema":
+        from upskill_hub._util.guarded import check_schema
+
+        if not isinstance(value, dict):
+            raise CasesError(where, "'json-schema' needs a JSON Schema object")
+        try:
+            check_schema(value)
+        except ValueError as exc:
+            raise CasesError(where, str(exc)) from None
+        return value
+    raise AssertionError(kind)  # pragma: no cover - table above is exhaustive
+
+
+def parse_assertion(raw: Any, where: str, default_case_sensitive: bool | None = None) -> Assertion:
+    """Validate one assertion mapping (``{"type": ..., "value": ...[, "case_sensitive": bool]}``).
+
+    ``default_case_sensitive`` is the matching rule of the format the assertion came from,
+    used when the assertion does not say (upskill's files: ``False``).
+    """
+    if not isinstance(raw, dict):
+        raise CasesError(where, "an assertion must be an object with a 'type'")
+    atype = raw.get("type")
+    if atype not in ASSERTION_TYPES:
+        known = ", ".join(ASSERTION_TYPES)
+        raise CasesError(where, f"unknown assertion type {atype!r} (known: {known})")
+    unknown = set(raw) - {"type", "value", "judge", "case_sensitive", "path", "timeout"}
+    if unknown:
+        raise CasesError(where, f"unknown assertion keys: {', '.join(sorted(unknown))}")
+    value = _check_value(ASSERTION_TYPES[atype], atype, raw.get("value"), where)
+    judge = raw.get("judge")
+    if judge is not None and (atype != "llm-rubric" or not isinstance(judge, str)):
+        raise CasesError(where, "'judge' is only for llm-rubric and must be a model spec string")
+    case_sensitive = raw.get("case_sensitive", default_case_sensitive)
+    if "case_sensitive" in raw:
+        if not isinstance(case_sensitive, bool):
+            raise CasesError(f"{where}.case_sensitive", "must be true or false")
+        if atype not in CASE_AWARE_TYPES:
+            raise CasesError(
+                f"{where}.case_sensitive", f"is for {', '.join(sorted(CASE_AWARE_TYPES))}, not {atype!r}"
+            )
+    if atype not in CASE_AWARE_TYPES:
+        case_sensitive = None
+    path = _check_path(atype, raw.get("path"), where)
+    timeout = _check_timeout(atype, raw.get("timeout"), where)
+    return Assertion(
+        type=atype, value=value, judge=judge, case_sensitive=case_sensitive, path=path, timeout=timeout
+    )
+
+
+def _check_path(atype: str, path: Any, where: str) -> str | None:
+    """``path`` of a file check: relative, inside the workspace (no ``..``, no absolute path)."""
+    if ASSERTION_TYPES[atype] not in ("path", "path-text"):
+        if path is not None:
+            raise CasesError(where, f"'path' is only for file-exists and file-contains, not '{atype}'")
+        return None
+    if not isinstance(path, str) or not path:
+        raise CasesError(where, f"'{atype}' needs 'path': a file relative to the agent's workspace")
+    return checked_relpath(path, where)
+
+
+def _check_timeout(atype: str, timeout: Any, where: str) -> float | None:
+    if timeout is None:
+        return None
+    if atype != "command":
+        raise CasesError(where, f"'timeout' is only for 'command', not '{atype}'")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= COMMAND_TIMEOUT_MAX:
+        raise CasesError(where, f"'timeout' must be a number of seconds in (0, {COMMAND_TIMEOUT_MAX:g}]")
+    return float(timeout)
