@@ -35,14 +35,13 @@ def test_progress_bars_are_off_for_the_demos_commands(tmp_path: Path, monkeypatc
 class _Scripted(Demo):
     """The walk-through with each command replaced by what it leaves on disk."""
 
-    def run(self, args: list[str], *, capture: bool = False, timeout: float = 1800) -> str:
+    def run(self, args: list[str], *, timeout: float = 1800) -> None:
         self.echo(f"\n$ {self._show(args)}")
         if "eval" in args:
             (Path(args[args.index("--output") + 1]) / "run-1").mkdir(parents=True)
         if "pull" in args:
             out = Path(args[args.index("-o") + 1])
             shutil.copytree(self.workdir / "skills" / DEMO_SKILL, out / DEMO_SKILL)
-        return ""
 
     @contextmanager
     def background(self, args: list[str], ready_url: str, timeout: float = 60):

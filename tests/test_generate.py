@@ -17,15 +17,14 @@ from typer.testing import CliRunner
 
 from upskill_hub.cases import Assertion, Case
 from upskill_hub.errors import UpskillError
-from upskill_hub.generate import (
+from upskill_hub.generate import GenerateOptions, generate_skill
+from upskill_hub.generate.loop import assign_holdout
+from upskill_hub.generate.teacher import (
     SKILL_SYSTEM_PROMPT,
     TESTS_SYSTEM_PROMPT,
     Failure,
-    GenerateOptions,
-    assign_holdout,
     build_skill,
     extract_skill_files,
-    generate_skill,
     parse_cases,
     refine_request,
 )

@@ -121,7 +121,7 @@ _CASES = [
 
 def tour_script(system: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
     """Teacher for ``generate`` (a skill, then its cases); student: names what its skill says."""
-    from upskill_hub.generate import SKILL_SYSTEM_PROMPT, TESTS_SYSTEM_PROMPT
+    from upskill_hub.generate.teacher import SKILL_SYSTEM_PROMPT, TESTS_SYSTEM_PROMPT
 
     if system == SKILL_SYSTEM_PROMPT:
         return _skill_reply()

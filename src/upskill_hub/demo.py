@@ -39,7 +39,9 @@ from upskill_hub.shipped import shipped_path
 #: repository naming the model cannot know, and its cases check the code it writes.
 DEMO_SKILL = "hub-kernels"
 DEMO_KERNEL = "rmsnorm"
-#: huggingface_hub's and datasets' switches for their progress bars (see Demo.__init__).
+#: The local Hub dataset repo the demo pushes the skill and its results to.
+DEMO_REPO = "demo/skills"
+#: huggingface_hub's and datasets' switches for their progress bars (see _Runner.__init__).
 QUIET_PROGRESS_ENV = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
 
 
@@ -48,7 +50,6 @@ class Step:
     title: str
     seconds: float
     ok: bool
-    detail: str = ""
 
 
 @dataclass
@@ -133,30 +134,14 @@ def shown_from_cwd(path: Path) -> str:
         return str(path)
 
 
-class Demo:
-    """Runs the walk-through in ``workdir`` (recreated) on copies of the shipped files."""
+class _Runner:
+    """Runs the demo's commands as it shows them: each printed first, then run in ``workdir``
+    against the local Hub (a throwaway token, a free port), each step timed into ``report``."""
 
-    def __init__(
-        self,
-        workdir: Path,
-        *,
-        model: str = "local",
-        cases: int | None = None,
-        max_tokens: int = 64,
-        kernels: bool = True,
-        space: bool = True,
-        echo: Callable[[str], None] = print,
-    ) -> None:
+    def __init__(self, workdir: Path, echo: Callable[[str], None]) -> None:
         self.workdir = workdir
-        self.model = model
-        self.cases = cases
-        self.max_tokens = max_tokens
-        self.kernels = kernels
-        self.space = space
         self.echo = echo
         self.report = DemoReport()
-        self.lift_line = ""
-        self.trigger_line = ""
         # A throwaway write token for the local Hub; never a real credential.
         self.token = "demo-" + secrets.token_hex(8)
         self.port = free_port()
@@ -176,26 +161,17 @@ class Demo:
             self.env.setdefault(switch, "1")
         self.cli = [sys.executable, "-m", "upskill_hub.cli.app"]
 
-    # ------------------------------------------------------------------ helpers
     def _show(self, args: list[str]) -> str:
         shown = ["upskill-hub" if a == "upskill_hub.cli.app" else a for a in args]
         if shown[:3] == [sys.executable, "-m", "upskill-hub"]:
             shown = shown[2:]
         return " ".join(shown)
 
-    def run(self, args: list[str], *, capture: bool = False, timeout: float = 1800) -> str:
+    def run(self, args: list[str], *, timeout: float = 1800) -> None:
         self.echo(f"\n$ {self._show(args)}")
-        proc = subprocess.run(
-            args,
-            cwd=self.workdir,
-            env=self.env,
-            text=True,
-            stdout=subprocess.PIPE if capture else None,
-            timeout=timeout,
-        )
+        proc = subprocess.run(args, cwd=self.workdir, env=self.env, text=True, timeout=timeout)
         if proc.returncode != 0:
             raise UpskillError(f"demo step failed: {self._show(args)} (exit {proc.returncode})")
-        return proc.stdout or ""
 
     @contextmanager
     def background(self, args: list[str], ready_url: str, timeout: float = 60):
@@ -213,18 +189,62 @@ class Demo:
                 proc.kill()
             log.close()
 
-    def step(self, title: str, fn: Callable[[], str]) -> None:
+    def step(self, title: str, fn: Callable[[], object]) -> None:
         self.echo(f"\n── {title} " + "─" * max(0, 60 - len(title)))
         t0 = time.monotonic()
         try:
-            detail = fn() or ""
+            fn()
         except BaseException:
             self.report.steps.append(Step(title, time.monotonic() - t0, False))
             raise
-        self.report.steps.append(Step(title, time.monotonic() - t0, True, detail))
+        self.report.steps.append(Step(title, time.monotonic() - t0, True))
 
-    # ------------------------------------------------------------------ the walk-through
+
+class Demo(_Runner):
+    """Runs the walk-through in ``workdir`` (recreated) on copies of the shipped files."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        model: str = "local",
+        cases: int | None = None,
+        max_tokens: int = 64,
+        kernels: bool = True,
+        space: bool = True,
+        echo: Callable[[str], None] = print,
+    ) -> None:
+        super().__init__(workdir, echo)
+        self.model = model
+        self.cases = cases
+        self.max_tokens = max_tokens
+        self.kernels = kernels
+        self.space = space
+        self.lift_line = ""
+        self.trigger_line = ""
+
     def go(self) -> DemoReport:
+        """The walk-through: each step below runs the commands a newcomer would type."""
+        skill_dir = self._copy_shipped_files()
+        if self.model == "local":
+            self.step("Check that the offline model runs on this machine", lambda: self.run([*self.cli, "doctor"]))
+        self._validate_and_list_skills()
+        tests_file, n_cases = self._write_tests(skill_dir)
+        run_dir = self._evaluate(tests_file, n_cases)
+        self._evaluate_catalog(tests_file)
+        serve = [*self.cli, "hub", "serve", "--root", str(self.workdir / "hub"), "--port", str(self.port), "--token", self.token]
+        with self.background(serve, f"http://127.0.0.1:{self.port}/api/whoami-v2"):
+            self._push_and_read_back(run_dir)
+            self.step("Pull the skill back", lambda: self._pull_and_compare(skill_dir))
+            if self.kernels:
+                self._build_and_publish_kernel()
+            if self.space:
+                sport = free_port()
+                self.step("Launch the Space on the pushed library", lambda: self._launch_space(sport))
+        return self.report
+
+    def _copy_shipped_files(self) -> Path:
+        """Recreate the scratch folder with copies of the shipped skills and kernel example."""
         shipped_skills = shipped_path("skills")
         shipped_kernel = shipped_path(f"kernels_examples/{DEMO_KERNEL}")
         if self.workdir.exists():
@@ -235,34 +255,38 @@ class Demo:
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "result")
         shutil.copytree(shipped_skills, self.workdir / "skills", ignore=ignore)
         shutil.copytree(shipped_kernel, self.workdir / "kernels_examples" / DEMO_KERNEL, ignore=ignore)
-        skill_dir = self.workdir / "skills" / DEMO_SKILL
         # The printed commands name paths relative to the scratch folder: say which it is.
         self.echo(f"The commands below run in {shown_from_cwd(self.workdir)}, on copies of the shipped files.")
-        skills = sorted(f"skills/{p.name}" for p in (self.workdir / "skills").iterdir() if p.is_dir())
+        return self.workdir / "skills" / DEMO_SKILL
 
-        if self.model == "local":
-            self.step("Check that the offline model runs on this machine", lambda: self.run([*self.cli, "doctor"]))
+    def _validate_and_list_skills(self) -> None:
+        skills = sorted(f"skills/{p.name}" for p in (self.workdir / "skills").iterdir() if p.is_dir())
         self.step("Validate the shipped skills", lambda: self.run([*self.cli, "skills", "validate", *skills]))
         self.step("List them", lambda: self.run([*self.cli, "skills", "list", "skills"]))
 
+    def _write_tests(self, skill_dir: Path) -> tuple[Path, int]:
+        """The demo skill's test cases (the first ``cases`` of them) as a tests file; and how many."""
         tests_file = self.workdir / "demo-tests.json"
         meta = json.loads((skill_dir / "skill_meta.json").read_text(encoding="utf-8"))
         chosen = meta["cases"] if self.cases is None else meta["cases"][: self.cases]
         tests_file.write_text(json.dumps({"cases": chosen}, indent=2), encoding="utf-8")
+        return tests_file, len(chosen)
+
+    def _eval(self, tests_file: Path, output: Path, options: list[str], limits: tuple[str, ...] = ()) -> None:
+        self.run(
+            [
+                *self.cli, "eval", f"skills/{DEMO_SKILL}", "--model", self.model, *options,
+                "--tests", str(tests_file), "--output", str(output), "--max-tokens", str(self.max_tokens), *limits,
+                # a cache of its own: the demo always makes (and times) real calls
+                "--cache-dir", str(self.workdir / "cache"),
+            ]
+        )  # fmt: skip
+
+    def _evaluate(self, tests_file: Path, n_cases: int) -> Path:
+        """Evaluate the skill on the model, with and without it; say how fast and how much it lifts."""
         runs_dir = self.workdir / "runs"
-
-        def evaluate() -> str:
-            self.run(
-                [
-                    *self.cli, "eval", f"skills/{DEMO_SKILL}", "--model", self.model, "--runs", "1",
-                    "--tests", str(tests_file), "--output", str(runs_dir), "--max-tokens", str(self.max_tokens),
-                    # a cache of its own: the demo always makes (and times) real calls
-                    "--cache-dir", str(self.workdir / "cache"),
-                ]
-            )
-            return ""
-
-        self.step(f"Evaluate {DEMO_SKILL} on '{self.model}' ({count(len(chosen), 'case')}, with and without the skill)", evaluate)
+        self.step(f"Evaluate {DEMO_SKILL} on '{self.model}' ({count(n_cases, 'case')}, with and without the skill)",
+                  lambda: self._eval(tests_file, runs_dir, ["--runs", "1"]))  # fmt: skip
         run_dirs = sorted(p for p in runs_dir.iterdir() if p.is_dir())
         if not run_dirs:
             raise UpskillError(f"the eval wrote no run folder under {runs_dir}")
@@ -270,79 +294,53 @@ class Demo:
         self.echo(throughput_sentence(run_dir, self.report.steps[-1].seconds))
         self.lift_line = lift_sentence(run_dir, DEMO_SKILL)
         self.echo(self.lift_line)
+        return run_dir
 
+    def _evaluate_catalog(self, tests_file: Path) -> None:
+        """Catalog mode: does the model load the skill by itself, offered among the shipped ones?"""
         catalog_dir = self.workdir / "catalog-runs"
-
-        def evaluate_catalog() -> str:
-            self.run(
-                [
-                    *self.cli, "eval", f"skills/{DEMO_SKILL}", "--model", self.model, "--mode", "catalog",
-                    "--no-baseline", "--tests", str(tests_file), "--output", str(catalog_dir),
-                    "--max-tokens", str(self.max_tokens), "--max-turns", "3", "--no-plots",
-                    "--cache-dir", str(self.workdir / "cache"),
-                ]
-            )  # fmt: skip
-            return ""
-
         self.step(f"Catalog mode: does '{self.model}' load {DEMO_SKILL} by itself among the shipped skills?",
-                  evaluate_catalog)  # fmt: skip
+                  lambda: self._eval(tests_file, catalog_dir, ["--mode", "catalog", "--no-baseline"],
+                                     ("--max-turns", "3", "--no-plots")))  # fmt: skip
         catalog_runs = sorted(p for p in catalog_dir.iterdir() if p.is_dir()) if catalog_dir.is_dir() else []
         if catalog_runs:
             self.trigger_line = trigger_sentence(catalog_runs[-1], DEMO_SKILL)
             self.echo(self.trigger_line)
 
-        serve = [*self.cli, "hub", "serve", "--root", str(self.workdir / "hub"), "--port", str(self.port), "--token", self.token]
-        with self.background(serve, f"http://127.0.0.1:{self.port}/api/whoami-v2"):
-            repo_id = "demo/skills"
-            self.step(
-                "Push the skill and its results to the local Hub",
-                lambda: self.run([*self.cli, "push", f"skills/{DEMO_SKILL}", "--repo", repo_id, "--results", str(run_dir)]),
-            )
-            load = (
-                "import datasets\n"
-                f"for config in ('skills', 'results', 'runs'):\n"
-                f"    ds = datasets.load_dataset({repo_id!r}, config, split='train')\n"
-                "    print(f'{config:8s} {ds.num_rows:4d} rows  columns: {\", \".join(ds.column_names[:6])}, ...')\n"
-            )
-            self.step("Read them back with datasets.load_dataset", lambda: self.run([sys.executable, "-c", load]))
-            pulled = self.workdir / "pulled"
+    def _push_and_read_back(self, run_dir: Path) -> None:
+        self.step(
+            "Push the skill and its results to the local Hub",
+            lambda: self.run([*self.cli, "push", f"skills/{DEMO_SKILL}", "--repo", DEMO_REPO, "--results", str(run_dir)]),
+        )
+        load = (
+            "import datasets\n"
+            f"for config in ('skills', 'results', 'runs'):\n"
+            f"    ds = datasets.load_dataset({DEMO_REPO!r}, config, split='train')\n"
+            "    print(f'{config:8s} {ds.num_rows:4d} rows  columns: {\", \".join(ds.column_names[:6])}, ...')\n"
+        )
+        self.step("Read them back with datasets.load_dataset", lambda: self.run([sys.executable, "-c", load]))
 
-            def pull_and_compare() -> str:
-                self.run([*self.cli, "pull", repo_id, "-o", str(pulled)])
-                for src in sorted(p for p in skill_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-                    rel = src.relative_to(skill_dir)
-                    if (pulled / DEMO_SKILL / rel).read_bytes() != src.read_bytes():
-                        raise UpskillError(f"pulled file differs: {rel}")
-                self.echo(f"pulled files are byte-identical to the pushed skill ({shown_from_cwd(skill_dir)})")
-                return ""
+    def _pull_and_compare(self, skill_dir: Path) -> None:
+        pulled = self.workdir / "pulled"
+        self.run([*self.cli, "pull", DEMO_REPO, "-o", str(pulled)])
+        for src in sorted(p for p in skill_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            rel = src.relative_to(skill_dir)
+            if (pulled / DEMO_SKILL / rel).read_bytes() != src.read_bytes():
+                raise UpskillError(f"pulled file differs: {rel}")
+        self.echo(f"pulled files are byte-identical to the pushed skill ({shown_from_cwd(skill_dir)})")
 
-            self.step("Pull the skill back", pull_and_compare)
+    def _build_and_publish_kernel(self) -> None:
+        kdir = f"kernels_examples/{DEMO_KERNEL}"
+        for title, args in (
+            ("Build the rmsnorm kernel for this machine", ["build", kdir, "--builder", "local"]),
+            ("Check it", ["check", kdir]),
+            ("Publish it as a Hub kernel repo", ["push", kdir, "--repo", f"demo/{DEMO_KERNEL}"]),
+            ("Load it with kernels.get_kernel and run its tests", ["verify", f"demo/{DEMO_KERNEL}", "--trust-remote-code"]),
+        ):
+            self.step(title, lambda args=args: self.run([*self.cli, "kernels", *args]))
 
-            if self.kernels:
-                kdir = f"kernels_examples/{DEMO_KERNEL}"
-                self.step(
-                    "Build the rmsnorm kernel for this machine",
-                    lambda: self.run([*self.cli, "kernels", "build", kdir, "--builder", "local"]),
-                )
-                self.step("Check it", lambda: self.run([*self.cli, "kernels", "check", kdir]))
-                self.step(
-                    "Publish it as a Hub kernel repo",
-                    lambda: self.run([*self.cli, "kernels", "push", kdir, "--repo", f"demo/{DEMO_KERNEL}"]),
-                )
-                self.step(
-                    "Load it with kernels.get_kernel and run its tests",
-                    lambda: self.run([*self.cli, "kernels", "verify", f"demo/{DEMO_KERNEL}", "--trust-remote-code"]),
-                )
-
-            if self.space:
-                sport = free_port()
-                space = [*self.cli, "space", "run", "--repo", repo_id, "--port", str(sport)]
-
-                def launch_space() -> str:
-                    url = f"http://127.0.0.1:{sport}/"
-                    with self.background(space, url, timeout=120), urllib.request.urlopen(url, timeout=10) as resp:  # noqa: S310
-                        self.echo(f"the Space answered HTTP {resp.status} at {url}")
-                    return ""
-
-                self.step("Launch the Space on the pushed library", launch_space)
-        return self.report
+    def _launch_space(self, sport: int) -> None:
+        space = [*self.cli, "space", "run", "--repo", DEMO_REPO, "--port", str(sport)]
+        url = f"http://127.0.0.1:{sport}/"
+        with self.background(space, url, timeout=120), urllib.request.urlopen(url, timeout=10) as resp:  # noqa: S310
+            self.echo(f"the Space answered HTTP {resp.status} at {url}")

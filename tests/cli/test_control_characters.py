@@ -11,7 +11,7 @@ from pathlib import Path
 
 from cli_runner import run_cli
 
-from upskill_hub.generate import build_skill
+from upskill_hub.generate.teacher import build_skill
 
 RAW = ("\x1b", "\x9b", "\u202e", "\x07")
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from space_helpers import free_port
 
-from upskill_hub.space import ui, views
+from upskill_hub.space import serving, ui, views
 
 
 @pytest.mark.parametrize(
@@ -27,11 +27,11 @@ from upskill_hub.space import ui, views
 )
 def test_analytics_are_off_unless_the_user_turns_them_on(value, enabled, monkeypatch) -> None:
     if value is None:
-        monkeypatch.delenv(ui.ANALYTICS_ENV, raising=False)
+        monkeypatch.delenv(serving.ANALYTICS_ENV, raising=False)
     else:
-        monkeypatch.setenv(ui.ANALYTICS_ENV, value)
-    assert ui.ANALYTICS_ENV == "GRADIO_ANALYTICS_ENABLED"
-    assert ui.analytics_enabled() is enabled
+        monkeypatch.setenv(serving.ANALYTICS_ENV, value)
+    assert serving.ANALYTICS_ENV == "GRADIO_ANALYTICS_ENABLED"
+    assert serving.analytics_enabled() is enabled
 
 
 def test_the_built_space_does_not_report_usage_by_default(monkeypatch) -> None:
@@ -47,7 +47,7 @@ def signed_in(monkeypatch) -> None:
     from gradio import oauth
 
     monkeypatch.delenv("GRADIO_ANALYTICS_ENABLED", raising=False)
-    monkeypatch.setattr(ui, "_sign_in_available", lambda: True)
+    monkeypatch.setattr(serving, "sign_in_available", lambda: True)
     monkeypatch.setattr(oauth, "_get_mocked_oauth_info", lambda: {"userinfo": {"name": "user"}})
 
 

@@ -10,8 +10,7 @@ Event handlers carry ``api_name`` s so the app can be driven with ``gradio_clien
 import contextlib
 import json
 import os
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,71 +62,22 @@ def default_repo(app_dir: Path | None = None) -> str:
     return ""
 
 
-#: Gradio's own switch for its usage reports; here they are off unless it says otherwise.
-ANALYTICS_ENV = "GRADIO_ANALYTICS_ENABLED"
-#: Gradio's warning when sign-in is mocked locally (the page already says how sign-in works).
-_MOCKED_OAUTH_WARNING = r"Gradio does not support OAuth features outside of a Space"
-
-
-def analytics_enabled() -> bool:
-    """Whether the Space may send Gradio's usage reports: only when GRADIO_ANALYTICS_ENABLED says so.
-
-    Gradio reports usage (and checks for a newer version) over the network unless that
-    variable is ``False``. upskill-hub promises to work offline, so its Space sends
-    nothing by default; ``GRADIO_ANALYTICS_ENABLED=True`` (or 1, yes) turns it back on.
-    """
-    return os.environ.get(ANALYTICS_ENV, "").strip().lower() in {"true", "1", "yes", "on"}
-
-
-@contextlib.contextmanager
-def _quiet_mocked_sign_in() -> Iterator[None]:
-    """Gradio's warning that local sign-in is mocked, silenced while it builds the server app.
-
-    Run locally with a Hub login, the sign-in button is Gradio's mock of a Space's OAuth
-    (the machine's own login). Gradio warns about that each time it builds the app (when
-    the Blocks closes and again at launch); the warning asks nothing of a ``space run``
-    user, and the page itself says how sign-in works. Other warnings pass.
-    """
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=_MOCKED_OAUTH_WARNING)
-        yield
-
-
-def _sign_in_available() -> bool:
-    """Whether Gradio's sign-in can work here.
-
-    On a Space it is real OAuth. Locally Gradio mocks it with the machine's own Hub login
-    and fails to start without one, so the button is only shown when that login works.
-    """
-    if os.environ.get("SPACE_ID"):
-        return True
-    try:
-        from huggingface_hub import get_token, whoami
-
-        return get_token() is not None and whoami().get("type") == "user"
-    except Exception:  # offline, bad token, ...: browsing and evaluating still work
-        return False
-
-
 def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
     """The whole Space as a ``gr.Blocks``; ``repo`` overrides ``SKILLS_REPO``."""
     import gradio as gr
     import pandas as pd
 
-    from upskill_hub.space import answers, charts, data, render, routing_view, session, views
+    from upskill_hub.space import answers, charts, data, render, routing_view, serving, session, views
 
     operator_repo = (repo or default_repo(Path(app_dir) if app_dir else None)).strip()
 
-    def token_for(source: str) -> str | bool | None:
-        # The Space's own token reads only the operator's repo; visitor-typed repos go anonymous.
-        return None if source == operator_repo else False
-
     def get_lib(source: str, refresh: bool = False, max_age_s: float = 0.0) -> data.Library:
         source = (source or "").strip()
-        # Only the operator's own source may be a local folder; visitors name Hub repos.
+        # Only the operator's own source may be a local folder; visitors name Hub repos. The Space's
+        # own token reads only the operator's repo (token None); visitor-typed repos go anonymous.
         operator = source == operator_repo
         return data.load_library(
-            source, token=token_for(source), refresh=refresh, allow_local=operator, max_age_s=max_age_s
+            source, token=None if operator else False, refresh=refresh, allow_local=operator, max_age_s=max_age_s
         )
 
     def error_md(exc: Exception) -> str:
@@ -288,28 +238,22 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
     def _eval_skill(source, mode, name, pasted, meta, workdir):
         import tempfile
 
+        def scratch(prefix: str):
+            """``workdir``, else a temporary folder removed once the skill is read."""
+            if workdir:
+                return contextlib.nullcontext(workdir)
+            return tempfile.TemporaryDirectory(prefix=prefix, ignore_cleanup_errors=True)
+
         if mode == "paste":
             if not (pasted or "").strip():
                 raise UpskillError("paste a SKILL.md (or upload one) first")
-            wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="upskill-paste-"))
-            try:
-                return session.skill_from_text(pasted, meta, wd)
-            finally:
-                if workdir is None:
-                    import shutil
-
-                    shutil.rmtree(wd, ignore_errors=True)
+            with scratch("upskill-paste-") as wd:
+                return session.skill_from_text(pasted, meta, Path(wd))
         if not name:
             raise UpskillError("pick a skill from the library first")
         lib = get_lib(source)
-        wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="upskill-lib-"))
-        try:
-            skill = data.load_library_skill(lib, name, wd / "library")
-        finally:
-            if workdir is None:
-                import shutil
-
-                shutil.rmtree(wd, ignore_errors=True)
+        with scratch("upskill-lib-") as wd:
+            skill = data.load_library_skill(lib, name, Path(wd) / "library")
         if (meta or "").strip():
             from upskill_hub.cases import CasesError, load_meta_text
 
@@ -345,7 +289,6 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         live_cols = session.ROW_HEADERS
         empty_sum = gr.update(value=pd.DataFrame([], columns=session.SUMMARY_HEADERS), visible=False)
         no_charts = (charts.empty(RUN_CHARTS), "")
-        ev = None
         try:
             wd = session.new_workdir()
             skill = _eval_skill(source, mode, name, pasted, meta, workdir=wd)
@@ -400,8 +343,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
 
     # ------------------------------------------------------------------ layout
     # Closing the Blocks builds its server app (a second time at launch): both quiet.
-    blocks = gr.Blocks(title="upskill-hub: skills and their lift", analytics_enabled=analytics_enabled())
-    with _quiet_mocked_sign_in(), blocks as demo:
+    blocks = gr.Blocks(title="upskill-hub: skills and their lift", analytics_enabled=serving.analytics_enabled())
+    with serving.quiet_mocked_sign_in(), blocks as demo:
         gr.Markdown(INTRO)
         with gr.Row():
             repo_box = gr.Textbox(
@@ -515,7 +458,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     run_pass = gr.HTML("", elem_id="run-pass-chart")
                 run_handle = gr.Textbox(visible=False)  # a handle from session.remember_run, never a path
                 with gr.Row():
-                    if _sign_in_available():
+                    if serving.sign_in_available():
                         gr.LoginButton()  # needs gradio[oauth] (the space extra); real sign-in on a Space
                     else:
                         gr.Markdown("Sign-in (to push results) works on a Space, or locally after `hf auth login`.")
@@ -573,33 +516,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         lb_query.change(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name=False, trigger_mode="always_last")
         routing_tab.select(on_routing_tab, [repo_box], [routing_model, routing_view_html], api_name=False)
         routing_model.input(on_routing, [repo_box, routing_model], [routing_view_html], api_name="routing")
-    _launch_defaults(demo)
+    serving.launch_defaults(demo)
     return demo
-
-
-def _launch_defaults(demo) -> None:
-    """Turn off Gradio's run history for this app, however it is launched; add the page's CSS.
-
-    Gradio 6 saves each call's inputs in the visitor's browser (and optionally a Hub
-    bucket) to replay later; here those inputs include API keys, which must not be
-    stored anywhere. ``launch()`` reads the flag, so it is forced there as well. Gradio 6
-    also takes custom CSS only in ``launch()``, so the charts' styles are added there.
-    """
-    import functools
-
-    from upskill_hub.space.charts import CSS
-
-    demo.run_history = False
-    original = demo.launch
-
-    @functools.wraps(original)
-    def launch(*args, **kwargs):
-        kwargs["run_history"] = False
-        kwargs["css"] = CSS + (kwargs.get("css") or "")
-        with _quiet_mocked_sign_in():
-            return original(*args, **kwargs)
-
-    demo.launch = launch
 
 
 def launch(
