@@ -20,7 +20,7 @@ from upskill_hub.cases.schema import Assertion, Case, CasesError, SkillMeta, Tri
 VERIFIER_TYPES_OF_UPSKILL = {"contains": "contains"}
 
 #: Keys of upskill's ``TestCase`` that upskill-hub reads beyond ``input``/``expected``.
-UPSKILL_CASE_KEYS = {"context", "output_file", "validator", "validator_config"}
+EXTRA_UPSKILL_KEYS = {"context", "output_file", "validator", "validator_config"}
 
 
 def expected_to_assertions(expected: Any, where: str) -> list[Assertion]:

@@ -39,7 +39,7 @@ def parse_case(raw: Any, index: int, where: str = "cases") -> Case:
     text = raw.get("input")
     if not isinstance(text, str) or not text.strip():
         raise CasesError(f"{loc}.input", "must be a non-empty string")
-    known = {"id", "input", "assert", "expected", "verifiers", "split", "description", "vars", "files"} | dialects.UPSKILL_CASE_KEYS
+    known = {"id", "input", "assert", "expected", "verifiers", "split", "description", "vars", "files"} | dialects.EXTRA_UPSKILL_KEYS
     unknown = set(raw) - known
     if unknown:
         raise CasesError(loc, f"unknown case keys: {', '.join(sorted(unknown))}")
