@@ -338,15 +338,8 @@ def install(
     from upskill_hub.skill import skills_in
 
     out = printer(fmt, as_json)
-    flags = {
-        "claude": claude,
-        "codex": codex,
-        "opencode": opencode,
-        "cursor": cursor,
-        "gemini": gemini,
-        "agents": agents,
-    }
-    dirs = target_dirs([k for k, v in flags.items() if v], dest=dest, global_=global_)
+    chosen = _chosen(claude=claude, codex=codex, opencode=opencode, cursor=cursor, gemini=gemini, agents=agents)
+    dirs = target_dirs(chosen, dest=dest, global_=global_)
     from_hub = _looks_like_repo_id(source)
     commit = None
     if from_hub:
@@ -403,15 +396,7 @@ def update(
     from upskill_hub.managed import update_managed
 
     out = printer(fmt, as_json)
-    flags = {
-        "claude": claude,
-        "codex": codex,
-        "opencode": opencode,
-        "cursor": cursor,
-        "gemini": gemini,
-        "agents": agents,
-    }
-    chosen = [k for k, v in flags.items() if v]
+    chosen = _chosen(claude=claude, codex=codex, opencode=opencode, cursor=cursor, gemini=gemini, agents=agents)
     dirs = target_dirs(chosen if (chosen or dest) else list(AGENTS), dest=dest, global_=global_)
     infos = update_managed(dirs, names or None)
     missing = sorted(set(names or []) - {i.name for i in infos})
@@ -447,3 +432,8 @@ def update(
 def register(root: typer.Typer) -> None:
     """Add the ``skills`` command group to the root app."""
     root.add_typer(app, name="skills")
+
+
+def _chosen(**flags: bool) -> list[str]:
+    """The agents whose flag (``--claude``, ``--codex``...) was given, in the flags' order."""
+    return [name for name, on in flags.items() if on]
