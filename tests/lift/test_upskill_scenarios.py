@@ -107,6 +107,16 @@ def test_finding_1_bad_scenarios_are_one_line_errors(repo: Path, bad: dict):
     assert "\n" not in str(exc.value)
 
 
+@pytest.mark.parametrize("extra", [["--agent", "codex"], ["--mode", "catalog"], ["--distractors", "none"]])
+def test_scenarios_refuse_the_options_they_would_drop(repo: Path, tmp_path: Path, capsys, monkeypatch, extra):
+    """A scenarios run evaluates models with the skill injected: --agent, --mode and
+    --distractors would be silently ignored there, so they are one-line refusals instead."""
+    args = ["eval", "--scenarios", str(repo / ".upskill" / "evals.json"), "-o", str(tmp_path / "out"), *extra]
+    code, out, err = run_cli(args, capsys, monkeypatch)
+    assert code != 0 and "drop --tests, --compare, --jobs, --agent, --mode and --distractors" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
 @pytest.mark.slow
 def test_finding_1_scenarios_end_to_end_match_hand_count(repo: Path, tmp_path: Path, capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)

@@ -242,9 +242,10 @@ def eval_command(
 
         scenarios = find_scenarios_file(skill)
     if scenarios is not None:
-        if jobs is not None or compare is not None or tests is not None:
+        if jobs is not None or compare is not None or tests is not None or agent or mode or distractors:
             raise UpskillError(
-                "--scenarios runs each scenario's own tests: drop --tests, --compare and --jobs"
+                "--scenarios runs each scenario's own tests on --model, skill injected: "
+                "drop --tests, --compare, --jobs, --agent, --mode and --distractors"
             )
         from upskill_hub.lift.prepare import EvalOptions
 
