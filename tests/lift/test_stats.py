@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from upskill_hub.intervals import score_p_value
+from upskill_hub.lift.intervals import score_p_value
 from upskill_hub.lift.stats import (
     condition_stats,
     error_bars,

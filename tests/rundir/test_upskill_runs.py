@@ -9,7 +9,8 @@ from pathlib import Path
 
 from upskill_shapes import save_upskill_batch
 
-from upskill_hub.rundir.upskill_runs import batch_rows, find_batches
+from upskill_hub.lift.history import batch_rows
+from upskill_hub.rundir.upskill_runs import find_batches
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:

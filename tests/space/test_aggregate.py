@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from upskill_hub.intervals import paired_lift
+from upskill_hub.lift.intervals import paired_lift
 from upskill_hub.lift.stats import summarize_rows, wilson_interval
 from upskill_hub.rundir.schema import ResultRow
 from upskill_hub.space.aggregate import compute_aggregates

@@ -31,8 +31,8 @@ def runs_command(
     from rich.table import Table
 
     from upskill_hub.cli._eval_rows import RUNS_HEADERS
-    from upskill_hub.lift.history import comparison_rows, scan_runs, to_csv
-    from upskill_hub.rundir.upskill_runs import batch_rows, find_batches
+    from upskill_hub.lift.history import batch_rows, comparison_rows, scan_runs, to_csv
+    from upskill_hub.rundir.upskill_runs import find_batches
 
     if not directory.is_dir():
         raise UpskillError(f"{directory} is not a folder of eval runs")

@@ -16,8 +16,10 @@ from typing import Any
 
 from upskill_hub import rundir
 from upskill_hub.errors import UpskillError
+from upskill_hub.lift.intervals import wilson_interval
 from upskill_hub.lift.stats import summarize_rows
 from upskill_hub.rundir.schema import RunPlan, RunSummary
+from upskill_hub.rundir.upskill_runs import INCOMPLETE, STATUS, batch_results, incomplete_runs
 
 
 @dataclass
@@ -181,3 +183,96 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in CSV_COLUMNS})
     return buf.getvalue()
+
+
+def batch_rows(batch_dir: Path) -> list[dict[str, Any]]:
+    """Comparison rows (one per model and condition) for one upskill batch folder.
+
+    upskill records no per-case pairing, so no lift interval is claimed for its batches.
+    """
+    loaded = batch_results(batch_dir)
+    header, results = loaded if loaded is not None else ({"batch_id": batch_dir.name}, [])
+    listed = {
+        (r.get("metadata") or {}).get("run_number")
+        for r in results
+        if isinstance((r.get("metadata") or {}).get("run_number"), int)
+    }
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in results:
+        meta = r.get("metadata") or {}
+        model = str(meta.get("model") or header.get("model") or "")
+        condition = r.get("run_type") if r.get("run_type") in ("baseline", "with_skill") else "with_skill"
+        groups.setdefault((model, condition), []).append(r)
+    created = min((str((r.get("metadata") or {}).get("timestamp", "")) for r in results), default="")
+    skill = next((str(r["skill_name"]) for r in results if r.get("skill_name")), "")
+    rows = []
+    for (model, condition), runs in sorted(groups.items()):
+        n = len(runs)
+        passed = sum(bool(r.get("passed")) for r in runs)
+        errors = sum(r.get("error_message") is not None for r in runs)
+        low, high = wilson_interval(passed, n)
+        tokens = [((r.get("stats") or {}).get("total_tokens") or 0) for r in runs]
+        a_passed = sum(_count(r.get("assertions_passed")) for r in runs)
+        a_total = sum(_count(r.get("assertions_total")) for r in runs)
+        rows.append(
+            {
+                "run_id": str(header.get("batch_id") or batch_dir.name),
+                "created": created,
+                "status": STATUS,
+                "skill_name": skill,
+                "skill_version": "",
+                "model": model,
+                "condition": condition,
+                "n": n,
+                "passed": passed,
+                "errors": errors,
+                "cached": 0,
+                "pass_rate": passed / n if n else None,
+                "ci_low": low,
+                "ci_high": high,
+                "mean_total_tokens": sum(tokens) / n if n else None,
+                "lift": None,
+                "lift_ci_low": None,
+                "lift_ci_high": None,
+                "p_value": None,
+                "conclusive": None,
+                "assertions_passed": a_passed,
+                "assertions_total": a_total,
+                "assertion_rate": a_passed / a_total if a_total else None,
+                "reason": None,
+            }
+        )
+    for name, meta, reason in incomplete_runs(batch_dir, listed):
+        rows.append(
+            {
+                "run_id": f"{header.get('batch_id') or batch_dir.name}/{name}",
+                "created": str(meta.get("timestamp", "")),
+                "status": INCOMPLETE,
+                "skill_name": skill,
+                "skill_version": "",
+                "model": str(meta.get("model") or header.get("model") or ""),
+                "condition": "",
+                "n": 0,
+                "passed": 0,
+                "errors": 0,
+                "cached": 0,
+                "pass_rate": None,
+                "ci_low": None,
+                "ci_high": None,
+                "mean_total_tokens": None,
+                "lift": None,
+                "lift_ci_low": None,
+                "lift_ci_high": None,
+                "p_value": None,
+                "conclusive": None,
+                "assertions_passed": None,
+                "assertions_total": None,
+                "assertion_rate": None,
+                "reason": reason,
+            }
+        )
+    return rows
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

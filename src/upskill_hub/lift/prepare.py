@@ -18,14 +18,14 @@ from upskill_hub.cases import WORKSPACE_TYPES, Case, CasesError, load_cases_file
 from upskill_hub.errors import OptionError, PathError, UpskillError
 from upskill_hub.lift.assertions import needs_judge, requires_explicit_judge
 from upskill_hub.lift.harness import HarnessOptions, prepare_agents
-from upskill_hub.lift.runner import EvalPlan, conditions_for
+from upskill_hub.lift.runner import BASE_SYSTEM_PROMPT, EvalPlan, conditions_for
 from upskill_hub.models.base import GenerationParams, ModelClient
 from upskill_hub.models.spec import ModelSpec
 from upskill_hub.rundir.schema import ResultRow
 from upskill_hub.session.catalog import DEFAULT_MAX_TURNS
 from upskill_hub.session.clients import (
     RunPrices,
-    build_catalog,
+    build_catalogs,
     client_label,
     close_all,
     generation_params,
@@ -196,7 +196,7 @@ async def prepare_eval(
         raise UpskillError(f"unknown --mode {bad[0]!r}; choose from {', '.join(MODEL_MODES)}")
     if o.max_turns < 1:
         raise UpskillError(f"--max-turns must be at least 1, got {o.max_turns}")
-    catalog = build_catalog(skill, o.distractors) if "catalog" in modes else None
+    catalog = build_catalogs(skill, o.distractors, BASE_SYSTEM_PROMPT) if "catalog" in modes else None
 
     clients = open_clients(
         model_specs, base_url, timeout=timeout, max_retries=max_retries, connections=concurrency

@@ -51,7 +51,8 @@ from upskill_hub.models.base import (
 from upskill_hub.rundir import ResultsWriter
 from upskill_hub.rundir.schema import CONDITIONS, CallKey, PlannedModel, ResultRow, RunPlan
 from upskill_hub.session.cache import ResponseCache
-from upskill_hub.session.catalog import DEFAULT_MAX_TURNS, Catalog, CatalogOutcome, run_catalog_conversation
+from upskill_hub.session.catalog import DEFAULT_MAX_TURNS, CatalogOutcome, run_catalog_conversation
+from upskill_hub.session.clients import ConditionCatalogs
 
 #: The one system prompt both conditions share. With the skill, the skill text follows it.
 BASE_SYSTEM_PROMPT = (
@@ -108,8 +109,8 @@ class EvalPlan:
     created: str = field(default_factory=utc_now)
     #: How the skill reaches the model (``schema.MODES``); one run may hold several.
     modes: tuple[str, ...] = ("inject",)
-    #: ``catalog`` mode: the skill under test plus distractors (the baseline drops the skill).
-    catalog: Catalog | None = None
+    #: ``catalog`` mode: each condition's catalog and system prompt (the baseline drops the skill).
+    catalog: ConditionCatalogs | None = None
     #: ``catalog`` mode: model turns one answer may take.
     max_turns: int = DEFAULT_MAX_TURNS
 
@@ -144,7 +145,7 @@ class EvalPlan:
         if tuple(self.modes) != ("inject",):  # inject-only plans keep the fingerprint they always had
             payload["modes"] = list(self.modes)
         if "catalog" in self.modes and self.catalog is not None:
-            payload["catalog"] = hashlib.sha256(self.catalog.system_prompt(BASE_SYSTEM_PROMPT).encode()).hexdigest()
+            payload["catalog"] = hashlib.sha256(self.catalog.systems["with_skill"].encode()).hexdigest()
             payload["max_turns"] = self.max_turns
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -216,11 +217,8 @@ class Runner:
         self.stats = ExecStats()
         self._params_json = plan.params.to_json()
         self._systems = {c: system_prompt(c, plan.skill_text) for c in plan.conditions}
-        #: Catalog mode: with the skill, the whole catalog; the baseline, the same catalog without it.
-        self._catalogs: dict[str, Catalog] = {}
-        if plan.catalog is not None:
-            self._catalogs = {"with_skill": plan.catalog, "baseline": plan.catalog.without(plan.skill_name)}
-        self._catalog_systems = {c: cat.system_prompt(BASE_SYSTEM_PROMPT) for c, cat in self._catalogs.items()}
+        self._catalogs = plan.catalog.catalogs if plan.catalog is not None else {}
+        self._catalog_systems = plan.catalog.systems if plan.catalog is not None else {}
         self._writer: ResultsWriter | None = None
         self._harness_cache = HarnessCache(cache.root) if cache is not None else None
         #: The run's rows in ``results.jsonl``'s order, once :meth:`execute` finished.

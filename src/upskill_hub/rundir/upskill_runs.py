@@ -2,10 +2,9 @@
 
 upskill writes ``runs/<batch_id>/batch_summary.json`` (a ``BatchSummary``: batch id, model,
 task, and one ``RunResult`` per run with ``run_type`` ``baseline`` or ``with_skill``,
-``passed``, assertion counts and token stats) plus ``run_N/run_result.json`` per run. A
-batch becomes rows in the same shape as :func:`upskill_hub.lift.history.comparison_rows`
-(one per model and condition), with Wilson intervals on the pass rates. upskill records no
-per-case pairing, so no lift interval is claimed for its batches.
+``passed``, assertion counts and token stats) plus ``run_N/run_result.json`` per run. This
+module reads them; :func:`upskill_hub.lift.history.batch_rows` makes a batch rows of the
+runs listing (one per model and condition), with Wilson intervals on the pass rates.
 
 Each run of upskill's benchmark scores several test cases: ``assertions_passed`` of
 ``assertions_total``. A run is ``passed`` only when all of them pass, so a run scoring 3/4
@@ -21,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from upskill_hub._util.boundedread import FileRefused, read_json_file
-from upskill_hub.intervals import wilson_interval
 
 BATCH_FILE = "batch_summary.json"
 STATUS = "upskill batch"
@@ -64,7 +62,7 @@ def incomplete_runs(batch_dir: Path, listed: set[int]) -> list[tuple[str, dict[s
     return out
 
 
-def _batch_results(batch_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+def batch_results(batch_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
     """(batch header, run results) of one folder; ``None`` if it is not an upskill batch."""
     try:
         data = read_json_file(batch_dir / BATCH_FILE)  # bounded: type, size, nesting
@@ -96,93 +94,3 @@ def find_batches(root: Path) -> list[Path]:
         for p in candidates
         if (p / BATCH_FILE).is_file() or any(p.glob(f"run_*/{RESULT_FILE}")) or any(p.glob(f"run_*/{META_FILE}"))
     ]
-
-
-def batch_rows(batch_dir: Path) -> list[dict[str, Any]]:
-    """Comparison rows (one per model and condition) for one upskill batch folder."""
-    loaded = _batch_results(batch_dir)
-    header, results = loaded if loaded is not None else ({"batch_id": batch_dir.name}, [])
-    listed = {
-        (r.get("metadata") or {}).get("run_number")
-        for r in results
-        if isinstance((r.get("metadata") or {}).get("run_number"), int)
-    }
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in results:
-        meta = r.get("metadata") or {}
-        model = str(meta.get("model") or header.get("model") or "")
-        condition = r.get("run_type") if r.get("run_type") in ("baseline", "with_skill") else "with_skill"
-        groups.setdefault((model, condition), []).append(r)
-    created = min((str((r.get("metadata") or {}).get("timestamp", "")) for r in results), default="")
-    skill = next((str(r["skill_name"]) for r in results if r.get("skill_name")), "")
-    rows = []
-    for (model, condition), runs in sorted(groups.items()):
-        n = len(runs)
-        passed = sum(bool(r.get("passed")) for r in runs)
-        errors = sum(r.get("error_message") is not None for r in runs)
-        low, high = wilson_interval(passed, n)
-        tokens = [((r.get("stats") or {}).get("total_tokens") or 0) for r in runs]
-        a_passed = sum(_count(r.get("assertions_passed")) for r in runs)
-        a_total = sum(_count(r.get("assertions_total")) for r in runs)
-        rows.append(
-            {
-                "run_id": str(header.get("batch_id") or batch_dir.name),
-                "created": created,
-                "status": STATUS,
-                "skill_name": skill,
-                "skill_version": "",
-                "model": model,
-                "condition": condition,
-                "n": n,
-                "passed": passed,
-                "errors": errors,
-                "cached": 0,
-                "pass_rate": passed / n if n else None,
-                "ci_low": low,
-                "ci_high": high,
-                "mean_total_tokens": sum(tokens) / n if n else None,
-                "lift": None,
-                "lift_ci_low": None,
-                "lift_ci_high": None,
-                "p_value": None,
-                "conclusive": None,
-                "assertions_passed": a_passed,
-                "assertions_total": a_total,
-                "assertion_rate": a_passed / a_total if a_total else None,
-                "reason": None,
-            }
-        )
-    for name, meta, reason in incomplete_runs(batch_dir, listed):
-        rows.append(
-            {
-                "run_id": f"{header.get('batch_id') or batch_dir.name}/{name}",
-                "created": str(meta.get("timestamp", "")),
-                "status": INCOMPLETE,
-                "skill_name": skill,
-                "skill_version": "",
-                "model": str(meta.get("model") or header.get("model") or ""),
-                "condition": "",
-                "n": 0,
-                "passed": 0,
-                "errors": 0,
-                "cached": 0,
-                "pass_rate": None,
-                "ci_low": None,
-                "ci_high": None,
-                "mean_total_tokens": None,
-                "lift": None,
-                "lift_ci_low": None,
-                "lift_ci_high": None,
-                "p_value": None,
-                "conclusive": None,
-                "assertions_passed": None,
-                "assertions_total": None,
-                "assertion_rate": None,
-                "reason": reason,
-            }
-        )
-    return rows
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +157,20 @@ def load_distractors(distractors: str | Path | None, skill_name: str) -> list[Sk
     return [s for s in found if s.name != skill_name]
 
 
-def build_catalog(skill: Skill, distractors: str | Path | None) -> Catalog:
-    """The skill under test first, then the distractors (the baseline drops only the first)."""
-    return Catalog.of([skill, *load_distractors(distractors, skill.name)])
+@dataclass(frozen=True)
+class ConditionCatalogs:
+    """catalog mode's catalog per condition, and the system prompt each conversation opens with.
+
+    With the skill: the skill under test first, then the distractors; the baseline: the same
+    catalog without it, so the two conditions differ by the skill alone.
+    """
+
+    catalogs: dict[str, Catalog]
+    systems: dict[str, str]
+
+
+def build_catalogs(skill: Skill, distractors: str | Path | None, base_system: str) -> ConditionCatalogs:
+    """Both conditions' catalogs, built once before the run (the runner only reads them)."""
+    full = Catalog.of([skill, *load_distractors(distractors, skill.name)])
+    catalogs = {"with_skill": full, "baseline": full.without(skill.name)}
+    return ConditionCatalogs(catalogs, {c: cat.system_prompt(base_system) for c, cat in catalogs.items()})

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from upskill_hub.cases import TriggerQuery
-from upskill_hub.intervals import wilson_interval
+from upskill_hub.lift.intervals import wilson_interval
 from upskill_hub.rundir.routing_rows import (
     NONE,
     RoutingReport,
