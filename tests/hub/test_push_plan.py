@@ -13,6 +13,7 @@ from test_push_support import write_run, write_skill
 from upskill_hub._util.hashing import git_blob_sha1, sha256_hex
 from upskill_hub.errors import UpskillError
 from upskill_hub.hub import dataset_repo as dr
+from upskill_hub.hub import layout
 from upskill_hub.hub.push import RemoteState, build_plan, load_local
 
 
@@ -56,7 +57,7 @@ def test_same_content_plans_nothing(tmp_path):
     skills_rows = []
 
     def rows(prefix, skip):
-        return run_rows if prefix == dr.RUNS_TABLE_DIR else skills_rows
+        return run_rows if prefix == layout.RUNS_TABLE_DIR else skills_rows
 
     skills, runs = load_local([skill_dir], [tmp_path / "r" / "run-1"])  # a fresh process
     again = build_plan("me/x", _remote_from(first.adds), skills, runs, rows)

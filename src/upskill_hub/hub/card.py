@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from upskill_hub._util.percent import pct, points
-from upskill_hub.hub.dataset_repo import CONFIG_GLOBS, config_schemas
+from upskill_hub.hub.dataset_repo import config_schemas
+from upskill_hub.hub.layout import CONFIG_GLOBS
 
 TAGS = ["agent-skills", "upskill-hub"]
 

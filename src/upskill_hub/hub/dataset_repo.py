@@ -38,49 +38,34 @@ from upskill_hub.rundir.schema import RunPlan, RunSummary, TriggerRow, duplicate
 from upskill_hub.rundir.trigger_rows import TRIGGERS_FILE, read_trigger_rows
 from upskill_hub.skill import Skill
 
-# The layout's paths and globs are hub/layout.py's (the Space reads them too); code here
-# and its callers use them as dr.<NAME>.
-SKILLS_DIR = layout.SKILLS_DIR
-SKILLS_TABLE_DIR = layout.SKILLS_TABLE_DIR
-RESULTS_TABLE_DIR = layout.RESULTS_TABLE_DIR
-RUNS_TABLE_DIR = layout.RUNS_TABLE_DIR
-TRIGGERS_TABLE_DIR = layout.TRIGGERS_TABLE_DIR
-ROUTING_TABLE_DIR = layout.ROUTING_TABLE_DIR
-CARD_PATH = layout.CARD_PATH
-CONFIG_GLOBS = layout.CONFIG_GLOBS
-SHARDED_RESULTS_GLOB = layout.SHARDED_RESULTS_GLOB
-JOBS_DIR = layout.JOBS_DIR
-RUN_ID_RE = layout.RUN_ID_RE
-_SHARD_FILE_RE = layout.SHARD_FILE_RE
-
 
 def skill_dir_path(name: str) -> str:
-    return f"{SKILLS_DIR}/{name}"
+    return f"{layout.SKILLS_DIR}/{name}"
 
 
 def skill_table_path(name: str) -> str:
-    return f"{SKILLS_TABLE_DIR}/{name}.parquet"
+    return f"{layout.SKILLS_TABLE_DIR}/{name}.parquet"
 
 
 def results_path(run_id: str) -> str:
-    return f"{RESULTS_TABLE_DIR}/{run_id}.parquet"
+    return f"{layout.RESULTS_TABLE_DIR}/{run_id}.parquet"
 
 
 def runs_path(run_id: str) -> str:
-    return f"{RUNS_TABLE_DIR}/{run_id}.parquet"
+    return f"{layout.RUNS_TABLE_DIR}/{run_id}.parquet"
 
 
 def triggers_path(run_id: str) -> str:
-    return f"{TRIGGERS_TABLE_DIR}/{run_id}.parquet"
+    return f"{layout.TRIGGERS_TABLE_DIR}/{run_id}.parquet"
 
 
 def routing_path(run_id: str) -> str:
-    return f"{ROUTING_TABLE_DIR}/{run_id}.parquet"
+    return f"{layout.ROUTING_TABLE_DIR}/{run_id}.parquet"
 
 
 def results_shard_dir(run_id: str) -> str:
     """Folder of a sharded run's ``results`` files (one per Job)."""
-    return f"{RESULTS_TABLE_DIR}/{run_id}"
+    return f"{layout.RESULTS_TABLE_DIR}/{run_id}"
 
 
 def results_shard_path(run_id: str, index: int) -> str:
@@ -93,7 +78,7 @@ def shard_index(path: str, run_id: str) -> int | None:
     prefix = results_shard_dir(run_id) + "/"
     if not path.startswith(prefix):
         return None
-    m = _SHARD_FILE_RE.match(path[len(prefix) :])
+    m = layout.SHARD_FILE_RE.match(path[len(prefix) :])
     return int(m.group(1)) if m else None
 
 
@@ -119,21 +104,21 @@ def results_globs(paths: Iterable[str]) -> list[str]:
     """
     flat = nested = False
     for p in paths:
-        if not p.startswith(RESULTS_TABLE_DIR + "/") or not p.endswith(".parquet"):
+        if not p.startswith(layout.RESULTS_TABLE_DIR + "/") or not p.endswith(".parquet"):
             continue
-        depth = p.count("/") - RESULTS_TABLE_DIR.count("/")
+        depth = p.count("/") - layout.RESULTS_TABLE_DIR.count("/")
         flat, nested = flat or depth == 1, nested or depth == 2
-    return [g for g, used in ((CONFIG_GLOBS["results"], flat), (SHARDED_RESULTS_GLOB, nested)) if used]
+    return [g for g, used in ((layout.CONFIG_GLOBS["results"], flat), (layout.SHARDED_RESULTS_GLOB, nested)) if used]
 
 
 def jobs_dir(run_id: str) -> str:
     """Where a sharded run's bundle (plan, cases, skill) lives in the repo."""
-    return f"{JOBS_DIR}/{run_id}"
+    return f"{layout.JOBS_DIR}/{run_id}"
 
 
 def check_run_id(run_id: Any) -> str:
     """A run id usable as a file name in the repo (it names the append-only shard)."""
-    if not isinstance(run_id, str) or not RUN_ID_RE.match(run_id) or ".." in run_id:
+    if not isinstance(run_id, str) or not layout.RUN_ID_RE.match(run_id) or ".." in run_id:
         raise UpskillError(f"invalid run id {run_id!r}: use letters, digits, '.', '_' and '-' only")
     return run_id
 

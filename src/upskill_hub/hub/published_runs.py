@@ -66,6 +66,7 @@ def _from_folder(path: Path, skill_name: str) -> ReferenceRun:
 
 def _from_hub(repo_id: str, revision: str | None, skill_name: str, models: list[str]) -> ReferenceRun:
     from upskill_hub.hub import dataset_repo as dr
+    from upskill_hub.hub import layout
     from upskill_hub.hub.client import REPO_TYPE, hub_errors, make_api
     from upskill_hub.hub.credentials import find_token
 
@@ -73,7 +74,7 @@ def _from_hub(repo_id: str, revision: str | None, skill_name: str, models: list[
     with hub_errors(repo_id, action="read published runs from"):
         head = api.dataset_info(repo_id, revision=revision).sha or revision
         files = api.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=head)
-        shards = sorted(f for f in files if f.startswith(dr.RUNS_TABLE_DIR + "/") and f.endswith(".parquet"))
+        shards = sorted(f for f in files if f.startswith(layout.RUNS_TABLE_DIR + "/") and f.endswith(".parquet"))
         candidates = []
         unreadable: list[str] = []
         for shard in shards:

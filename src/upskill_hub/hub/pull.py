@@ -27,6 +27,7 @@ from upskill_hub._util.fsutil import atomic_replace_dir, check_relpath, storage_
 from upskill_hub._util.hashing import sha256_hex
 from upskill_hub.errors import UpskillError
 from upskill_hub.hub import dataset_repo as dr
+from upskill_hub.hub import layout
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, hub_errors, make_api
 from upskill_hub.skill import Skill, load_skill, name_problem
 
@@ -55,7 +56,7 @@ def _read_table(api, repo_id: str, head: str, paths: list[str]) -> dict[str, dic
             table_rows = dr.read_parquet_rows(Path(local).read_bytes())
         except Exception as exc:
             raise _refuse(repo_id, f"{path} is not a readable skills table ({type(exc).__name__})") from None
-        stem = path[len(dr.SKILLS_TABLE_DIR) + 1 : -len(".parquet")]
+        stem = path[len(layout.SKILLS_TABLE_DIR) + 1 : -len(".parquet")]
         for row in table_rows:
             name = row.get("name")
             why = name_problem(name)
@@ -164,7 +165,7 @@ def _load(
         head = info.sha or revision
         tree = _repo_tree(api, repo_id, head)
         table_paths = sorted(
-            p for p in tree if p.startswith(dr.SKILLS_TABLE_DIR + "/") and p.endswith(".parquet")
+            p for p in tree if p.startswith(layout.SKILLS_TABLE_DIR + "/") and p.endswith(".parquet")
         )
         if not table_paths:
             # A marketplace repo (hf skills, Claude Code): the index alone says where skills are.
@@ -173,7 +174,7 @@ def _load(
             if MARKETPLACE_PATH in tree:
                 return load_from_index(api, repo_id, head, names, tree), head
             raise UpskillError(
-                f"{repo_id} has no skills table ({dr.SKILLS_TABLE_DIR}/*.parquet) and no {MARKETPLACE_PATH}: "
+                f"{repo_id} has no skills table ({layout.SKILLS_TABLE_DIR}/*.parquet) and no {MARKETPLACE_PATH}: "
                 "not a skills repo"
             )
         rows = _read_table(api, repo_id, head, table_paths)

@@ -37,7 +37,7 @@ from upskill_hub._util.redact import redact
 from upskill_hub._util.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
 from upskill_hub.errors import HubError, OptionError, PathError, UpskillError
 from upskill_hub.hub import dataset_repo as dr
-from upskill_hub.hub import table_cache
+from upskill_hub.hub import layout, table_cache
 from upskill_hub.hub.card import render_card
 from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_errors, make_api, repo_url
 from upskill_hub.hub.marketplace import MARKETPLACE_PATH, marketplace_bytes
@@ -310,7 +310,7 @@ class RemoteTables:
 def remember_tables(adds: dict[str, bytes]) -> None:
     """Keep the ``skills`` and ``runs`` tables just committed, so the next push reads them locally."""
     for path, data in adds.items():
-        if path.startswith((dr.SKILLS_TABLE_DIR + "/", dr.RUNS_TABLE_DIR + "/")):
+        if path.startswith((layout.SKILLS_TABLE_DIR + "/", layout.RUNS_TABLE_DIR + "/")):
             table_cache.put(data)
             table_cache.put(data, f"gitblob-{git_blob_sha1(data)}")
 
@@ -357,9 +357,9 @@ def build_plan(
         local_skill_rows.append(dr.skill_record(skill))
 
     local_run_rows = []
-    result_paths = [p for p in remote.files if p.startswith(dr.RESULTS_TABLE_DIR + "/")]
-    trigger_paths = [p for p in remote.files if p.startswith(dr.TRIGGERS_TABLE_DIR + "/")]
-    routing_paths = [p for p in remote.files if p.startswith(dr.ROUTING_TABLE_DIR + "/")]
+    result_paths = [p for p in remote.files if p.startswith(layout.RESULTS_TABLE_DIR + "/")]
+    trigger_paths = [p for p in remote.files if p.startswith(layout.TRIGGERS_TABLE_DIR + "/")]
+    routing_paths = [p for p in remote.files if p.startswith(layout.ROUTING_TABLE_DIR + "/")]
     for run in runs:
         # Both shards of a run are append-only: one already in the repo is kept as it is,
         # without even reading the local rows (that makes a re-push cheap). A run made on
@@ -374,34 +374,21 @@ def build_plan(
             if results is not None:
                 want(path, results)
                 result_paths.append(path)
-        path = dr.triggers_path(run.run_id)
-        if path in remote.files:  # append-only too
-            plan.changes.append(Change(path, "kept", remote.files[path].size))
-        else:
-            triggers = dr.triggers_table_bytes(run)
-            if triggers is not None:
-                want(path, triggers)
-                trigger_paths.append(path)
-        path = dr.routing_path(run.run_id)
-        if path in remote.files:
-            plan.changes.append(Change(path, "kept", remote.files[path].size))
-        else:
-            routing = dr.routing_table_bytes(run)
-            if routing is not None:
-                want(path, routing)
-                routing_paths.append(path)
-        path = dr.runs_path(run.run_id)
-        if path in remote.files:
-            plan.changes.append(Change(path, "kept", remote.files[path].size))
-        else:
-            summary = dr.runs_table_bytes(run)
-            if summary is not None:
-                want(path, summary)
-                local_run_rows.append(rundir.summary_record(run.summary))
+        tables = (  # append-only too: (path, its bytes from the run, what to note when it is pushed)
+            (dr.triggers_path(run.run_id), dr.triggers_table_bytes, trigger_paths.append),
+            (dr.routing_path(run.run_id), dr.routing_table_bytes, routing_paths.append),
+            (dr.runs_path(run.run_id), dr.runs_table_bytes, lambda _p, r=run: local_run_rows.append(rundir.summary_record(r.summary))),
+        )  # fmt: skip
+        for path, table_bytes, pushed in tables:
+            if path in remote.files:
+                plan.changes.append(Change(path, "kept", remote.files[path].size))
+            elif (data := table_bytes(run)) is not None:
+                want(path, data)
+                pushed(path)
 
     pushed_tables = {dr.skill_table_path(s.name) for s in skills}
-    skill_rows = fetch_rows(dr.SKILLS_TABLE_DIR, pushed_tables) + local_skill_rows
-    run_rows = fetch_rows(dr.RUNS_TABLE_DIR, set()) + local_run_rows
+    skill_rows = fetch_rows(layout.SKILLS_TABLE_DIR, pushed_tables) + local_skill_rows
+    run_rows = fetch_rows(layout.RUNS_TABLE_DIR, set()) + local_run_rows
     globs = dr.results_globs(result_paths)
     card = render_card(
         repo_id,
@@ -412,7 +399,7 @@ def build_plan(
         has_triggers=any(p.endswith(".parquet") for p in trigger_paths),
         has_routing=any(p.endswith(".parquet") for p in routing_paths),
     )
-    want(dr.CARD_PATH, card.encode("utf-8"))
+    want(layout.CARD_PATH, card.encode("utf-8"))
     want(MARKETPLACE_PATH, marketplace_bytes(repo_id, skill_rows))  # so `hf skills` & co. can install
     return plan
 

@@ -19,7 +19,7 @@ from upskill_hub.models.base import (
     token_count,
 )
 from upskill_hub.models.retry import RetryingClient, RetryPolicy
-from upskill_hub.models.transport import malformed, post_json, sdk_http_client
+from upskill_hub.models.transport import bind_sdk, malformed, post_json
 
 #: Calls in flight per model when the run does not say (``--concurrency``): this client's own.
 DEFAULT_CONCURRENCY = 8
@@ -42,17 +42,8 @@ class AnthropicClient(RetryingClient):
     ) -> None:
         import anthropic
 
-        self.model = model
-        self.endpoint = base_url
-        self.default_concurrency = default_concurrency or DEFAULT_CONCURRENCY
-        self._policy = policy
-        self._label = f"anthropic {self.model}"
-        self._secrets = (api_key,)
-        self._sdk = anthropic
-        http = sdk_http_client(anthropic, connections=connections or self.default_concurrency)
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, timeout=policy.timeout, max_retries=0, http_client=http
-        )
+        bind_sdk(self, anthropic, anthropic.AsyncAnthropic, model=model, base_url=base_url, api_key=api_key,
+                 policy=policy, concurrency=default_concurrency or DEFAULT_CONCURRENCY, connections=connections)
 
     def _request(
         self, system: str, messages: list[Message], params: GenerationParams, tools: list[ToolSpec] | None = None

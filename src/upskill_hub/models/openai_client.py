@@ -21,7 +21,7 @@ from upskill_hub.models.base import (
     token_count,
 )
 from upskill_hub.models.retry import RetryingClient, RetryPolicy
-from upskill_hub.models.transport import malformed, post_json, sdk_http_client
+from upskill_hub.models.transport import bind_sdk, malformed, post_json
 
 #: Concurrency that stays clear of typical rate limits (hosted) or saturates a local box.
 DEFAULT_CONCURRENCY = {"openai": 16, "hf": 8, "openai-compatible": 8}
@@ -44,18 +44,9 @@ class OpenAIChatClient(RetryingClient):
         import openai
 
         self.provider = provider
-        self.model = model
-        self.endpoint = base_url
-        self.default_concurrency = default_concurrency or DEFAULT_CONCURRENCY.get(provider, 8)
-        self._policy = policy
-        self._label = f"{self.provider} {self.model}"
-        self._secrets = (api_key,)
-        self._sdk = openai
-        # ``connections``: the most calls a run will have in flight on this client.
-        http = sdk_http_client(openai, connections=connections or self.default_concurrency)
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key, base_url=base_url, timeout=policy.timeout, max_retries=0, http_client=http
-        )
+        concurrency = default_concurrency or DEFAULT_CONCURRENCY.get(provider, 8)
+        bind_sdk(self, openai, openai.AsyncOpenAI, model=model, base_url=base_url, api_key=api_key,
+                 policy=policy, concurrency=concurrency, connections=connections)
 
     def _request(
         self, system: str, messages: list[Message], params: GenerationParams, tools: list[ToolSpec] | None = None

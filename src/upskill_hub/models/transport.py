@@ -90,6 +90,19 @@ def sdk_http_client(sdk: ModuleType, *, connections: int) -> Any | None:
     return sdk.DefaultAioHttpClient(limits=limits, verify=_ssl_context())
 
 
+def bind_sdk(client: Any, sdk: ModuleType, make: Callable[..., Any], *, model: str, base_url: str, api_key: str,
+             policy: Any, concurrency: int, connections: int | None) -> None:
+    """Set the fields every SDK-backed client has, and its SDK client (``make``: the SDK's async class).
+
+    The SDK's own retries are off (``max_retries=0``): :mod:`.retry` retries, with one policy
+    for every provider. ``connections``: the most calls a run will have in flight on it.
+    """
+    client.model, client.endpoint, client.default_concurrency = model, base_url, concurrency
+    client._policy, client._label, client._secrets, client._sdk = policy, f"{client.provider} {model}", (api_key,), sdk
+    http = sdk_http_client(sdk, connections=connections or concurrency)
+    client._client = make(api_key=api_key, base_url=base_url, timeout=policy.timeout, max_retries=0, http_client=http)
+
+
 def _short(text: str, limit: int = 200) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
