@@ -172,13 +172,12 @@ def test_agentskills_evals_json_reads_prompts_files_rubrics_and_negative_control
     assert meta2.cases[1].asserts[0].value == "The answer uses the word BANANA"
 
 
-@pytest.mark.parametrize("rel", ["../outside.txt", "/etc/passwd", "evals/files/missing.txt", "evals/files/bin.dat"])
+@pytest.mark.parametrize("rel", ["../outside.txt", "/etc/passwd", "evals/files/missing.txt"])
 def test_agentskills_evals_json_input_files_are_path_safe(tmp_path: Path, rel: str):
     folder = _skill_with_evals(tmp_path, SKILL_CREATOR_EVALS)
     (tmp_path / "outside.txt").write_text("secret")
-    (folder / "evals" / "files" / "bin.dat").write_bytes(b"\xff\xfe\x00binary")
     bad = {"evals": [{"id": 1, "prompt": "p", "files": [rel], "assertions": ["ok"]}]}
-    with pytest.raises(CasesError) as exc:
+    with pytest.raises(CasesError) as exc:  # a binary file is staged for agents: tests/lift/harness/test_harness_input_files.py
         parse_meta(bad, folder)
     assert "\n" not in str(exc.value) and "secret" not in str(exc.value)
 

@@ -76,15 +76,21 @@ class Attachments:
         self.base_dir = base_dir
         self._root = base_dir.resolve() if base_dir is not None else None
         self.total = 0
-        self._texts: dict[Path, str] = {}
+        self._texts: dict[Path, str | bytes] = {}
         self._sizes: dict[Path, int] = {}
 
-    def case_parts(self, files: Any, where: str) -> list[str]:
-        """The ``File `rel`:`` blocks of one case, in listed order, each distinct file once."""
+    def case_parts(self, files: Any, where: str) -> tuple[list[str], list[tuple[str, str | bytes]]]:
+        """The ``File `rel`:`` blocks of one case, in listed order, each distinct file once, and
+        the files themselves, to stage into an agent's workspace.
+
+        A text file is shown in the prompt in full; any other file (a PDF, a spreadsheet) is
+        only named there: an agent opens it in its workspace, a text-only call is refused.
+        """
         if not isinstance(files, list):
             raise CasesError(where, "must be a list of paths relative to the skill folder")
         check_file_count(len(files), where)
         parts: list[str] = []
+        staged: list[tuple[str, str | bytes]] = []
         seen: set[Path] = set()
         case_bytes = 0
         for j, rel in enumerate(files):
@@ -107,10 +113,11 @@ class Attachments:
                     f"brings the input files attached by all cases to {self.total + size:,} bytes; a tests "
                     f"file may attach at most {_budget(CASES_ATTACH_MAX_BYTES, 'UPSKILL_CASES_ATTACH_MAX_MB', 1024**2)}",
                 )
-            text = self._read(target, rel, loc)
+            content = self._read(target, rel, loc)
             self.total += self._sizes[target]
-            parts.append(file_block(rel, text))
-        return parts
+            parts.append(file_block(rel, content))
+            staged.append((rel, content))
+        return parts, staged
 
     def _locate(self, rel: Any, where: str) -> Path:
         """The real path of one listed file, inside ``base_dir`` (the skill folder)."""
@@ -121,12 +128,15 @@ class Attachments:
             raise CasesError(
                 where, f"input file {rel!r} needs the skill folder: evaluate the skill that holds evals.json"
             )
-        target = (self._root / rel).resolve()
-        if not target.is_relative_to(self._root):
-            raise CasesError(where, f"input file {rel!r} points outside the skill folder")
-        if not os.path.lexists(target):
-            raise CasesError(where, f"input file {rel!r} not found in {self.base_dir}")
-        return target
+        # Relative to the skill folder (skill-creator: "evals/files/x.pdf"), else to the
+        # evals/ folder that holds evals.json (agent-skill-eval: "files/x.pdf").
+        for base in (self._root, self._root / "evals"):
+            target = (base / rel).resolve()
+            if not target.is_relative_to(self._root):
+                raise CasesError(where, f"input file {rel!r} points outside the skill folder")
+            if os.path.lexists(target):
+                return target
+        raise CasesError(where, f"input file {rel!r} not found in {self.base_dir}")
 
     def _size(self, target: Path, rel: str, where: str) -> int:
         """Bytes ``target`` will add to the prompt (``stat``: nothing is read yet)."""
@@ -140,7 +150,8 @@ class Attachments:
             raise CasesError(where, _file_too_big(rel, size))
         return size
 
-    def _read(self, target: Path, rel: str, where: str) -> str:
+    def _read(self, target: Path, rel: str, where: str) -> str | bytes:
+        """The file's text, or its bytes when it is not UTF-8 text."""
         if target in self._texts:
             return self._texts[target]
         try:
@@ -153,9 +164,9 @@ class Attachments:
             problem = _file_too_big(rel, size) if size > EVAL_FILE_MAX_BYTES else f"input file {rel!r} {exc.problem}"
             raise CasesError(where, problem) from None
         try:
-            text = data.decode("utf-8")
+            content: str | bytes = data.decode("utf-8")
         except UnicodeDecodeError:
-            raise CasesError(where, f"input file {rel!r} is not UTF-8 text (only text files can be attached)") from None
-        self._texts[target] = text
+            content = data
+        self._texts[target] = content
         self._sizes[target] = len(data)
-        return text
+        return content

@@ -177,10 +177,11 @@ def _parse_entry(ev: Any, i: int, attachments: Attachments) -> Case | TriggerQue
     if not should:
         return TriggerQuery(id=case_id, query=prompt, should_trigger=False)
     rubrics = _rubrics(ev, loc)
-    parts = [prompt.rstrip(), *attachments.case_parts(ev.get("files", []), f"{loc}.files")]
+    parts, files = attachments.case_parts(ev.get("files", []), f"{loc}.files")
     asserts = tuple(Assertion(type="llm-rubric", value=r, judge_required=True) for r in rubrics)
     description = ev.get("name") if isinstance(ev.get("name"), str) else ""
-    return Case(id=case_id, input="\n\n".join(parts), asserts=asserts, description=description)
+    text = "\n\n".join([prompt.rstrip(), *parts])
+    return Case(id=case_id, input=text, asserts=asserts, description=description, files=tuple(files))
 
 
 def _rubrics(ev: dict[str, Any], loc: str) -> list[str]:

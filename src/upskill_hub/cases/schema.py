@@ -6,6 +6,7 @@ bottom of the package with the error all parsers raise.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,9 +78,11 @@ def checked_relpath(rel: str, where: str) -> str:
         raise CasesError(where, str(exc)) from None
 
 
-def file_block(name: str, text: str) -> str:
-    """An input file as it is appended to a prompt."""
-    return f"File `{name}`:\n```\n{text.rstrip()}\n```"
+def file_block(name: str, content: str | bytes) -> str:
+    """An input file as it is appended to a prompt: a text file in full, any other named only."""
+    if isinstance(content, bytes):
+        return f"File `{name}` ({len(content):,} bytes, not text) is in your working directory."
+    return f"File `{name}`:\n```\n{content.rstrip()}\n```"
 
 
 @dataclass(frozen=True)
@@ -132,15 +135,24 @@ class Case:
     asserts: tuple[Assertion, ...]
     split: str = "train"
     description: str = ""
-    #: Input files ``(relative path, text)`` put in an agent's workspace before it runs.
-    files: tuple[tuple[str, str], ...] = ()
+    #: Input files ``(relative path, text or bytes)`` put in an agent's workspace before it
+    #: runs; bytes are files that are not text (a PDF, a spreadsheet), which only an agent opens.
+    files: tuple[tuple[str, str | bytes], ...] = ()
+
+    @property
+    def binary_files(self) -> list[str]:
+        """The input files that are not text: a call that sends only text cannot hand them over."""
+        return [rel for rel, content in self.files if isinstance(content, bytes)]
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "input": self.input}
         if self.description:
             out["description"] = self.description
-        if self.files:
-            out["files"] = dict(self.files)
+        if self.files:  # a binary file by its digest: the case's identity, not its bytes
+            out["files"] = {
+                rel: c if isinstance(c, str) else {"sha256": hashlib.sha256(c).hexdigest(), "bytes": len(c)}
+                for rel, c in self.files
+            }
         out["split"] = self.split
         out["assert"] = [a.to_dict() for a in self.asserts]
         return out

@@ -252,7 +252,8 @@ MODEL_MODES = ("inject", "catalog")
 
 
 def _check_workspace_cases(cases: list[Case], models: bool, agents: bool, harness: HarnessOptions) -> None:
-    """Workspace checks need an agent's workspace; ``command`` checks may be switched off (the Space)."""
+    """Workspace checks and input files that are not text need an agent's workspace; ``command``
+    checks may be switched off (the Space)."""
     for c in cases:
         for a in c.asserts:
             if a.type not in WORKSPACE_TYPES:
@@ -264,3 +265,8 @@ def _check_workspace_cases(cases: list[Case], models: bool, agents: bool, harnes
                     f"case {c.id!r}: '{a.type}' grades an agent's workspace; evaluate it with --agent only "
                     "(a --model call has no workspace)"
                 )
+        if models and c.binary_files:
+            raise UpskillError(
+                f"case {c.id!r}: input file {c.binary_files[0]!r} is not text, and a --model call sends text "
+                "only; run this skill with --agent (the file is staged in the agent's workspace)"
+            )

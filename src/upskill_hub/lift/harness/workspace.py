@@ -132,15 +132,15 @@ class Workspace:
         ws.root_id, ws.project_id = _identity(root), _identity(ws.project)
         return ws
 
-    def write_files(self, files: Iterable[tuple[str, str]]) -> None:
-        """The case's input files, each checked to stay inside ``project/``."""
-        for rel, text in files:
+    def write_files(self, files: Iterable[tuple[str, str | bytes]]) -> None:
+        """The case's input files (text or bytes), each checked to stay inside ``project/``."""
+        for rel, content in files:
             check_relpath(rel)
             dest = self.project / rel
             if not dest.resolve().is_relative_to(self.project):
                 raise UpskillError(f"input file {rel!r} escapes the workspace")
             dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_text(text, encoding="utf-8")
+            dest.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
 
     def install(self, skill: Skill, skills_folder: str) -> Path:
         """Install ``skill`` where the agent looks (``skills_folder`` relative to ``project/``)."""
