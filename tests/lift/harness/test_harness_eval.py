@@ -88,8 +88,9 @@ def test_artifacts_kept_and_workspaces_removed(agents_env, widget_skill, tmp_pat
     meta = json.loads((art / "call.json").read_text())
     assert meta["exit_code"] == 0 and meta["cli_version"] == "codex-cli 0.58.0" and meta["workspace"] is None
     assert "OPENAI_API_KEY" in meta["env_passed"]
-    for f in art.iterdir():
-        assert API_KEY not in f.read_text()
+    assert (art / "rendered").is_dir() and json.loads((art / "changes.json").read_text())["files"]
+    for f in art.rglob("*"):
+        assert f.is_dir() or API_KEY not in f.read_text()
     assert list(root.iterdir()) == []  # every workspace was removed
 
 

@@ -7,14 +7,20 @@ symlink leading to one (the file read must itself be new or changed). ``command`
 a shell command in the workspace, as its own process group under a timeout, with the same
 allow-listed environment as the agent; its exit status is the verdict. Commands come from
 the tests file, so they run only where the user runs the eval: the Space refuses them.
+
+``file-contains`` on a spreadsheet, document, deck, PDF or image checks the file's rendered
+text (:mod:`upskill_hub.artifacts`: cells as ``B10: =SUM(B2:B9)``, paragraphs and tables,
+slide texts, page text), the text the judge sees; any other file is matched as raw text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from upskill_hub._util.fsutil import FileRefused, read_capped
+from upskill_hub.artifacts.render import PARSED_KINDS, Rendered
 from upskill_hub.cases import COMMAND_TIMEOUT_DEFAULT, Assertion
 from upskill_hub.lift.assertions import AssertionResult
 from upskill_hub.lift.harness.process import run_process
@@ -30,6 +36,8 @@ class WorkspaceChecker:
     check's evidence: a "not found" may be "not looked at"); ``broken`` says the agent made
     ``project/`` itself unusable (a symlink in its place): then every check fails with that
     reason and no command runs (its working folder would be wherever the link points).
+    ``rendered`` are the changed files already rendered for the judge (by path), and
+    ``render`` renders one more on demand (a ``file-contains`` target beyond those).
     """
 
     def __init__(
@@ -41,8 +49,12 @@ class WorkspaceChecker:
         allow_commands: bool = True,
         cut: Sequence[str] = (),
         broken: str | None = None,
+        rendered: Mapping[str, Rendered] | None = None,
+        render: Callable[[str], Rendered] | None = None,
     ) -> None:
         self.ws = ws
+        self.rendered = dict(rendered or {})
+        self.render = render
         self.changed = changed
         self.env = dict(env)
         self.allow_commands = allow_commands
@@ -54,7 +66,7 @@ class WorkspaceChecker:
             return AssertionResult(a.type, False, f"not graded: {self.broken}", a.value, {"path": a.path})
         if a.type == "command":
             return await self._command(a)
-        result = self._file(a)
+        result = await self._file(a)
         if self.cut:
             result.extra["snapshot_cut"] = self.cut
             result.evidence += " (workspace snapshot cut: " + "; ".join(self.cut) + ")"
@@ -82,7 +94,15 @@ class WorkspaceChecker:
             return None, f"{rel}: existed before the agent ran and was not changed by it"
         return real, ""
 
-    def _file(self, a: Assertion) -> AssertionResult:
+    async def _rendering(self, target: str) -> Rendered | None:
+        """The rendered text of ``target`` when it is a format read by a parser, else ``None``."""
+        r = self.rendered.get(target)
+        if r is None and self.render is not None:
+            r = await asyncio.to_thread(self.render, target)
+            self.rendered[target] = r
+        return r if r is not None and r.kind in PARSED_KINDS else None
+
+    async def _file(self, a: Assertion) -> AssertionResult:
         assert a.path is not None  # cases.py requires it for file checks
         real, why = self._locate(a.path)
         extra = {"path": a.path}
@@ -90,18 +110,25 @@ class WorkspaceChecker:
             return AssertionResult(a.type, False, why, a.value, extra)
         if a.type == "file-exists":
             return AssertionResult(a.type, True, f"{a.path}: written by the agent", a.value, extra)
-        try:  # never blocks (a FIFO), never follows a link swapped in, never reads past the cap
-            text = read_capped(real, follow_symlinks=False).decode("utf-8", "replace")
-        except FileRefused as exc:
-            return AssertionResult(a.type, False, f"{a.path}: {exc.problem}", a.value, extra)
+        where = ""
+        rendered = await self._rendering(real.relative_to(self.ws.project).as_posix())
+        if rendered is not None:
+            if rendered.note:
+                return AssertionResult(a.type, False, f"{a.path}: {rendered.note}", a.value, extra)
+            text, where = rendered.text, f" (its rendered {rendered.kind} text)"
+            extra["rendered"] = rendered.kind
+        else:
+            try:  # never blocks (a FIFO), never follows a link swapped in, never reads past the cap
+                text = read_capped(real, follow_symlinks=False).decode("utf-8", "replace")
+            except FileRefused as exc:
+                return AssertionResult(a.type, False, f"{a.path}: {exc.problem}", a.value, extra)
         wanted = [a.value] if isinstance(a.value, str) else list(a.value)
         missing = [w for w in wanted if w not in text]
         if missing:
-            return AssertionResult(
-                a.type, False, f"{a.path}: missing " + ", ".join(repr(m) for m in missing), a.value, extra
-            )
+            why = f"{a.path}{where}: missing " + ", ".join(repr(m) for m in missing)
+            return AssertionResult(a.type, False, why, a.value, extra)
         return AssertionResult(
-            a.type, True, f"{a.path}: contains " + ", ".join(repr(w) for w in wanted), a.value, extra
+            a.type, True, f"{a.path}{where}: contains " + ", ".join(repr(w) for w in wanted), a.value, extra
         )
 
     async def _command(self, a: Assertion) -> AssertionResult:

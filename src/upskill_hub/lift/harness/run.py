@@ -11,8 +11,13 @@ For a call ``(agent, condition, case, repeat)``:
 3. its JSON output is read by the agent's adapter: answer, tokens and cost where reported,
    tool calls, and the skills it loaded (``triggered``); an unknown shape is an error
    naming the CLI and its version;
-4. the answer's assertions and the workspace assertions are graded;
-5. the command (secrets masked) and the tails of stdout/stderr go to the run folder's
+4. what the run created, modified and deleted in ``project/`` (the change set) is listed,
+   and the changed files are rendered as text (:mod:`upskill_hub.artifacts`: spreadsheets
+   with their formulas, documents, decks, PDFs, images' format and size), bounded in time
+   and size; the answer's assertions and the workspace assertions are graded, a judge
+   seeing those renderings in an ``<artifacts>`` section of its prompt;
+5. the command (secrets masked), the tails of stdout/stderr, the change set
+   (``changes.json``) and the renderings (``rendered/``) go to the run folder's
    ``agents/<call>/``; the workspace is removed unless ``--keep-workspaces``.
 
 A graded outcome is cached under a key that includes the CLI's version, the skill version
@@ -29,23 +34,34 @@ import re
 import shlex
 import time
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from upskill_hub._util.fsutil import write_json_atomic, write_text_atomic
 from upskill_hub._util.redact import redact
+from upskill_hub.artifacts import (
+    ChangeSet,
+    Rendered,
+    change_set,
+    judge_section,
+    render_changes,
+    render_one,
+    write_rendered,
+)
 from upskill_hub.cases import Case
-from upskill_hub.lift.assertions import JudgeCall, JudgeError, evaluate_case
+from upskill_hub.lift.assertions import JudgeCall, JudgeContext, JudgeError, evaluate_case
 from upskill_hub.lift.harness import process
 from upskill_hub.lift.harness.base import ParsedRun, PromptRefused, UnknownOutput, skill_files_in
 from upskill_hub.lift.harness.grading import WorkspaceChecker
 from upskill_hub.lift.harness.process import run_process
 from upskill_hub.lift.harness.spec import AgentClient
-from upskill_hub.lift.harness.workspace import Workspace
+from upskill_hub.lift.harness.workspace import Snapshot, Workspace
 from upskill_hub.models.base import ModelClient
 
-#: Bump when the cached outcome's format or meaning changes.
-CACHE_FORMAT = 1
+#: Bump when the cached outcome's format or meaning changes (2: judges and file-contains
+#: see the rendered artifacts).
+CACHE_FORMAT = 2
 MAX_OUTPUT_CHARS = 20_000
 #: Folder of the run folder holding each agent call's artifacts.
 ARTIFACTS_DIR = "agents"
@@ -252,14 +268,19 @@ async def run_agent_call(
         # Bounded in time, depth, entries and bytes, off the event loop (other calls go on).
         after = await asyncio.to_thread(ws.snapshot)
         changed = after.changed_since(ws.before)
+        changes, rendered = await _artifacts(ws, after, secrets)
+        section = judge_section(changes, rendered, secrets=secrets)
         checker = WorkspaceChecker(
             ws, changed, env, allow_commands=opts.allow_commands, cut=[*ws.before.cut, *after.cut],
-            broken=after.broken,
+            broken=after.broken, rendered={r.path: r for r in rendered},
+            render=partial(render_one, ws.project, identity=ws.project_id, secrets=secrets),
         )  # fmt: skip
         loaded, files_read = skill_usage(run)
         custom = agent.adapter.name == "cmd"
         try:
-            kw = {"call": judge_call} if judge_call is not None else {}
+            kw: dict[str, Any] = {"call": judge_call} if judge_call is not None else {}
+            if section:
+                kw["judge_context"] = JudgeContext((("artifacts", section),))
             outcome = await evaluate_case(case, run.text, judges=judges, workspace=checker, **kw)
         except JudgeError as exc:
             return _error(agent, str(exc), case)
@@ -281,16 +302,38 @@ async def run_agent_call(
             tool_calls=None if custom else run.tool_calls,
             tokens_unavailable=run.tokens_unavailable,
             params=agent_params(agent),
-            extra={"changed": sorted(changed), "snapshot_cut": list(after.cut)},
+            extra={"changed": sorted(changed), "snapshot_cut": list(after.cut), "changes": changes.masked(secrets).to_dict()},
         )
         with contextlib.suppress(OSError):
             write_json_atomic(art / "changed.json", sorted(changed), fsync=False)
+        await asyncio.to_thread(write_rendered, art, changes, rendered, secrets=secrets)
         if cache is not None:
             cache.put(key, result)
         return result
     finally:
         if not opts.keep_workspaces:
             ws.remove()
+
+
+async def _artifacts(ws: Workspace, after: Snapshot, secrets: list[str]) -> tuple[ChangeSet, list[Rendered]]:
+    """The change set against the staged state and the changed files rendered as text
+    (masked like answers), off the event loop: a worker process renders the binary formats."""
+    if after.broken is not None:  # project/ is not the folder we made: nothing in it is read
+        return ChangeSet(cut=[after.broken]), []
+    changes = ChangeSet()
+    try:
+        changes = await asyncio.to_thread(
+            change_set, ws.project, ws.before.files, after.files, identity=ws.project_id,
+            cut=[*ws.before.cut, *after.cut],
+        )  # fmt: skip
+        rendered = await asyncio.to_thread(
+            render_changes, ws.project, changes, identity=ws.project_id, secrets=secrets
+        )
+    except Exception as exc:  # noqa: BLE001 - the evidence is extra: its failure never costs the row
+        why = " ".join(f"artifacts not read: {type(exc).__name__}: {exc}".split())
+        why = redact(why, extra=secrets)[:300]
+        return ChangeSet(files=changes.files, omitted=changes.omitted, cut=[*changes.cut, why]), []
+    return changes, rendered
 
 
 def _write_artifacts(
