@@ -85,6 +85,14 @@ def test_four_shards_give_the_rows_and_lift_of_the_same_run_done_locally(
     assert [(c.model, c.condition, c.passed, c.n) for c in sharded.result.summary.conditions] == [
         (c.model, c.condition, c.passed, c.n) for c in local.summary.conditions
     ]
+    # The spread over repeats and the assertion analysis, as a local run writes them.
+    def spread(summary):  # latency differs from run to run; the pass rates and tokens may not
+        return [(b.model, b.condition, b.runs, b.pass_rate_mean, b.pass_rate_stddev, b.tokens_mean)
+                for b in summary.benchmark]  # fmt: skip
+
+    assert spread(sharded.result.summary) == spread(local.summary) and spread(local.summary)
+    assert sharded.result.summary.assertion_flags == local.summary.assertion_flags
+    assert (sharded.result.run_dir / "benchmark.json").is_file() and (sharded.result.run_dir / "benchmark.md").is_file()
     run_id = sharded.result.summary.run_id
     files = _repo_files(hub_repo_id)
     shard_files = [f for f in files if f.startswith(f"data/results/{run_id}/")]

@@ -47,7 +47,7 @@ def runs_command(
         return
     out = printer(fmt, as_json)
     if not out.human:
-        out.table(rows, RUNS_HEADERS)
+        out.table(rows, RUNS_HEADERS, json_data=_with_figures(rows, infos) if out.mode is OutputFormat.json else None)
         return
     if upskill_rows:
         err_console.print(
@@ -178,6 +178,29 @@ def _print_description_runs(items: list) -> None:
     for d in items:
         t.add_row(Text(d.run_id), d.kind, Text(d.subject), Text(d.models), Text(d.result))
     make_console().print(t)
+
+
+def _with_figures(rows: list[dict], infos: list) -> list[dict]:
+    """``--format json``'s rows, each with its run's benchmark figures for that model x mode x
+    condition, and the assertions flagged for that model x mode (see ``benchmark.json``).
+
+    ``null`` where a run holds none: runs written before these figures existed, upskill's
+    batches, trigger rows.
+    """
+    from dataclasses import asdict
+
+    summaries = {info.summary.run_id: info.summary for info in infos}
+    out = []
+    for r in rows:
+        s = summaries.get(r.get("run_id"))
+        key = (r.get("model"), r.get("mode"), r.get("condition"))
+        mine = [b for b in (s.benchmark or []) if (b.model, b.mode, b.condition) == key] if s is not None else []
+        bench = asdict(mine[0]) if mine else None
+        flags = None
+        if s is not None and s.assertion_flags is not None and key[2] != "triggers":
+            flags = [asdict(f) for f in s.assertion_flags if (f.model, f.mode) == key[:2]]
+        out.append({**r, "benchmark": bench, "assertion_flags": flags})
+    return out
 
 
 def register(app: typer.Typer) -> None:

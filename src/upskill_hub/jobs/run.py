@@ -13,7 +13,7 @@ The steps, and why:
    to ``data/results/<run_id>/shard-<i>.parquet`` and nothing else.
 5. **Collect**: every shard file is read back; the rows must be exactly one per planned
    call. The local run folder, summary, report and plots are then written by the same
-   code as a local run (:func:`build_summary`, :mod:`~upskill_hub.rundir`), and the
+   code as a local run (:func:`~upskill_hub.lift.execute.write_summary_files`, :mod:`~upskill_hub.rundir`), and the
    run is recorded with ``push`` (its ``runs`` row, the card, and ``jobs/<run_id>/shards.json``
    with each shard's Jobs) in one commit.
 
@@ -56,7 +56,7 @@ from upskill_hub.jobs.launch import (
     next_attempts,
 )
 from upskill_hub.jobs.status import resolve_namespace
-from upskill_hub.lift.execute import RunResult, build_summary
+from upskill_hub.lift.execute import RunResult, write_summary_files
 from upskill_hub.lift.prepare import EvalOptions, PreparedEval, prepare_eval
 from upskill_hub.lift.runner import EvalPlan, new_run_id
 from upskill_hub.models.endpoints import with_endpoint
@@ -317,8 +317,7 @@ def _finish(api: Any, jobs: JobsOptions, plan: EvalPlan, run_dir: Path, launcher
     rows = check_rows(plan, launcher.count, by_shard)
     rundir.write_results(run_dir, rows)
     rundir.write_results_parquet(run_dir, rows)
-    summary = build_summary(plan, rows)
-    rundir.write_summary(run_dir, summary)
+    summary = write_summary_files(run_dir, plan, rows)
     written: list[Path] = []
     if plots:
         from upskill_hub.lift.plots import write_plots

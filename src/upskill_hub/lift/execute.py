@@ -68,13 +68,13 @@ def _open_run_folder(
 def _write_outcome(
     run_dir: Path, plan: EvalPlan, rows: list[ResultRow], written_rows: list[ResultRow], o: EvalOptions
 ) -> tuple[RunSummary | None, list[Path]]:
-    """The results shard, the summary and the plots (a Jobs shard writes only the rows)."""
+    """The results shard, the summary, ``benchmark.json`` / ``benchmark.md`` and the plots
+    (a Jobs shard writes only the rows)."""
     # Every row is in memory now: write the results shard, so push need not parse the JSON.
     rundir.write_results_parquet(run_dir, written_rows)
     if o.shard is not None:
         return None, []
-    summary = build_summary(plan, rows)
-    rundir.write_summary(run_dir, summary)
+    summary = write_summary_files(run_dir, plan, rows)
     if not o.plots:
         return summary, []
     from upskill_hub.lift.plots import write_plots
@@ -103,6 +103,21 @@ def _shard_folder(plan: EvalPlan, shard: ShardPart, output: Path) -> tuple[Path,
     plan.run_id, plan.created = shard.run_id, shard.created
     run_dir = rundir.create_run(output, plan.record(), exist_ok=True)
     return run_dir, shard.owns(c.key for c in plan.calls())
+
+
+def write_summary_files(run_dir: Path, plan: EvalPlan, rows: list[ResultRow]) -> RunSummary:
+    """``summary.json`` with the spread over repeats and the assertion analysis, and
+    skill-creator's ``benchmark.json`` / ``benchmark.md`` beside it (a local run and a run
+    collected from Jobs alike)."""
+    from upskill_hub.lift.assertion_audit import audit_rows
+    from upskill_hub.lift.benchmark import add_figures, write_benchmark
+
+    summary = build_summary(plan, rows)
+    audit = audit_rows(rows)
+    add_figures(summary, rows, audit)
+    rundir.write_summary(run_dir, summary)
+    write_benchmark(run_dir, summary, rows, [c.id for c in plan.cases], audit)
+    return summary
 
 
 def build_summary(plan: EvalPlan, rows: list[ResultRow]) -> RunSummary:

@@ -10,7 +10,14 @@ from rich.table import Table
 from rich.text import Text
 
 from upskill_hub._util.percent import count, interval, pct, points
-from upskill_hub.rundir.schema import ConditionStats, LiftStats, RunSummary, TriggerRow, TriggerStats
+from upskill_hub.rundir.schema import (
+    BenchmarkStats,
+    ConditionStats,
+    LiftStats,
+    RunSummary,
+    TriggerRow,
+    TriggerStats,
+)
 
 BAR_WIDTH = 30
 
@@ -163,12 +170,44 @@ def print_trigger_report(
         console.print(f"Results: {run_dir}", highlight=False)
 
 
+def spread_lines(summary: RunSummary) -> list[str]:
+    """Per model x mode, how much the pass rate moved between runs (``benchmark.json``'s figures).
+
+    Only with several runs per case: one run has no spread to show.
+    """
+    if summary.runs_per_case < 2 or not summary.benchmark:
+        return []
+    from upskill_hub.lift.benchmark import label
+
+    out = []
+    groups: dict[tuple, dict[str, BenchmarkStats]] = {}
+    for b in summary.benchmark:
+        groups.setdefault((b.model, b.mode, b.agent), {})[b.condition] = b
+    for key, by in groups.items():
+        parts = []
+        for cond in ("baseline", "with_skill"):
+            b = by.get(cond)
+            if b is not None and b.pass_rate_mean is not None:
+                parts.append(
+                    f"{cond.replace('_', ' ')} {pct(b.pass_rate_mean)} ± {pct(b.pass_rate_stddev)} "
+                    f"({pct(b.pass_rate_min)}–{pct(b.pass_rate_max)})"
+                )
+        if parts:
+            out.append(f"{label(key)}: pass rate per run (mean ± stddev, min–max over {count(summary.runs_per_case, 'run')}): " + "; ".join(parts))
+    return out
+
+
 def print_report(summary: RunSummary, console: Console, run_dir: str | None = None) -> None:
+    from upskill_hub.lift.assertion_audit import summary_lines
+
     console.print(summary_table(summary))
     if summary.triggers:
         console.print(trigger_table(summary.triggers))
     console.print(bars(summary))
-    for line in notes(summary):
+    for line in notes(summary) + spread_lines(summary):
         console.print(f"• {line}", highlight=False)
+    audit = summary_lines(summary.assertion_flags, summary.assertions_checked)
+    for line in audit:
+        console.print(line if line.startswith("  ") else f"• {line}", highlight=False, markup=False)
     if run_dir:
         console.print(f"Results: {run_dir}", highlight=False)
