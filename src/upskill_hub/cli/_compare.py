@@ -60,7 +60,7 @@ class Comparison:
 def check_options(compare: str | None, fail_on_regression: bool, level: float) -> None:
     """Refuse contradictory options before any model call."""
     if fail_on_regression and not compare:
-        raise UpskillError("--fail-on-regression needs --compare OWNER/NAME[@REV] or --compare RUN_DIR")
+        raise UpskillError("--fail-on-regression needs --compare (OWNER/NAME[@REV] or RUN_DIR) or --against OLD")
     if not 0.5 <= level < 1:
         raise UpskillError(f"--level must be between 0.5 and 1 (e.g. 0.95), not {level}")
     if compare and not Path(compare).is_dir():

@@ -28,7 +28,7 @@ def _progress():
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     return Progress(
-        TextColumn("[bold]eval[/]"),
+        TextColumn("[bold]{task.description}[/]"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[info]}"),
@@ -106,11 +106,19 @@ def eval_command(
         "--compare",
         help="Compare the lift with the latest published run of this skill (OWNER/NAME[@REV]) or a RUN_DIR.",
     ),
+    against: str | None = typer.Option(
+        None,
+        "--against",
+        metavar="OLD",
+        help="Compare with an older version of the skill, head to head on the same cases: a folder, "
+        "git:REF (this skill's folder at a git revision, e.g. git:HEAD~1) or OWNER/NAME[@REV] on the Hub.",
+    ),  # fmt: skip
     fail_on_regression: bool = typer.Option(
         False,
         "--fail-on-regression",
-        help="With --compare: exit 1 when the lift is lower (paired test at --level).",
-    ),
+        help="With --compare: exit 1 when the lift is lower (paired test at --level); with --against: "
+        "exit 1 when this version is worse than the old one.",
+    ),  # fmt: skip
     level: float = typer.Option(
         0.95, "--level", help="Confidence level of the --compare intervals and test."
     ),
@@ -228,6 +236,7 @@ def eval_command(
 
     Example: [cyan]upskill-hub eval skills/hf-dataset-card --model local --runs 3[/]
     """
+    from upskill_hub.cli import _against
     from upskill_hub.cli import _compare as cmp
     from upskill_hub.lift.api import run_eval
     from upskill_hub.lift.harness import HarnessOptions
@@ -235,17 +244,18 @@ def eval_command(
     from upskill_hub.lift.report import print_report
 
     out = printer(fmt, as_json)
-    cmp.check_options(compare, fail_on_regression, level)
+    _against.check_against(against, compare=compare, jobs=jobs)
+    cmp.check_options(compare, fail_on_regression and against is None, level)
     check_run_options(runs, concurrency, agent_timeout if agent else None)
     if scenarios is None and skill is not None and not (skill / "SKILL.md").exists():
         from upskill_hub.lift.scenarios import find_scenarios_file
 
         scenarios = find_scenarios_file(skill)
     if scenarios is not None:
-        if jobs is not None or compare is not None or tests is not None or agent or mode or distractors:
+        if jobs is not None or compare or against or tests is not None or agent or mode or distractors:
             raise UpskillError(
                 "--scenarios runs each scenario's own tests on --model, skill injected: "
-                "drop --tests, --compare, --jobs, --agent, --mode and --distractors"
+                "drop --tests, --compare, --against, --jobs, --agent, --mode and --distractors"
             )
         from upskill_hub.lift.prepare import EvalOptions
 
@@ -292,10 +302,13 @@ def eval_command(
         what = _cases_line(skill, tests)
         if not chatty:
             return
-        if what:
+        if what and task is None:
             err_console.print(what, markup=False, highlight=False, soft_wrap=True)
         progress.start()
-        task = progress.add_task("eval", total=total, completed=done, info="")
+        from rich.markup import escape
+
+        label = "eval" if task is None else f"eval {escape(str(against))}"  # the second run: the old version
+        task = progress.add_task(label, total=total, completed=done, info="")
 
     def on_row(row) -> None:  # noqa: ANN001 - ResultRow
         counts["err"] += row.error is not None
@@ -349,6 +362,9 @@ def eval_command(
                 console=err_console,
                 chatty=chatty,
             )
+        elif against is not None:
+            versus = _against.run_against(skill, against, model or ([] if agent else ["local"]), eval_options)
+            result = versus.new
         else:
             result = run_eval(skill, model or ([] if agent else ["local"]), eval_options)
     finally:
@@ -363,6 +379,11 @@ def eval_command(
         print_report(result.summary, make_console(), str(result.run_dir))
         if comparison is not None:
             cmp.render(comparison, make_console())
+        if against is not None:
+            _against.render_versus(result.summary, make_console())
+    elif against is not None:  # agent: the new-vs-old table; json: the summary, which holds it
+        rows = _against.versus_rows(result.summary)
+        out.table(rows, _against.VERSUS_HEADERS, id_key="model", json_data=result.summary.to_dict())
     elif comparison is not None:  # agent: the comparison table, which holds both lifts
         data = {**result.summary.to_dict(), "comparison": comparison.to_dict()}
         out.table(comparison.rows(), cmp.COMPARE_HEADERS, id_key="run_id", json_data=data)
@@ -380,6 +401,8 @@ def eval_command(
         )
     if comparison is not None and fail_on_regression:
         cmp.check_regressions(comparison)
+    if against is not None and fail_on_regression:
+        _against.check_regression(versus)
 
 
 #: Most ``--runs`` accepted: every planned call is kept in memory, so 10^9 repeats would

@@ -196,6 +196,98 @@ class LiftStats:
 
 
 @dataclass
+class VersusStats:
+    """A new version of a skill minus an old one, for one model x mode (``eval --against``).
+
+    Paired over the cases both versions answered, computed exactly as the lift over no skill
+    is, with the old version's answers in the baseline's place: ``lift`` is the mean per-case
+    difference of pass rates, with its interval and p-value. ``new_lift`` and ``old_lift``
+    are each version's lift over the same no-skill answers (``None`` with ``--no-baseline``).
+    """
+
+    model: str
+    mode: str
+    lift: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    n_cases: int
+    method: str
+    conclusive: bool
+    note: str = ""
+    new_lift: float | None = None
+    old_lift: float | None = None
+
+    @property
+    def regression(self) -> bool:
+        """The new version is worse, and the interval says so (its upper bound is below 0)."""
+        return self.ci_high is not None and self.ci_high < 0
+
+
+@dataclass
+class BenchmarkStats:
+    """Spread over a run's repeats for one model x mode x condition (``benchmark.json``).
+
+    Intervals say how sure the pass rate is; these say how much one repeat of the whole
+    case set differs from the next (skill-creator's benchmark figures). Run ``i``'s pass
+    rate is the share of cases passed in repeat ``i``, its assertion rate the mean share of
+    assertions passed per answer, its time and tokens the mean per answer. ``stddev`` is
+    the sample standard deviation (n - 1), 0 for one repeat, as skill-creator computes it.
+    The ``delta_*`` fields (with-skill entries only) are with-skill minus baseline means.
+    """
+
+    model: str
+    condition: str
+    mode: str = "inject"
+    agent: str | None = None
+    runs: int = 0  # repeats with at least one answered call
+    pass_rate_mean: float | None = None
+    pass_rate_stddev: float | None = None
+    pass_rate_min: float | None = None
+    pass_rate_max: float | None = None
+    assertion_rate_mean: float | None = None
+    assertion_rate_stddev: float | None = None
+    assertion_rate_min: float | None = None
+    assertion_rate_max: float | None = None
+    latency_s_mean: float | None = None
+    latency_s_stddev: float | None = None
+    latency_s_min: float | None = None
+    latency_s_max: float | None = None
+    tokens_mean: float | None = None
+    tokens_stddev: float | None = None
+    tokens_min: float | None = None
+    tokens_max: float | None = None
+    delta_pass_rate: float | None = None
+    delta_assertion_rate: float | None = None
+    delta_latency_s: float | None = None
+    delta_tokens: float | None = None
+
+
+@dataclass
+class AssertionFlag:
+    """One assertion the run's rows show to be weak, and the counts that show it.
+
+    ``kind``: ``non_discriminating`` (passes in at least 90% of the calls of each
+    condition: it cannot tell them apart), ``always_fails`` (never passes in either
+    condition: too hard, or broken) or ``flaky`` (differs between repeats of the same case
+    and condition: it measures noise). Counted from the rows' assertion details, no model.
+    """
+
+    model: str
+    case_id: str
+    index: int  # position of the assertion in the case (0-based)
+    assertion: str  # its type and value, shortened
+    kind: str
+    mode: str = "inject"
+    agent: str | None = None
+    baseline_passed: int = 0
+    baseline_calls: int = 0
+    with_skill_passed: int = 0
+    with_skill_calls: int = 0
+    flaky_conditions: list[str] = field(default_factory=list)  # conditions whose repeats differ
+
+
+@dataclass
 class RunSummary:
     """What a run found; stored as ``summary.json`` and in the ``runs`` config on the Hub."""
 
@@ -214,6 +306,18 @@ class RunSummary:
     conditions: list[ConditionStats] = field(default_factory=list)
     lifts: list[LiftStats] = field(default_factory=list)
     triggers: list[TriggerStats] = field(default_factory=list)
+    #: Spread over repeats per model x mode x condition; ``None`` in runs written before it existed.
+    benchmark: list[BenchmarkStats] | None = None
+    #: Weak assertions (see :class:`AssertionFlag`); ``None``: not analysed (an older run).
+    assertion_flags: list[AssertionFlag] | None = None
+    #: How many assertions (model x mode x case x position) the analysis looked at.
+    assertions_checked: int | None = None
+    #: ``eval --against``: the old version as named (a folder, ``git:REF``, ``OWNER/NAME[@REV]``),
+    #: its version hash, the run that answered with it, and the new-minus-old figures.
+    against: str | None = None
+    against_version: str | None = None
+    against_run_id: str | None = None
+    versus: list[VersusStats] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -224,6 +328,9 @@ class RunSummary:
         d["conditions"] = [ConditionStats(**_known(ConditionStats, c)) for c in d.get("conditions") or []]
         d["lifts"] = [LiftStats(**_known(LiftStats, x)) for x in d.get("lifts") or []]
         d["triggers"] = [TriggerStats(**_known(TriggerStats, x)) for x in d.get("triggers") or []]
+        for key, item in (("benchmark", BenchmarkStats), ("assertion_flags", AssertionFlag), ("versus", VersusStats)):
+            if d.get(key) is not None:  # None (an older run, or a null parquet cell) stays None
+                d[key] = [item(**_known(item, x)) for x in d[key]]
         return cls(**_known(cls, d))
 
 

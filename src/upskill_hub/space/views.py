@@ -254,7 +254,165 @@ def skill_summary_markdown(lib: Library, name: str) -> str:
         + (f" · licence {escape(str(row['license']))}" if isinstance(row.get("license"), str) and row["license"] else ""),
     ]
     lines += trigger_markdown(lib.aggregates, name)
+    lines += versions_markdown(lib.runs, name)
+    lines += benchmark_markdown(lib.runs, name)
+    lines += flagged_assertions_markdown(lib.runs, name)
     return "\n".join(lines)
+
+
+#: The skill page lists at most this many flagged assertions (the line above says how many there are).
+MAX_FLAGS_SHOWN = 12
+#: ... and at most this many benchmark rows (model x mode x condition) of one run.
+MAX_BENCHMARK_ROWS = 48
+
+
+def _present(value: Any) -> bool:
+    """Whether a ``runs`` cell holds a value (a null cell is None or NaN: runs written before the column)."""
+    return value is not None and not (isinstance(value, float) and value != value)
+
+
+def newest_run_with(runs: pd.DataFrame | None, name: str, column: str) -> Any:
+    """The newest run of skill ``name`` whose ``column`` was recorded (a row tuple), or ``None``."""
+    if runs is None or not len(runs) or column not in runs.columns:
+        return None
+    mine = runs[(runs["skill_name"] == name) & runs[column].map(_present)]
+    if not len(mine):
+        return None
+    mine = mine.assign(_ts=mine["timestamp"].fillna("").astype(str), _id=mine["run_id"].fillna("").astype(str))
+    return next(mine.sort_values(["_ts", "_id"], kind="stable").tail(1).itertuples(index=False))
+
+
+def _whole(x: Any, plus: int = 0) -> str:
+    """A count from a ``runs`` cell as text; ``–`` for a null (a pushed table is anyone's data)."""
+    return str(int(x) + plus) if _present(x) else "–"
+
+
+def _cell_text(text: str) -> str:
+    from upskill_hub.space.render import escape
+
+    return escape(text).replace("|", "&#124;")
+
+
+#: The skill page shows the lift of at most this many published versions (the newest ones),
+#: each on at most this many models x modes.
+MAX_VERSIONS_SHOWN = 20
+MAX_MODELS_PER_VERSION = 8
+
+
+def _structs(value: Any) -> list[dict[str, Any]]:
+    """A ``runs`` cell holding a list of structs, as dicts (a null or anything else: none)."""
+    if value is None or isinstance(value, (str, bytes, float)):
+        return []
+    try:
+        return [dict(x) for x in list(value) if isinstance(x, dict)]
+    except TypeError:
+        return []
+
+
+def _lift_cell(item: Any) -> str:
+    """``+25 pts [+5, +45]`` from a ``lifts`` / ``versus`` struct of a pushed run (anyone's data)."""
+    from upskill_hub._util.percent import points
+
+    def num(key: str) -> float | None:
+        x = item.get(key)
+        return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x == x else None
+
+    return _cell_text(points(num("lift"), num("ci_low"), num("ci_high")))
+
+
+def versions_markdown(runs: pd.DataFrame | None, name: str) -> list[str]:
+    """The lift of each published version of skill ``name``, oldest to newest: per version, the
+    newest run made with it; with ``eval --against``, also that run's lift over the old version."""
+    if runs is None or not len(runs) or "skill_version" not in runs.columns:
+        return []
+    mine = runs[runs["skill_name"] == name]
+    mine = mine.assign(_ts=mine["timestamp"].fillna("").astype(str), _id=mine["run_id"].fillna("").astype(str))
+    newest = mine.sort_values(["_ts", "_id"], kind="stable").groupby("skill_version", sort=False).tail(1)
+    newest = newest.sort_values(["_ts", "_id"], kind="stable").tail(MAX_VERSIONS_SHOWN)
+    if len(newest) < 1:
+        return []
+    lines = ["", "### Versions, oldest to newest",
+             "Each version's newest run: its lift over no skill, and over the version it was run against.", "",
+             "| version | run | model | lift over no skill | against | lift over it |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for run in newest.itertuples(index=False):
+        lifts = _structs(getattr(run, "lifts", None))
+        vs = {(v.get("model"), v.get("mode")): v for v in _structs(getattr(run, "versus", None))}
+        keys = list(dict.fromkeys([*((x.get("model"), x.get("mode")) for x in lifts), *vs]))[:MAX_MODELS_PER_VERSION]
+        keys = keys or [(None, None)]
+        against = str(getattr(run, "against_version", None) or "")[:12] if _present(getattr(run, "against_version", None)) else "–"
+        for model, mode in keys:
+            lift = next((x for x in lifts if (x.get("model"), x.get("mode")) == (model, mode)), None)
+            who = "–" if model is None else f"{model}" + ("" if mode in (None, "inject") else f" ({mode})")
+            lines.append(
+                f"| `{_cell_text(str(run.skill_version)[:12])}` | `{_cell_text(str(run.run_id))}` | {_cell_text(who)} | "
+                f"{_lift_cell(lift) if lift else '–'} | {_cell_text(against)} | "
+                f"{_lift_cell(vs[(model, mode)]) if (model, mode) in vs else '–'} |"
+            )
+    return lines
+
+
+def benchmark_markdown(runs: pd.DataFrame | None, name: str) -> list[str]:
+    """The skill page's spread over runs (``benchmark.json``'s figures) of the skill's newest run that has them."""
+    from dataclasses import fields
+
+    from upskill_hub.lift.benchmark import METRICS, delta_cell, figure_cell, label
+    from upskill_hub.rundir.schema import BenchmarkStats
+
+    run = newest_run_with(runs, name, "benchmark")
+    if run is None or not len(run.benchmark):
+        return []
+    known = {f.name for f in fields(BenchmarkStats)}
+    stats = [BenchmarkStats(**{k: v for k, v in dict(b).items() if k in known}) for b in run.benchmark]
+    lines = [
+        "",
+        f"### Spread over runs (run `{_cell_text(str(run.run_id))}`"
+        + (f", {count(int(run.runs_per_case), 'run')} per case)" if _present(run.runs_per_case) else ")"),
+        "Each run is one repeat of every case: mean ± sample stddev (min–max) over runs. Pass rate: share of "
+        "cases passed; time and tokens: mean per answer; delta: with skill minus without.",
+        "",
+        "| model | condition | pass rate | assertions passed | time / answer | tokens / answer |",
+        "|---|---|---|---|---|---|",
+    ]
+    for st in stats[:MAX_BENCHMARK_ROWS]:
+        who = _cell_text(str(label((str(st.model), st.mode or "inject", st.agent))))
+        cells = " | ".join(figure_cell(st, m) for m, _, _ in METRICS)
+        lines.append(f"| {who} | {_cell_text(str(st.condition).replace('_', ' '))} | {cells} |")
+        if st.condition == "with_skill" and st.delta_pass_rate is not None:
+            lines.append(f"| {who} | delta | {' | '.join(delta_cell(st, m) for m, _, _ in METRICS)} |")
+    return lines
+
+
+def flagged_assertions_markdown(runs: pd.DataFrame | None, name: str) -> list[str]:
+    """The skill page's assertion analysis of the skill's newest analysed run: which assertions
+    measure nothing (pass in both conditions, fail in both, or flip between repeats), with counts."""
+    from upskill_hub.lift.assertion_audit import KINDS, MEANING, NAME
+    from upskill_hub.lift.benchmark import label
+
+    run = newest_run_with(runs, name, "assertion_flags")
+    if run is None:
+        return []
+    flags = [dict(f) for f in run.assertion_flags]
+    checked = int(run.assertions_checked) if _present(run.assertions_checked) else 0
+    head = f"### Assertions to check (run `{_cell_text(str(run.run_id))}`)"
+    if not flags:
+        return ["", head, f"None of {count(checked, 'assertion')} passes in both conditions, fails in both, or flips between repeats."]
+    kinds = [k for k in KINDS if any(f["kind"] == k for f in flags)]
+    lines = ["", head, f"{count(len(flags), 'flag')} on {count(checked, 'assertion')} checked:", ""]
+    for k in kinds:
+        mine = [f for f in flags if f["kind"] == k]
+        cases = ", ".join(dict.fromkeys(str(f["case_id"]) for f in mine))
+        lines.append(f"- **{NAME[k]}** ({MEANING[k]}): {len(mine)}, cases {_cell_text(cases)}")
+    lines += ["", "| kind | model | case | # | assertion | baseline passed | with skill passed |", "|---|---|---|---|---|---|---|"]
+    for f in flags[:MAX_FLAGS_SHOWN]:
+        who = label((str(f["model"]), f.get("mode") or "inject", f.get("agent")))
+        lines.append(
+            f"| {_cell_text(NAME.get(f['kind'], str(f['kind'])))} | {_cell_text(who)} | {_cell_text(str(f['case_id']))} | {_whole(f['index'], 1)} | "
+            f"{_cell_text(str(f['assertion']))} | {_whole(f['baseline_passed'])}/{_whole(f['baseline_calls'])} | "
+            f"{_whole(f['with_skill_passed'])}/{_whole(f['with_skill_calls'])} |"
+        )
+    if len(flags) > MAX_FLAGS_SHOWN:
+        lines.append(f"\n_… and {len(flags) - MAX_FLAGS_SHOWN} more in the run's summary (assertion_flags)._")
+    return lines
 
 
 def trigger_markdown(agg: Aggregates, name: str) -> list[str]:
