@@ -20,14 +20,12 @@ from rich.console import Console
 from upskill_hub import rundir
 from upskill_hub.lift.assertion_audit import audit_rows
 from upskill_hub.lift.benchmark import (
-    BENCHMARK_JSON,
-    BENCHMARK_MD,
     add_figures,
     benchmark_document,
+    benchmark_files,
     benchmark_stats,
     eval_ids,
     spread,
-    write_benchmark,
 )
 from upskill_hub.lift.report import print_report
 from upskill_hub.rundir.schema import ResultRow, RunSummary, record_problem
@@ -108,8 +106,8 @@ def test_three_run_figures_equal_the_hand_computed_ones():
 def test_benchmark_json_of_a_three_run_eval_validates_against_skill_creators_schema(tmp_path: Path):
     rows = three_run_rows()
     summary = summary_for(rows)
-    json_path, md_path = write_benchmark(tmp_path, summary, rows, CASES, audit_rows(rows))
-    assert (json_path.name, md_path.name) == (BENCHMARK_JSON, BENCHMARK_MD)
+    json_path, md_path = rundir.write_benchmark(tmp_path, *benchmark_files(summary, rows, CASES, audit_rows(rows)))
+    assert (json_path.name, md_path.name) == (rundir.BENCHMARK_JSON, rundir.BENCHMARK_MD)
     doc = json.loads(json_path.read_text())
     jsonschema.validate(doc, SCHEMA)
     rs = doc["run_summary"]

@@ -32,17 +32,13 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from upskill_hub import __version__
-from upskill_hub._util.fsutil import write_json_atomic, write_text_atomic
 from upskill_hub._util.percent import count
 from upskill_hub.lift.assertion_audit import AuditResult, assertion_text, benchmark_notes, row_details
 from upskill_hub.rundir.schema import BenchmarkStats, ResultRow, RunSummary
 
-BENCHMARK_JSON = "benchmark.json"
-BENCHMARK_MD = "benchmark.md"
 #: skill-creator's configuration names (its viewer groups and colours by these exact strings).
 CONFIGURATION = {"with_skill": "with_skill", "baseline": "without_skill"}
 #: The four figures, as (BenchmarkStats prefix, benchmark.json name, delta format).
@@ -362,12 +358,9 @@ def benchmark_markdown(doc: dict[str, Any], summary: RunSummary) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_benchmark(
-    run_dir: Path, summary: RunSummary, rows: Sequence[ResultRow], case_ids: Sequence[str], audit: AuditResult
-) -> tuple[Path, Path]:
-    """Write ``benchmark.json`` and ``benchmark.md`` into ``run_dir`` atomically; their paths."""
+def benchmark_files(
+    summary: RunSummary, rows: Sequence[ResultRow], case_ids: Sequence[str], audit: AuditResult
+) -> tuple[dict[str, Any], str]:
+    """``benchmark.json``'s document and ``benchmark.md``'s text (:func:`upskill_hub.rundir.write_benchmark` writes them)."""
     doc = benchmark_document(summary, rows, case_ids, audit)
-    paths = (Path(run_dir) / BENCHMARK_JSON, Path(run_dir) / BENCHMARK_MD)
-    write_json_atomic(paths[0], doc)
-    write_text_atomic(paths[1], benchmark_markdown(doc, summary))
-    return paths
+    return doc, benchmark_markdown(doc, summary)

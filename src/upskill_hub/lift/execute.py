@@ -110,13 +110,13 @@ def write_summary_files(run_dir: Path, plan: EvalPlan, rows: list[ResultRow]) ->
     skill-creator's ``benchmark.json`` / ``benchmark.md`` beside it (a local run and a run
     collected from Jobs alike)."""
     from upskill_hub.lift.assertion_audit import audit_rows
-    from upskill_hub.lift.benchmark import add_figures, write_benchmark
+    from upskill_hub.lift.benchmark import add_figures, benchmark_files
 
     summary = build_summary(plan, rows)
     audit = audit_rows(rows)
     add_figures(summary, rows, audit)
     rundir.write_summary(run_dir, summary)
-    write_benchmark(run_dir, summary, rows, [c.id for c in plan.cases], audit)
+    rundir.write_benchmark(run_dir, *benchmark_files(summary, rows, [c.id for c in plan.cases], audit))
     return summary
 
 

@@ -31,6 +31,8 @@ from upskill_hub.rundir.columns import (
     summary_record,
 )
 from upskill_hub.rundir.files import (
+    BENCHMARK_JSON,
+    BENCHMARK_MD,
     LOCK_FILE,
     RESULTS_CHECK,
     RESULTS_FILE,
@@ -50,6 +52,7 @@ from upskill_hub.rundir.files import (
     read_summary,
     row_line,
     run_lock,
+    write_benchmark,
     write_plan,
     write_results,
     write_summary,
@@ -70,10 +73,10 @@ from upskill_hub.rundir.shard import (
 )
 
 __all__ = [
-    "LOCK_FILE", "RESULTS_CHECK", "RESULTS_FILE", "RESULTS_PARQUET", "ROW_GROUP_SIZE", "RUN_FILE", "SUMMARY_FILE",
+    "BENCHMARK_JSON", "BENCHMARK_MD", "LOCK_FILE", "RESULTS_CHECK", "RESULTS_FILE", "RESULTS_PARQUET", "ROW_GROUP_SIZE", "RUN_FILE", "SUMMARY_FILE",
     "ResultsWriter", "RunnerShard", "arrow_schema", "check_run_files", "compact_results", "create_run", "find_resumable", "has_results", "may_hold_secret",
     "read_plan", "read_results", "read_results_raw", "read_results_shard", "read_results_table", "read_run_file",
     "read_run_json", "read_summary", "redact_table", "results_table_problem", "row_line", "rows_from_table", "rows_table", "run_lock", "runs_arrow_schema", "shard_run_ids",
-    "result_arrow_schema", "summary_from_record", "summary_record", "table_parquet_bytes", "write_plan",
+    "result_arrow_schema", "summary_from_record", "summary_record", "table_parquet_bytes", "write_benchmark", "write_plan",
     "write_results", "write_results_parquet", "write_summary",
 ]  # fmt: skip

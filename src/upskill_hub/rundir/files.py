@@ -26,6 +26,7 @@ from upskill_hub._util.fsutil import (
     storage_error,
     write_bytes_atomic,
     write_json_atomic,
+    write_text_atomic,
 )
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.rundir.schema import CallKey, ResultRow, RunPlan, RunSummary, record_problem
@@ -38,6 +39,9 @@ RESULTS_PARQUET = "results.parquet"
 #: What ``results.parquet`` was built from and checked for (local only, see :mod:`.shardcheck`).
 RESULTS_CHECK = ".results.parquet.check"
 LOCK_FILE = ".lock"
+#: The spread over repeats in skill-creator's schema, and the same as Markdown (see :mod:`upskill_hub.lift.benchmark`).
+BENCHMARK_JSON = "benchmark.json"
+BENCHMARK_MD = "benchmark.md"
 
 #: Longest single row (one line of ``results.jsonl`` or ``triggers.jsonl``) read back to be
 #: turned into an Arrow table (MB). Real rows are kilobytes; one 900 MB row used to end push
@@ -195,6 +199,14 @@ def read_summary(run_dir: Path) -> RunSummary | None:
 
 def write_summary(run_dir: Path, summary: RunSummary) -> None:
     write_json_atomic(Path(run_dir) / SUMMARY_FILE, summary.to_dict())
+
+
+def write_benchmark(run_dir: Path, doc: dict[str, Any], text: str) -> tuple[Path, Path]:
+    """``benchmark.json`` and ``benchmark.md``, each written atomically; their paths."""
+    paths = (Path(run_dir) / BENCHMARK_JSON, Path(run_dir) / BENCHMARK_MD)
+    write_json_atomic(paths[0], doc)
+    write_text_atomic(paths[1], text)
+    return paths
 
 
 # --------------------------------------------------------------------------- rows
