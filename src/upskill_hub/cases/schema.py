@@ -32,10 +32,19 @@ ASSERTION_TYPES: dict[str, str] = {
     "file-exists": "path",
     "file-contains": "path-text",
     "command": "command",
+    # Transcript checks (agent runs and catalog mode): on the tool calls made on the way.
+    "tool-called": "tool",
+    "skill-loaded": "optional-str",
+    "file-read": "str",
 }
 
 #: Assertion types graded on an agent's workspace, not on its answer (``--agent`` runs only).
 WORKSPACE_TYPES = frozenset({"file-exists", "file-contains", "command"})
+#: Assertion types graded on the tool calls an answer made (its transcript): ``--agent`` runs
+#: and ``--mode catalog``; a ``--model`` call in inject mode makes none.
+TRANSCRIPT_TYPES = frozenset({"tool-called", "skill-loaded", "file-read"})
+#: Longest tool name a ``tool-called`` check names.
+TOOL_NAME_MAX = 100
 #: Bounds of a ``command`` check's ``timeout`` (seconds).
 COMMAND_TIMEOUT_DEFAULT = 60.0
 COMMAND_TIMEOUT_MAX = 3600.0
@@ -105,6 +114,8 @@ class Assertion:
     path: str | None = None
     #: ``command``: seconds before the command is killed (and fails).
     timeout: float | None = None
+    #: ``tool-called``: text that must occur in the matching call's arguments (their JSON).
+    args: str | None = None
 
     @property
     def ignore_case(self) -> bool:
@@ -123,6 +134,8 @@ class Assertion:
             out["case_sensitive"] = self.case_sensitive
         if self.timeout is not None:
             out["timeout"] = self.timeout
+        if self.args is not None:
+            out["args"] = self.args
         return out
 
 
@@ -215,6 +228,16 @@ def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
         if not isinstance(value, str) or value == "":
             raise CasesError(where, f"'{atype}' needs a non-empty string value")
         return value
+    if kind == "optional-str":
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise CasesError(
+                where, f"'{atype}' takes a skill name as 'value', or none for the skill under test"
+            )
+        return value.strip() if isinstance(value, str) else None
+    if kind == "tool":
+        if not isinstance(value, str) or not value.strip() or len(value) > TOOL_NAME_MAX:
+            raise CasesError(where, f"'{atype}' needs a tool name as 'value' (e.g. Bash, read_file, shell)")
+        return value.strip()
     if kind in ("str-or-list", "list"):
         if isinstance(value, str) and kind == "str-or-list":
             if value == "":
@@ -277,7 +300,7 @@ def parse_assertion(raw: Any, where: str, default_case_sensitive: bool | None = 
     if atype not in ASSERTION_TYPES:
         known = ", ".join(ASSERTION_TYPES)
         raise CasesError(where, f"unknown assertion type {atype!r} (known: {known})")
-    unknown = set(raw) - {"type", "value", "judge", "case_sensitive", "path", "timeout"}
+    unknown = set(raw) - {"type", "value", "judge", "case_sensitive", "path", "timeout", "args"}
     if unknown:
         raise CasesError(where, f"unknown assertion keys: {', '.join(sorted(unknown))}")
     value = _check_value(ASSERTION_TYPES[atype], atype, raw.get("value"), where)
@@ -296,9 +319,14 @@ def parse_assertion(raw: Any, where: str, default_case_sensitive: bool | None = 
         case_sensitive = None
     path = _check_path(atype, raw.get("path"), where)
     timeout = _check_timeout(atype, raw.get("timeout"), where)
+    args = raw.get("args")
+    if args is not None and (atype != "tool-called" or not isinstance(args, str) or not args):
+        raise CasesError(where, f"'args' is only for tool-called and must be a non-empty string, not on '{atype}'"
+                         if atype != "tool-called" else "'args' must be a non-empty string")  # fmt: skip
     return Assertion(
-        type=atype, value=value, judge=judge, case_sensitive=case_sensitive, path=path, timeout=timeout
-    )
+        type=atype, value=value, judge=judge, case_sensitive=case_sensitive, path=path, timeout=timeout,
+        args=args,
+    )  # fmt: skip
 
 
 def _check_path(atype: str, path: Any, where: str) -> str | None:

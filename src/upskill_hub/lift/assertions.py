@@ -26,6 +26,7 @@ from typing import Any
 
 from upskill_hub._util import guarded, limits, safejson
 from upskill_hub.cases import CASE_AWARE_TYPES, WORKSPACE_TYPES, Assertion, Case
+from upskill_hub.cases.schema import TRANSCRIPT_TYPES
 from upskill_hub.models.base import Completion, GenerationParams, Message, ModelCallError, ModelClient
 
 #: How much of the answer an evidence snippet shows around a match.
@@ -317,6 +318,9 @@ JudgeCall = Callable[[ModelClient, str, list[Message], GenerationParams], Awaita
 #: Grades a workspace assertion (``file-exists``, ``file-contains``, ``command``) on the
 #: files an agent left; see :mod:`upskill_hub.lift.harness.grading`.
 WorkspaceCheck = Callable[[Assertion], Awaitable[AssertionResult]]
+#: Grades a transcript assertion (``tool-called``, ``skill-loaded``, ``file-read``) on the tool
+#: calls the answer made; see :mod:`upskill_hub.lift.transcript_checks`.
+TranscriptCheck = Callable[[Assertion], AssertionResult]
 
 
 async def _direct(
@@ -375,6 +379,7 @@ async def evaluate_case(
     call: JudgeCall = _direct,
     workspace: WorkspaceCheck | None = None,
     judge_context: JudgeContext | None = None,
+    transcript: TranscriptCheck | None = None,
 ) -> CaseOutcome:
     """Run every assertion of ``case`` on ``output``.
 
@@ -392,6 +397,13 @@ async def evaluate_case(
                 )
             else:
                 results.append(await workspace(a))
+        elif a.type in TRANSCRIPT_TYPES:
+            if transcript is None:
+                results.append(AssertionResult(
+                    a.type, False, "needs the answer's tool calls (run with --agent or --mode catalog)", a.value
+                ))  # fmt: skip
+            else:
+                results.append(transcript(a))
         elif a.type == "llm-rubric":
             judge = (judges or {}).get(a.judge) or (judges or {}).get(None)
             if judge is None:

@@ -186,7 +186,9 @@ async def prepare_eval(
         )
     wanted = needs_judge(the_cases)
     gen = generation_params(o.params)
-    _check_workspace_cases(the_cases, bool(model_specs), bool(o.agents), o.harness)
+    _check_workspace_cases(
+        the_cases, bool(model_specs), bool(o.agents), o.harness, tuple(o.modes or ("inject",))
+    )
     if o.agents and o.shard is not None:
         raise UpskillError("agent CLIs run on this machine only: --agent cannot run on Hugging Face Jobs")
     agents = prepare_agents(list(o.agents), skill, o.harness) if o.agents else []
@@ -251,11 +253,21 @@ async def prepare_eval(
 MODEL_MODES = ("inject", "catalog")
 
 
-def _check_workspace_cases(cases: list[Case], models: bool, agents: bool, harness: HarnessOptions) -> None:
+def _check_workspace_cases(
+    cases: list[Case], models: bool, agents: bool, harness: HarnessOptions, modes: Sequence[str] = ("inject",)
+) -> None:
     """Workspace checks and input files that are not text need an agent's workspace; ``command``
-    checks may be switched off (the Space)."""
+    checks may be switched off (the Space). Transcript checks need tool calls: an agent, or a
+    model in ``catalog`` mode (``modes``: the model modes of the run)."""
+    from upskill_hub.cases.schema import TRANSCRIPT_TYPES
+
     for c in cases:
         for a in c.asserts:
+            if a.type in TRANSCRIPT_TYPES and models and "inject" in modes:
+                raise UpskillError(
+                    f"case {c.id!r}: '{a.type}' grades the tool calls an answer made, and a --model call in "
+                    "inject mode makes none; evaluate it with --agent or --mode catalog"
+                )
             if a.type not in WORKSPACE_TYPES:
                 continue
             if a.type == "command" and not harness.allow_commands:

@@ -37,9 +37,10 @@ from upskill_hub import __version__
 from upskill_hub._util.redact import redact
 from upskill_hub._util.timestamps import utc_now
 from upskill_hub.cases import Case
-from upskill_hub.lift.assertions import JudgeError, evaluate_case
+from upskill_hub.lift.assertions import JudgeContext, JudgeError, evaluate_case
 from upskill_hub.lift.calls import CostFn, ModelCalls
 from upskill_hub.lift.harness import AgentClient, HarnessCache, run_agent_call
+from upskill_hub.lift.transcript_checks import Activity, checker, judge_summary
 from upskill_hub.models.base import (
     Completion,
     GenerationParams,
@@ -53,6 +54,7 @@ from upskill_hub.rundir.schema import CONDITIONS, CallKey, PlannedModel, ResultR
 from upskill_hub.session.cache import ResponseCache
 from upskill_hub.session.catalog import DEFAULT_MAX_TURNS, CatalogOutcome, run_catalog_conversation
 from upskill_hub.session.clients import ConditionCatalogs
+from upskill_hub.session.transcript import Transcript
 
 #: The one system prompt both conditions share. With the skill, the skill text follows it.
 BASE_SYSTEM_PROMPT = (
@@ -271,8 +273,14 @@ class Runner:
     async def _graded_row(self, call: PlannedCall, base: dict[str, Any], comp: Completion, cached: bool) -> ResultRow:
         """The answered call's row: its assertions graded (a judge failure is the row's error)."""
         case, error = call.case, None
+        kw: dict[str, Any] = {}
+        if base.get("transcript"):  # catalog mode: the loop's tool calls, as the row keeps them
+            t, loaded = Transcript.from_json(base["transcript"]), json.loads(base["loaded"])
+            reads = [*json.loads(base["files_read"]), *(f"{n}/SKILL.md" for n in loaded)]
+            kw["transcript"] = checker(Activity(t, self.plan.skill_name, loaded, reads))
+            kw["judge_context"] = JudgeContext((("transcript", judge_summary(t)),))
         try:
-            outcome = await evaluate_case(case, comp.text, judges=self.judges, call=self.calls.judge)
+            outcome = await evaluate_case(case, comp.text, judges=self.judges, call=self.calls.judge, **kw)
             passed: bool | None = outcome.passed
             n_pass, n_total, details = outcome.n_passed, outcome.n_total, outcome.details_json()
         except JudgeError as exc:

@@ -77,6 +77,14 @@ class ResultRow:
     turns: int | None = None  # model turns the answer took (catalog / harness)
     tool_calls: int | None = None  # tool calls made along the way
     tokens_unavailable: bool = False  # the harness reported no token counts (not zero tokens)
+    #: JSON text: the tool calls the answer made (catalog / harness; see session/transcript.py),
+    #: ``{"calls": [{"name", "kind", "arguments", "result", ...}], "total", "cut"?, "missing"?}``;
+    #: "" when none was recorded (inject rows, rows written before transcripts existed).
+    transcript: str = ""
+    #: JSON text: what an ``--agent`` call changed in its workspace (harness rows; see
+    #: artifacts/changes.py), ``{"files": [{"path", "status", "kind", "size", "sha256", ...}],
+    #: "omitted", "cut"}``; "" for other rows and rows written before it existed.
+    changes: str = ""
 
     @property
     def key(self) -> CallKey:

@@ -13,7 +13,8 @@ carries an ``<available_skills>`` catalog, and two tools give the model the rest
 
 :func:`run_catalog_conversation` answers tool calls until the model gives a final answer,
 at most ``max_turns`` model turns and ``token_cap`` tokens in all, and reports what it
-loaded and read; usage and latency sum over the turns. The caps never trust the server
+loaded and read, and its transcript (every tool call served, with its arguments and result,
+bounded); usage and latency sum over the turns. The caps never trust the server
 alone: a server that reports no usage (or implausibly little) is counted from the request
 and reply sizes, and a turn asking for too many tool calls, tool results that add up to
 too much, or a request grown too large end the answer as an error (see
@@ -31,6 +32,7 @@ from upskill_hub._util.fsutil import check_relpath
 from upskill_hub._util.limits import env_int
 from upskill_hub.errors import UpskillError
 from upskill_hub.models.base import Completion, Message, ToolCall, ToolSpec, Usage
+from upskill_hub.session.transcript import Transcript, TranscriptBuilder
 from upskill_hub.skill import Skill
 
 #: Largest skill file ``read_skill_file`` returns (bytes); bigger files are a tool error.
@@ -249,6 +251,17 @@ class CatalogOutcome:
     #: request too large): one line; the call is recorded as an error row, not graded.
     error: str | None = None
     tool_errors: list[str] = field(default_factory=list)
+    #: Every tool call served, in order, with its arguments and result (bounded, see
+    #: :mod:`upskill_hub.session.transcript`); the calls of a turn refused whole are not in it.
+    calls: TranscriptBuilder = field(default_factory=TranscriptBuilder, repr=False)
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.calls.build()
+
+    def transcript_json(self, secrets: list[str] | tuple[str, ...] = ()) -> str:
+        """The transcript as a row keeps it: JSON text, secrets masked, cut to its limits."""
+        return self.transcript.to_json(secrets)
 
     def triggered(self, skill_name: str) -> bool:
         return skill_name in self.loaded
@@ -259,6 +272,7 @@ class CatalogOutcome:
             "files_read": json.dumps(self.files_read),
             "turns": self.turns,
             "tool_calls": self.tool_calls,
+            "transcript": self.transcript_json(),
         }
 
 
@@ -357,12 +371,14 @@ async def run_catalog_conversation(
         request_bytes += reply_bytes
         for call in comp.tool_calls:
             out.tool_calls += 1
+            index = out.calls.call(call.name, call.arguments)
             try:
                 text, did = catalog.run_tool(call)
                 error = False
             except ToolRefusal as exc:
                 text, did, error = "error: " + " ".join(str(exc).split()), None, True
                 out.tool_errors.append(text)
+            out.calls.result(None, text, error=error, index=index)
             if did is not None and did.startswith("load:"):
                 name = did[5:]
                 if name not in out.loaded:

@@ -110,6 +110,9 @@ def test_the_judge_and_file_contains_read_what_the_agent_wrote(agents_env, widge
     assert entry["status"] == "created" and entry["kind"] == "xlsx" and entry["size"] > 1000
     assert len(entry["sha256"]) == 64 and entry["rendered"] == "rendered/000-report.xlsx.txt"
     assert "B10: =SUM(B2:B9)" in (art / entry["rendered"]).read_text()
+    # ... and the row itself records what the call changed (pushed with the results).
+    (in_row,) = [e for e in json.loads(rows["xlsx-sum"].changes)["files"] if e["path"] == "report.xlsx"]
+    assert (in_row["status"], in_row["kind"], in_row["sha256"]) == ("created", "xlsx", entry["sha256"])
 
 
 def test_file_contains_checks_the_rendered_text_of_office_files(agents_env, widget_skill, tmp_path, judge_server):

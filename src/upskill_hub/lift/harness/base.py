@@ -17,6 +17,7 @@ from typing import Any
 
 from upskill_hub._util import safejson
 from upskill_hub.models.base import token_count
+from upskill_hub.session.transcript import Transcript
 
 
 class UnknownOutput(Exception):
@@ -67,6 +68,10 @@ def pass_untrusted(options: list[str], text: str, via: str, *, option: str | Non
     raise ValueError(f"unknown way to pass a prompt: {via!r}")  # a programming error, not input
 
 
+#: The transcript of a run whose output shows no tool calls: what ``cmd:`` agents print.
+NO_TRANSCRIPT = "no transcript for cmd: agents (the command prints only its answer, not its tool calls)"
+
+
 @dataclass
 class ParsedRun:
     """What one CLI run reported about itself."""
@@ -83,6 +88,9 @@ class ParsedRun:
     #: Paths the agent read (read tools), and shell commands it ran: skill reads are found in both.
     reads: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
+    #: Every tool call the output shows, in order, bounded (name, arguments, result):
+    #: :mod:`upskill_hub.session.transcript`. Its ``missing`` says when the output shows none.
+    transcript: Transcript = field(default_factory=lambda: Transcript.unavailable(NO_TRANSCRIPT))
     model: str | None = None
     #: The CLI says the run failed (its own words).
     error: str | None = None

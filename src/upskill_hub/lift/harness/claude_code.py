@@ -10,6 +10,10 @@ and ``tool_use`` blocks, ``user`` messages with ``tool_result`` blocks, and a fi
 ``total_cost_usd``. ``--output-format json`` (the single ``result`` object, or with
 ``--verbose`` an array of all events) is read too.
 
+The transcript pairs each ``tool_use`` block (``name``, ``input``, ``id``) with the
+``tool_result`` block of the same ``tool_use_id`` (its ``content``, text or text blocks,
+and ``is_error``); the lone ``result`` object shows no calls, so its transcript is missing.
+
 The skill counts as loaded when the ``Skill`` tool is called with its name, or when the
 installed ``SKILL.md`` is read (skill-creator's trigger eval uses the same two signals).
 Edits need permission in ``-p`` mode: the throwaway workspace runs with
@@ -30,6 +34,7 @@ from upskill_hub.lift.harness.base import (
     dict_of,
     json_events,
 )
+from upskill_hub.session.transcript import TranscriptBuilder
 
 
 @dataclass(frozen=True)
@@ -62,18 +67,28 @@ class ClaudeCode(Adapter):
         if result.get("is_error") is True or str(result.get("subtype", "success")).startswith("error"):
             run.error = f"{self.name} reported {result.get('subtype') or 'an error'}: {answer or ''}".strip()
         tool_calls = 0
+        calls = TranscriptBuilder()
         for ev in events:
             if ev.get("type") == "system" and ev.get("subtype") == "init":
                 run.model = ev.get("model") if isinstance(ev.get("model"), str) else None
-            if ev.get("type") != "assistant":
+            if ev.get("type") not in ("assistant", "user"):
                 continue
             content = dict_of(ev.get("message")).get("content")
             for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_use":
+                if not isinstance(block, dict):
+                    continue
+                if ev["type"] == "assistant" and block.get("type") == "tool_use":
                     tool_calls += 1
                     _tool(run, str(block.get("name", "")), dict_of(block.get("input")))
+                    calls.call(block.get("name"), block.get("input"), block.get("id"))
+                elif ev["type"] == "user" and block.get("type") == "tool_result":
+                    failed = block.get("is_error") is True
+                    calls.result(block.get("tool_use_id"), block.get("content"), error=failed)
         # Tool calls are only visible in the event stream, not in the lone result object.
         run.tool_calls = tool_calls if len(events) > 1 else None
+        if len(events) <= 1:
+            calls.set_missing(f"{self.name}'s lone result object shows no tool calls (stream-json does)")
+        run.transcript = calls.build()
         return run
 
 

@@ -8,6 +8,11 @@ events: ``thread.started``, ``turn.started``, ``item.started`` / ``item.updated`
 ``turn.completed`` with ``usage`` (``input_tokens``, ``cached_input_tokens``,
 ``output_tokens``), ``turn.failed`` and ``error``. The answer is the last agent message.
 
+The transcript has one call per tool item (``command_execution`` with its ``command``,
+``file_change`` with its ``changes``, ``web_search`` with its ``query``, an MCP call under
+its ``tool`` name with its ``arguments``), recorded when first seen and given its result
+(aggregated output and exit code, status, MCP result or error) when completed.
+
 Codex has no skill tool: it lists the skills it found and opens a ``SKILL.md`` with a shell
 command, so the skill counts as loaded when a command names the installed file. Codex
 reports tokens but no cost.
@@ -16,6 +21,7 @@ reports tokens but no cost.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from upskill_hub.lift.harness.base import (
     Adapter,
@@ -26,6 +32,7 @@ from upskill_hub.lift.harness.base import (
     dict_of,
     json_events,
 )
+from upskill_hub.session.transcript import TranscriptBuilder
 
 #: Item types that are the agent acting (the rest are its messages and thoughts).
 _TOOL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
@@ -49,10 +56,13 @@ class Codex(Adapter):
             raise UnknownOutput(f"{self.name}: no 'thread.started' event in the output")
         run = ParsedRun(text="", tool_calls=0)
         done_turn = False
+        calls = TranscriptBuilder()
         for ev in events:
             kind = ev.get("type")
             if kind not in _KNOWN_EVENTS:
                 continue  # newer event kinds carry nothing we grade on
+            if kind in ("item.started", "item.updated", "item.completed"):
+                _record(calls, dict_of(ev.get("item")), done=kind == "item.completed")
             if kind == "item.completed":
                 item = dict_of(ev.get("item"))
                 itype = item.get("type", item.get("item_type"))
@@ -73,7 +83,45 @@ class Codex(Adapter):
                 run.error = f"{self.name}: {err if isinstance(err, str) else kind}"
         if not done_turn and run.error is None:
             raise UnknownOutput(f"{self.name}: the output ends without 'turn.completed' or 'turn.failed'")
+        run.transcript = calls.build()
         return run
+
+
+def _record(calls: TranscriptBuilder, item: dict[str, Any], *, done: bool) -> None:
+    """A tool item in the transcript: recorded when first seen, its result when completed."""
+    itype = item.get("type", item.get("item_type"))
+    if itype not in _TOOL_ITEMS:
+        return
+    item_id = item.get("id")
+    has_id = isinstance(item_id, str) and bool(item_id)
+    index = None
+    if not has_id and not done:
+        return  # an item without an id is recorded once, when completed
+    if not calls.known(item_id):
+        kind = None
+        if itype == "mcp_tool_call":
+            name, args, kind = item.get("tool") or "mcp_tool_call", item.get("arguments"), "mcp"
+        else:
+            key = {"command_execution": "command", "file_change": "changes", "web_search": "query"}[itype]
+            name, args = itype, {key: item.get(key)}
+        index = calls.call(name, args, item_id if has_id else None, kind=kind)
+    if not done:
+        return
+    status = item.get("status")
+    failed = status in ("failed", "declined")
+    if itype == "command_execution":
+        code = item.get("exit_code")
+        failed = failed or (isinstance(code, int) and code != 0)
+        output: Any = item.get("aggregated_output")
+        if isinstance(code, int) and not isinstance(code, bool):
+            output = f"{output if isinstance(output, str) else ''}\n(exit code {code})".lstrip("\n")
+    elif itype == "mcp_tool_call":
+        err = dict_of(item.get("error")).get("message")
+        output = err if isinstance(err, str) else item.get("result")
+    else:
+        output = status if isinstance(status, str) else None
+    if output is not None:
+        calls.result(item_id, output, error=failed, index=index)
 
 
 ADAPTER = Codex(

@@ -13,6 +13,10 @@ Headless mode (``-p``) documents two JSON formats, both read here:
   (``tool_name``, ``parameters``), ``tool_result``, ``error`` and ``result`` with ``stats``
   (``input_tokens``, ``output_tokens``, ``cached``, ``tool_calls``).
 
+The transcript pairs each ``tool_use`` with the ``tool_result`` of the same ``tool_id``
+(``output``, or ``error.message`` when ``status`` is ``error``); the single ``json`` object
+lists tool counts only, so its transcript is missing.
+
 The skill counts as loaded on ``activate_skill`` with its name, or a ``read_file`` of the
 installed ``SKILL.md``. Gemini CLI reports tokens but no cost.
 """
@@ -32,6 +36,7 @@ from upskill_hub.lift.harness.base import (
     dict_of,
     json_events,
 )
+from upskill_hub.session.transcript import Transcript, TranscriptBuilder
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,9 @@ class Gemini(Adapter):
             run.cached_tokens = add(run.cached_tokens, as_int(tok.get("cached")))
         tools = dict_of(stats.get("tools"))
         run.tool_calls = as_int(tools.get("totalCalls"))
+        run.transcript = Transcript.unavailable(
+            f"{self.name} --output-format json shows tool counts only, not the calls (stream-json does)"
+        )
         if "error" in obj:
             run.error = f"{self.name}: {dict_of(obj['error']).get('message') or 'error'}"
         return run
@@ -76,6 +84,7 @@ class Gemini(Adapter):
             raise UnknownOutput(f"{self.name}: no 'result' event in the output")
         run = ParsedRun(text="", tool_calls=0)
         parts: list[str] = []
+        calls = TranscriptBuilder()
         for ev in events:
             kind = ev.get("type")
             if kind == "init" and isinstance(ev.get("model"), str):
@@ -87,8 +96,14 @@ class Gemini(Adapter):
             elif kind == "tool_use":
                 run.tool_calls = (run.tool_calls or 0) + 1
                 _tool(run, str(ev.get("tool_name", "")), dict_of(ev.get("parameters")))
+                calls.call(ev.get("tool_name"), ev.get("parameters"), ev.get("tool_id"))
                 parts.clear()  # the answer is what the model says after its last tool call
+            elif kind == "tool_result":
+                err = dict_of(ev.get("error")).get("message")
+                output = ev.get("output") if ev.get("output") is not None else err
+                calls.result(ev.get("tool_id"), output, error=ev.get("status") == "error")
         run.text = "".join(parts)
+        run.transcript = calls.build()
         stats = dict_of(result.get("stats"))
         run.input_tokens = as_int(stats.get("input_tokens"))
         run.output_tokens = as_int(stats.get("output_tokens"))

@@ -9,6 +9,9 @@ per line, each ``{type, timestamp, sessionID, part}``: ``step_start``, ``text``
 (``part.tokens`` with ``input``, ``output``, ``reasoning``, ``cache.read``/``cache.write``;
 ``part.cost``) and ``error``. The answer is the text of the last step.
 
+The transcript has one call per ``callID`` (``part.tool``, ``part.state.input``), with
+``state.output`` (or ``state.error``) once its ``status`` is ``completed`` (or ``error``).
+
 The skill counts as loaded on the ``skill`` tool with its name, or a ``read`` of the
 installed ``SKILL.md``. OpenCode reports tokens and, for priced models, the cost.
 """
@@ -28,6 +31,7 @@ from upskill_hub.lift.harness.base import (
     dict_of,
     json_events,
 )
+from upskill_hub.session.transcript import TranscriptBuilder
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class OpenCode(Adapter):
         step_text: list[str] = []
         cost: float | None = None
         seen_calls: set[str] = set()
+        calls = TranscriptBuilder()
         for ev in events:
             kind, part = ev.get("type"), dict_of(ev.get("part"))
             if kind == "step_start":
@@ -56,11 +61,15 @@ class OpenCode(Adapter):
                 step_text.append(part["text"])
             elif kind == "tool_use":
                 call_id = str(part.get("callID", part.get("id", len(seen_calls))))
-                if call_id in seen_calls:
-                    continue
-                seen_calls.add(call_id)
-                run.tool_calls = (run.tool_calls or 0) + 1
-                _tool(run, str(part.get("tool", "")), dict_of(dict_of(part.get("state")).get("input")))
+                state = dict_of(part.get("state"))
+                if call_id not in seen_calls:
+                    seen_calls.add(call_id)
+                    run.tool_calls = (run.tool_calls or 0) + 1
+                    _tool(run, str(part.get("tool", "")), dict_of(state.get("input")))
+                    calls.call(part.get("tool"), state.get("input"), call_id)
+                if state.get("status") in ("completed", "error"):
+                    failed = state.get("status") == "error"
+                    calls.result(call_id, state.get("error") if failed else state.get("output"), error=failed)
             elif kind == "step_finish":
                 run.turns = (run.turns or 0) + 1
                 tok = dict_of(part.get("tokens"))
@@ -83,6 +92,7 @@ class OpenCode(Adapter):
                 msg = dict_of(err.get("data")).get("message") or err.get("message") or err.get("name")
                 run.error = f"{self.name}: {msg if isinstance(msg, str) else 'error'}"
         run.cost_usd = cost
+        run.transcript = calls.build()
         return run
 
 

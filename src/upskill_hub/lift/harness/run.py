@@ -50,6 +50,7 @@ from upskill_hub.artifacts import (
     write_rendered,
 )
 from upskill_hub.cases import Case
+from upskill_hub.lift import transcript_checks
 from upskill_hub.lift.assertions import JudgeCall, JudgeContext, JudgeError, evaluate_case
 from upskill_hub.lift.harness import process
 from upskill_hub.lift.harness.base import ParsedRun, PromptRefused, UnknownOutput, skill_files_in
@@ -60,8 +61,8 @@ from upskill_hub.lift.harness.workspace import Snapshot, Workspace
 from upskill_hub.models.base import ModelClient
 
 #: Bump when the cached outcome's format or meaning changes (2: judges and file-contains
-#: see the rendered artifacts).
-CACHE_FORMAT = 2
+#: see the rendered artifacts; 3: rows keep the transcript, judges see it).
+CACHE_FORMAT = 3
 MAX_OUTPUT_CHARS = 20_000
 #: Folder of the run folder holding each agent call's artifacts.
 ARTIFACTS_DIR = "agents"
@@ -90,6 +91,8 @@ class HarnessOutcome:
     tool_calls: int | None = None
     tokens_unavailable: bool = False
     params: str = "{}"
+    transcript: str = ""
+    changes: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def row_fields(self) -> dict[str, Any]:
@@ -277,11 +280,18 @@ async def run_agent_call(
         )  # fmt: skip
         loaded, files_read = skill_usage(run)
         custom = agent.adapter.name == "cmd"
+        # Masked, then cut, workspace paths shown relative: what graders, the judge and the row see.
+        transcript = run.transcript.redacted(secrets, {str(ws.project): ".", str(ws.root): "<workspace>"})
+        activity = transcript_checks.Activity(transcript, agent.skill.name, loaded, [*run.reads, *files_read],
+                                              run.commands)  # fmt: skip
         try:
             kw: dict[str, Any] = {"call": judge_call} if judge_call is not None else {}
+            sections = [("transcript", transcript_checks.judge_summary(transcript))]
             if section:
-                kw["judge_context"] = JudgeContext((("artifacts", section),))
-            outcome = await evaluate_case(case, run.text, judges=judges, workspace=checker, **kw)
+                sections.append(("artifacts", section))
+            kw["judge_context"] = JudgeContext(tuple(sections))
+            outcome = await evaluate_case(case, run.text, judges=judges, workspace=checker,
+                                          transcript=transcript_checks.checker(activity), **kw)  # fmt: skip
         except JudgeError as exc:
             return _error(agent, str(exc), case)
         result = HarnessOutcome(
@@ -302,7 +312,9 @@ async def run_agent_call(
             tool_calls=None if custom else run.tool_calls,
             tokens_unavailable=run.tokens_unavailable,
             params=agent_params(agent),
-            extra={"changed": sorted(changed), "snapshot_cut": list(after.cut), "changes": changes.masked(secrets).to_dict()},
+            transcript=transcript.to_json(secrets),
+            changes=json.dumps(changes.masked(secrets).to_dict(), ensure_ascii=False),
+            extra={"changed": sorted(changed), "snapshot_cut": list(after.cut)},
         )
         with contextlib.suppress(OSError):
             write_json_atomic(art / "changed.json", sorted(changed), fsync=False)

@@ -10,7 +10,12 @@ Each executable the tests put on PATH runs ``main(<cli>)``. Like the real CLI it
 * calls the scripted model server (Anthropic API for `claude`, OpenAI chat completions for
   the others) with the skill body in its system prompt when it loaded one;
 * carries out ``WRITE <path>: <text>`` lines of the model's answer as file writes in its
-  working directory (an agent acting on files);
+  working directory (an agent acting on files), ``RUN <command>`` lines as shell commands
+  run there (``/bin/sh -c``, this Python first on PATH, 30 s) and ``READ <path>`` lines as
+  file reads, in the order the answer gives them;
+* shows each of those tool calls with its arguments and result in its JSON output, as that
+  CLI does (Claude Code's ``tool_use`` / ``tool_result`` blocks, Codex's items, Gemini's
+  ``tool_use`` / ``tool_result`` events, OpenCode's ``tool_use`` parts);
 * prints its run in that CLI's documented JSON output shape, with the server's token counts.
 
 Behaviour switches (passed by the harness only through ``--agent-env``):
@@ -53,7 +58,7 @@ USER_DIRS = {
     "gemini": [".gemini/skills", ".agents/skills"],
     "opencode": [".config/opencode/skills", ".claude/skills", ".agents/skills"],
 }
-_WRITE_RE = re.compile(r"^WRITE ([^:\n]+): (.*)$", re.MULTILINE)
+_ACTION_RE = re.compile(r"^(?:WRITE ([^:\n]+): (.*)|RUN (.+)|READ (.+))$", re.MULTILINE)
 
 
 def emit(obj: dict) -> None:
@@ -275,28 +280,52 @@ def main(cli: str) -> None:
             Path.cwd() / picked[1]).read_text(encoding="utf-8")  # fmt: skip
         system += "\n\n" + frontmatter(skill_text)[1]
     answer, n_in, n_out = ask_model(cli, model, system, prompt)
-    writes = [(m.group(1).strip(), m.group(2)) for m in _WRITE_RE.finditer(answer)]
-    for path, text in writes:
+    actions = [act(m) for m in _ACTION_RE.finditer(answer)]
+    out = {"claude": claude_out, "codex": codex_out, "gemini": gemini_out, "opencode": opencode_out}[cli]
+    out(fmt, model, prompt, picked, actions, answer, n_in, n_out, int((time.time() - t0) * 1000))
+
+
+def act(m: re.Match) -> tuple[str, str, str, str, bool]:
+    """Carry out one action line: ``(verb, path or command, text written, result, succeeded)``."""
+    if m.group(1) is not None:  # WRITE
+        path, text = m.group(1).strip(), m.group(2)
         dest = Path.cwd() / path
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(text + "\n", encoding="utf-8")
-    out = {"claude": claude_out, "codex": codex_out, "gemini": gemini_out, "opencode": opencode_out}[cli]
-    out(fmt, model, prompt, picked, writes, answer, n_in, n_out, int((time.time() - t0) * 1000))
+        return "WRITE", path, text, f"File created successfully at: {dest}", True
+    if m.group(3) is not None:  # RUN
+        cmd = m.group(3).strip()
+        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        try:
+            res = subprocess.run(["/bin/sh", "-c", cmd], capture_output=True, text=True, timeout=30, env=env)
+            return "RUN", cmd, "", (res.stdout + res.stderr).strip(), res.returncode == 0
+        except subprocess.TimeoutExpired:
+            return "RUN", cmd, "", "Command timed out after 30s", False
+    path = m.group(4).strip()
+    try:
+        return "READ", path, "", (Path.cwd() / path).read_text(encoding="utf-8"), True
+    except OSError as exc:
+        return "READ", path, "", f"Error reading file: {exc.strerror}", False
 
 
 # ----- output shapes ------------------------------------------------------------------
 
 
-def claude_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> None:
+def claude_out(fmt, model, prompt, picked, actions, answer, n_in, n_out, ms) -> None:
     sid = str(uuid.uuid4())
     usage = {"input_tokens": n_in, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
              "output_tokens": n_out, "server_tool_use": {"web_search_requests": 0}, "service_tier": "standard"}  # fmt: skip
     calls = []
     if picked is not None:
-        calls.append(("Skill", {"skill": picked[0]}, f"Launching skill: {picked[0]}"))
-    calls += [
-        ("Write", {"file_path": str(Path.cwd() / p), "content": t}, f"File created: {p}") for p, t in writes
-    ]
+        calls.append(("Skill", {"skill": picked[0]}, f"Launching skill: {picked[0]}", True))
+    for verb, target, text, res, ok in actions:
+        if verb == "WRITE":
+            calls.append(("Write", {"file_path": str(Path.cwd() / target), "content": text}, res, ok))
+        elif verb == "RUN":
+            calls.append(("Bash", {"command": target, "description": "Run the command"}, res, ok))
+        else:  # Claude Code numbers the lines it shows
+            shown = "\n".join(f"{i:>6}\u2192{line}" for i, line in enumerate(res.splitlines(), 1)) if ok else res
+            calls.append(("Read", {"file_path": str(Path.cwd() / target)}, shown, ok))
     result = {
         "type": "result", "subtype": "success", "is_error": False, "duration_ms": ms, "duration_api_ms": ms,
         "num_turns": 1 + len(calls), "result": answer, "session_id": sid,
@@ -315,21 +344,24 @@ def claude_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> N
           "model": model, "permissionMode": "bypassPermissions", "slash_commands": [], "apiKeySource": "ANTHROPIC_API_KEY",
           "claude_code_version": VERSIONS["claude"].split()[0], "output_style": "default", "agents": [],
           "skills": [picked[0]] if picked else [], "uuid": str(uuid.uuid4())})  # fmt: skip
-    for i, (name, args, res) in enumerate(calls):
+    for i, (name, args, res, ok) in enumerate(calls):
         tid = f"toolu_{i:02d}"
         emit({"type": "assistant", "message": {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": model,
               "content": [{"type": "tool_use", "id": tid, "name": name, "input": args}], "stop_reason": None,
               "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}},
               "parent_tool_use_id": None, "session_id": sid, "uuid": str(uuid.uuid4())})  # fmt: skip
-        emit({"type": "user", "message": {"role": "user", "content": [{"tool_use_id": tid, "type": "tool_result",
-              "content": res}]}, "parent_tool_use_id": None, "session_id": sid, "uuid": str(uuid.uuid4())})  # fmt: skip
+        block = {"tool_use_id": tid, "type": "tool_result", "content": res}
+        if not ok:
+            block["is_error"] = True
+        emit({"type": "user", "message": {"role": "user", "content": [block]}, "parent_tool_use_id": None,
+              "session_id": sid, "uuid": str(uuid.uuid4())})  # fmt: skip
     emit({"type": "assistant", "message": {"id": "msg_final", "type": "message", "role": "assistant", "model": model,
           "content": [{"type": "text", "text": answer}], "stop_reason": None, "stop_sequence": None, "usage": usage},
           "parent_tool_use_id": None, "session_id": sid, "uuid": str(uuid.uuid4())})  # fmt: skip
     emit(result)
 
 
-def codex_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> None:
+def codex_out(fmt, model, prompt, picked, actions, answer, n_in, n_out, ms) -> None:
     emit({"type": "thread.started", "thread_id": str(uuid.uuid4())})
     emit({"type": "turn.started"})
     n = 0
@@ -340,9 +372,17 @@ def codex_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> No
         emit({"type": "item.completed", "item": {"id": f"item_{n}", "type": "command_execution", "command": cmd,
               "aggregated_output": "---\nname: ...", "exit_code": 0, "status": "completed"}})  # fmt: skip
         n += 1
-    for path, _ in writes:
-        emit({"type": "item.completed", "item": {"id": f"item_{n}", "type": "file_change",
-              "changes": [{"path": str(Path.cwd() / path), "kind": "add"}], "status": "completed"}})  # fmt: skip
+    for verb, target, _, res, ok in actions:
+        if verb == "WRITE":
+            emit({"type": "item.completed", "item": {"id": f"item_{n}", "type": "file_change",
+                  "changes": [{"path": str(Path.cwd() / target), "kind": "add"}], "status": "completed"}})  # fmt: skip
+        else:  # Codex reads files with shell commands too
+            cmd = f"bash -lc {target!r}" if verb == "RUN" else f"bash -lc 'cat {target}'"
+            emit({"type": "item.started", "item": {"id": f"item_{n}", "type": "command_execution", "command": cmd,
+                  "aggregated_output": "", "exit_code": None, "status": "in_progress"}})  # fmt: skip
+            emit({"type": "item.completed", "item": {"id": f"item_{n}", "type": "command_execution", "command": cmd,
+                  "aggregated_output": res, "exit_code": 0 if ok else 1,
+                  "status": "completed" if ok else "failed"}})  # fmt: skip
         n += 1
     emit({"type": "item.completed", "item": {"id": f"item_{n}", "type": "agent_message", "text": answer}})
     emit(
@@ -353,15 +393,22 @@ def codex_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> No
     )
 
 
-def gemini_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> None:
+def gemini_out(fmt, model, prompt, picked, actions, answer, n_in, n_out, ms) -> None:
     ts = "2026-11-25T02:00:00.000Z"
     calls = []
     if picked is not None:
-        calls.append(("activate_skill", {"name": picked[0]}))
-    calls += [("write_file", {"file_path": str(Path.cwd() / p), "content": t}) for p, t in writes]
+        calls.append(("activate_skill", {"name": picked[0]}, "ok", True))
+    for verb, target, text, res, ok in actions:
+        if verb == "WRITE":
+            calls.append(("write_file", {"file_path": str(Path.cwd() / target), "content": text}, res, ok))
+        elif verb == "RUN":
+            calls.append(("run_shell_command", {"command": target, "description": "Run the command"}, res, ok))
+        else:
+            calls.append(("read_file", {"absolute_path": str(Path.cwd() / target)}, res, ok))
+    writes = [a for a in actions if a[0] == "WRITE"]
     if fmt == "json":
         by_name = {}
-        for name, _ in calls:
+        for name, *_ in calls:
             d = by_name.setdefault(name, {"count": 0, "success": 0, "fail": 0, "durationMs": 3,
                                           "decisions": {"accept": 0, "reject": 0, "modify": 0, "auto_accept": 0}})  # fmt: skip
             d["count"] += 1
@@ -379,10 +426,14 @@ def gemini_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> N
     assert fmt == "stream-json", fmt
     emit({"type": "init", "timestamp": ts, "session_id": str(uuid.uuid4()), "model": model})
     emit({"type": "message", "timestamp": ts, "role": "user", "content": prompt})
-    for i, (name, args) in enumerate(calls):
+    for i, (name, args, res, ok) in enumerate(calls):
         tid = f"{name}-{i}"
         emit({"type": "tool_use", "timestamp": ts, "tool_name": name, "tool_id": tid, "parameters": args})
-        emit({"type": "tool_result", "timestamp": ts, "tool_id": tid, "status": "success", "output": "ok"})
+        if ok:
+            emit({"type": "tool_result", "timestamp": ts, "tool_id": tid, "status": "success", "output": res})
+        else:
+            emit({"type": "tool_result", "timestamp": ts, "tool_id": tid, "status": "error", "output": res,
+                  "error": {"type": "tool_error", "message": res}})  # fmt: skip
     half = len(answer) // 2
     emit({"type": "message", "timestamp": ts, "role": "assistant", "content": answer[:half], "delta": True})
     emit({"type": "message", "timestamp": ts, "role": "assistant", "content": answer[half:], "delta": True})
@@ -391,7 +442,7 @@ def gemini_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> N
         "duration_ms": ms, "tool_calls": len(calls)}})  # fmt: skip
 
 
-def opencode_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) -> None:
+def opencode_out(fmt, model, prompt, picked, actions, answer, n_in, n_out, ms) -> None:
     sid = "ses_" + uuid.uuid4().hex[:24]
     now = int(time.time() * 1000)
 
@@ -401,15 +452,22 @@ def opencode_out(fmt, model, prompt, picked, writes, answer, n_in, n_out, ms) ->
 
     calls = []
     if picked is not None:
-        calls.append(("skill", {"name": picked[0]}))
-    calls += [("write", {"filePath": str(Path.cwd() / p), "content": t}) for p, t in writes]
+        calls.append(("skill", {"name": picked[0]}, "ok", True))
+    for verb, target, text, res, ok in actions:
+        if verb == "WRITE":
+            calls.append(("write", {"filePath": str(Path.cwd() / target), "content": text}, res, ok))
+        elif verb == "RUN":
+            calls.append(("bash", {"command": target, "description": "Run the command"}, res, ok))
+        else:
+            calls.append(("read", {"filePath": str(Path.cwd() / target)}, res, ok))
     zero = {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}
     if calls:
         ev("step_start", {"type": "step-start", "snapshot": uuid.uuid4().hex})
-        for i, (name, args) in enumerate(calls):
+        for i, (name, args, res, ok) in enumerate(calls):
+            state = {"status": "completed", "input": args, "output": res} if ok else {
+                "status": "error", "input": args, "error": res}  # fmt: skip
             ev("tool_use", {"type": "tool", "callID": f"call_{i}", "tool": name, "state": {
-                "status": "completed", "input": args, "output": "ok", "title": name, "metadata": {},
-                "time": {"start": now, "end": now}}})  # fmt: skip
+                **state, "title": name, "metadata": {}, "time": {"start": now, "end": now}}})  # fmt: skip
         ev("step_finish", {"type": "step-finish", "reason": "tool-calls", "snapshot": uuid.uuid4().hex, "cost": 0,
                            "tokens": zero})  # fmt: skip
     ev("step_start", {"type": "step-start", "snapshot": uuid.uuid4().hex})
