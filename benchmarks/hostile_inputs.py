@@ -56,7 +56,7 @@ def main() -> None:
 
     from upskill_hub.cases import parse_assertion
     from upskill_hub.errors import UpskillError
-    from upskill_hub.lift.assertions import check_sync
+    from upskill_hub.lift.grading.assertions import check_sync
     from upskill_hub.localhub.testing import running_server
     from upskill_hub.space import data
 
@@ -181,7 +181,7 @@ def round2() -> bool:
     results: list[bool] = []
     from upskill_hub._util import guarded
     from upskill_hub.cases import parse_assertion
-    from upskill_hub.lift.assertions import check_sync
+    from upskill_hub.lift.grading.assertions import check_sync
 
     print("class 1: regex budget in JSON Schemas")
     evil = "(x+x+)+y"

@@ -16,8 +16,8 @@ Printed per cell, side by side: coverage of the true lift and mean width of
 * ``tango``: Tango's score interval without a continuity correction (a candidate);
 * ``whole``: the library's interval, but counting a fractional per-case difference as a
   whole discordance (no design effect: a candidate for repeats; same as ``new`` for 1 run);
-* ``new``: :func:`upskill_hub.lift.intervals.paired_lift` on
-  :func:`~upskill_hub.lift.intervals.effective_counts`, the library's interval (Tango with
+* ``new``: :func:`upskill_hub.lift.figures.intervals.paired_lift` on
+  :func:`~upskill_hub.lift.figures.intervals.effective_counts`, the library's interval (Tango with
   a continuity correction of 1/2, repeats weighted by their design effect), called as the
   CLI and the Space call it.
 
@@ -37,7 +37,7 @@ import time
 import numpy as np
 from scipy.stats import beta
 
-from upskill_hub.lift.intervals import CONTINUITY, effective_counts, paired_lift
+from upskill_hub.lift.figures.intervals import CONTINUITY, effective_counts, paired_lift
 
 RATES = (0.0, 0.1, 0.5, 0.9, 1.0)
 SIZES = (5, 10, 20, 50)

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from upskill_hub.lift.intervals import wilson_interval
+from upskill_hub.lift.figures.intervals import wilson_interval
 from upskill_hub.rundir import RESULTS_FILE, RUN_FILE, SUMMARY_FILE
 from upskill_hub.rundir.schema import (
     ConditionStats,

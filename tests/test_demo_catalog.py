@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from upskill_hub.demo import trigger_sentence
-from upskill_hub.lift.stats import trigger_stats
+from upskill_hub.lift.figures.stats import trigger_stats
 
 
 def _summary(tmp_path: Path, should: list[bool]) -> Path:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from upskill_hub.lift.figures.stats import summarize_rows
 from upskill_hub.lift.plots import PASS_RATE_PNG, REPORT_HTML, write_plots
-from upskill_hub.lift.stats import summarize_rows
 from upskill_hub.rundir.schema import ResultRow, RunSummary
 
 

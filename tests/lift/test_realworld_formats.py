@@ -20,7 +20,7 @@ from upskill_hub.cases import (
     load_cases_file,
     parse_meta,
 )
-from upskill_hub.lift.assertions import check_sync, evaluate_case
+from upskill_hub.lift.grading.assertions import check_sync, evaluate_case
 
 SMOKE = {
     "cases": [
@@ -194,7 +194,7 @@ def test_agentskills_evals_json_symlinked_input_out_of_skill_is_refused(tmp_path
 def test_imported_rubric_without_judge_is_an_error_not_a_skip():
     import asyncio
 
-    from upskill_hub.lift.assertions import JudgeError, requires_explicit_judge
+    from upskill_hub.lift.grading.assertions import JudgeError, requires_explicit_judge
 
     meta = parse_meta(AGENT_SKILLS_EVAL_EVALS | {"evals": AGENT_SKILLS_EVAL_EVALS["evals"][1:]})
     assert requires_explicit_judge(meta.cases)
@@ -209,7 +209,7 @@ FAKE_KEY = "sk-" + "test-0123456789abcdefghijklmnop"
 
 def _script(system: str, messages: list[dict], params: dict) -> str:
     """Model: BANANA with the skill, plain words without. Judge: PASS iff the rubric's word is there."""
-    from upskill_hub.lift.assertions import JUDGE_SYSTEM_PROMPT
+    from upskill_hub.lift.grading.assertions import JUDGE_SYSTEM_PROMPT
 
     user = messages[-1]["content"]
     if system == JUDGE_SYSTEM_PROMPT:

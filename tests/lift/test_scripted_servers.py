@@ -21,7 +21,7 @@ import pytest
 from _evalkit import make_skill
 
 from upskill_hub.lift.api import run_eval
-from upskill_hub.lift.intervals import score_p_value
+from upskill_hub.lift.figures.intervals import score_p_value
 from upskill_hub.lift.prepare import EvalOptions
 from upskill_hub.lift.runner import BASE_SYSTEM_PROMPT
 from upskill_hub.models.base import Usage

@@ -12,7 +12,7 @@ import pytest
 from cli_runner import run_cli
 
 from upskill_hub.errors import UpskillError
-from upskill_hub.lift.assertions import JUDGE_SYSTEM_PROMPT
+from upskill_hub.lift.grading.assertions import JUDGE_SYSTEM_PROMPT
 from upskill_hub.lift.scenarios import load_scenarios
 from upskill_hub.testing.llm_server import running_llm_server
 
@@ -107,13 +107,13 @@ def test_finding_1_bad_scenarios_are_one_line_errors(repo: Path, bad: dict):
     assert "\n" not in str(exc.value)
 
 
-@pytest.mark.parametrize("extra", [["--agent", "codex"], ["--mode", "catalog"], ["--distractors", "none"]])
+@pytest.mark.parametrize("extra", [["--agent", "codex"], ["--mode", "catalog"], ["--distractors", "none"], ["--against", "git:HEAD~1"]])
 def test_scenarios_refuse_the_options_they_would_drop(repo: Path, tmp_path: Path, capsys, monkeypatch, extra):
     """A scenarios run evaluates models with the skill injected: --agent, --mode and
     --distractors would be silently ignored there, so they are one-line refusals instead."""
     args = ["eval", "--scenarios", str(repo / ".upskill" / "evals.json"), "-o", str(tmp_path / "out"), *extra]
     code, out, err = run_cli(args, capsys, monkeypatch)
-    assert code != 0 and "drop --tests, --compare, --jobs, --agent, --mode and --distractors" in err
+    assert code != 0 and "drop --tests, --compare, --against, --jobs, --agent, --mode and --distractors" in err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
 
 
@@ -159,7 +159,7 @@ def test_finding_1_scenarios_shaped_like_huggingface_skills_ci(tmp_path: Path):
     (root / ".upskill" / "evals.json").write_text(json.dumps({"scenarios": scenarios}, indent=2))
     found = load_scenarios(root / ".upskill" / "evals.json")
     assert [s.id for s in found] == ["hf-cli-smoke", "huggingface-datasets-smoke"]
-    from upskill_hub.lift.assertions import check_sync
+    from upskill_hub.lift.grading.assertions import check_sync
 
     answer = "Run HF DOWNLOAD bert-base-uncased --local-dir ./models"
     (case,) = found[0].cases

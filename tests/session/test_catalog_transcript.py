@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from upskill_hub.cases.schema import Assertion
-from upskill_hub.lift.transcript_checks import Activity, check_transcript, judge_summary
+from upskill_hub.lift.grading.transcript_checks import Activity, check_transcript, judge_summary
 from upskill_hub.models.base import Completion, ToolCall, Usage
 from upskill_hub.session import transcript as transcript_mod
 from upskill_hub.session.catalog import Catalog, run_catalog_conversation

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from upskill_hub.cli.app import app
-from upskill_hub.lift.assertions import check_sync
+from upskill_hub.lift.grading.assertions import check_sync
 from upskill_hub.skill import load_skill
 
 

@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from upskill_hub.lift.intervals import paired_lift
-from upskill_hub.lift.stats import summarize_rows, wilson_interval
+from upskill_hub.lift.figures.intervals import paired_lift
+from upskill_hub.lift.figures.stats import summarize_rows, wilson_interval
 from upskill_hub.rundir.schema import ResultRow
 from upskill_hub.space.aggregate import compute_aggregates
 from upskill_hub.space.views import leaderboard, search_skills, skill_results_table

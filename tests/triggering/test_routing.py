@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from upskill_hub.lift.intervals import wilson_interval
+from upskill_hub.lift.figures.intervals import wilson_interval
 from upskill_hub.rundir.routing_rows import NONE, routing_records
 from upskill_hub.rundir.schema import TriggerRow
 from upskill_hub.triggering.routing import plot_routing, routing_report

@@ -9,7 +9,7 @@ import pytest
 
 from upskill_hub.cases import TriggerQuery
 from upskill_hub.errors import UpskillError
-from upskill_hub.lift.intervals import wilson_interval
+from upskill_hub.lift.figures.intervals import wilson_interval
 from upskill_hub.rundir.schema import TriggerRow
 from upskill_hub.triggering.tune import (
     HISTORY_FILE,

@@ -19,7 +19,7 @@ one line what they read instead of silently showing zero tests.
 
 Every assertion is checked here, when the file is loaded (types, arguments, regexes that
 compile, JSON schemas that are valid), so a bad tests file fails before any model call.
-How an assertion is *evaluated* lives in ``upskill_hub.lift.assertions``.
+How an assertion is *evaluated* lives in ``upskill_hub.lift.grading.assertions``.
 
 One module a job, each importing only those before it: :mod:`.schema` (the types),
 :mod:`.budgets` (the limits), :mod:`.dialects` (other tools' shapes), :mod:`.parse` (loading).

@@ -355,7 +355,7 @@ def build_skill(
 
 
 def _extract_json(text: str) -> Any:
-    from upskill_hub.lift.assertions import extract_json
+    from upskill_hub.lift.grading.assertions import extract_json
 
     found = extract_json(text)
     if found is not None:

@@ -8,7 +8,7 @@ is ``d_i = pass_rate_with_skill - pass_rate_baseline`` and the change is
 ``e_i = d_new_i - d_old_i``. Written as ``e_i / 2 = mean((s_new - s_old), (b_old - b_new))``,
 it is the mean of two paired pass/fail differences per case (with-skill now vs then, and
 baseline then vs now), which is exactly the "per-case pass-rate difference with repeats"
-that :mod:`upskill_hub.lift.intervals` handles: :func:`intervals.discordance` with
+that :mod:`upskill_hub.lift.figures.intervals` handles: :func:`intervals.discordance` with
 ``runs = 2 x`` the fewest calls per case turns the ``e_i / 2`` into effective discordance
 counts (the design effect keeps each case worth between 1 and that many pairs), and
 :func:`intervals.paired_lift` gives the interval and the score test. The change and its
@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from upskill_hub.lift import intervals
-from upskill_hub.lift.stats import summarize_rows
+from upskill_hub.lift.figures import intervals
+from upskill_hub.lift.figures.stats import summarize_rows
 from upskill_hub.rundir.schema import ResultRow
 
 

@@ -16,9 +16,9 @@ from upskill_hub import __version__, rundir
 from upskill_hub._util.fsutil import StorageError, storage_error
 from upskill_hub._util.timestamps import utc_now
 from upskill_hub.errors import UpskillError
+from upskill_hub.lift.figures.stats import stats_from_eval_rows, summarize_rows
 from upskill_hub.lift.prepare import EvalOptions, PreparedEval, ShardPart
 from upskill_hub.lift.runner import EvalPlan, ExecStats, Runner, new_run_id
-from upskill_hub.lift.stats import stats_from_eval_rows, summarize_rows
 from upskill_hub.rundir.schema import ResultRow, RunSummary
 from upskill_hub.session.cache import ResponseCache, default_cache_dir
 
@@ -109,8 +109,8 @@ def write_summary_files(run_dir: Path, plan: EvalPlan, rows: list[ResultRow]) ->
     """``summary.json`` with the spread over repeats and the assertion analysis, and
     skill-creator's ``benchmark.json`` / ``benchmark.md`` beside it (a local run and a run
     collected from Jobs alike)."""
-    from upskill_hub.lift.assertion_audit import audit_rows
-    from upskill_hub.lift.benchmark import add_figures, benchmark_files
+    from upskill_hub.lift.figures.assertion_audit import audit_rows
+    from upskill_hub.lift.figures.benchmark import add_figures, benchmark_files
 
     summary = build_summary(plan, rows)
     audit = audit_rows(rows)

@@ -16,8 +16,8 @@ from typing import Any
 
 from upskill_hub import rundir
 from upskill_hub.errors import UpskillError
-from upskill_hub.lift.intervals import wilson_interval
-from upskill_hub.lift.stats import summarize_rows
+from upskill_hub.lift.figures.intervals import wilson_interval
+from upskill_hub.lift.figures.stats import summarize_rows
 from upskill_hub.rundir.schema import RunPlan, RunSummary
 from upskill_hub.rundir.upskill_runs import INCOMPLETE, STATUS, batch_results, incomplete_runs
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from upskill_hub._util.percent import points, rate
-from upskill_hub.lift.stats import error_bars
+from upskill_hub.lift.figures.stats import error_bars
 from upskill_hub.rundir.schema import RunSummary
 
 PASS_RATE_PNG = "pass_rate.png"

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from upskill_hub._util.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
 from upskill_hub.cases import WORKSPACE_TYPES, Case, CasesError, load_cases_file
 from upskill_hub.errors import OptionError, PathError, UpskillError
-from upskill_hub.lift.assertions import needs_judge, requires_explicit_judge
+from upskill_hub.lift.grading.assertions import needs_judge, requires_explicit_judge
 from upskill_hub.lift.harness import HarnessOptions, prepare_agents
 from upskill_hub.lift.runner import BASE_SYSTEM_PROMPT, EvalPlan, conditions_for
 from upskill_hub.models.base import GenerationParams, ModelClient

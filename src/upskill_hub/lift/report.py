@@ -177,7 +177,7 @@ def spread_lines(summary: RunSummary) -> list[str]:
     """
     if summary.runs_per_case < 2 or not summary.benchmark:
         return []
-    from upskill_hub.lift.benchmark import label
+    from upskill_hub.lift.figures.benchmark import label
 
     out = []
     groups: dict[tuple, dict[str, BenchmarkStats]] = {}
@@ -198,7 +198,7 @@ def spread_lines(summary: RunSummary) -> list[str]:
 
 
 def print_report(summary: RunSummary, console: Console, run_dir: str | None = None) -> None:
-    from upskill_hub.lift.assertion_audit import summary_lines
+    from upskill_hub.lift.figures.assertion_audit import summary_lines
 
     console.print(summary_table(summary))
     if summary.triggers:

@@ -37,10 +37,10 @@ from upskill_hub import __version__
 from upskill_hub._util.redact import redact
 from upskill_hub._util.timestamps import utc_now
 from upskill_hub.cases import Case
-from upskill_hub.lift.assertions import JudgeContext, JudgeError, evaluate_case
 from upskill_hub.lift.calls import CostFn, ModelCalls
+from upskill_hub.lift.grading.assertions import JudgeContext, JudgeError, evaluate_case
+from upskill_hub.lift.grading.transcript_checks import Activity, checker, judge_summary
 from upskill_hub.lift.harness import AgentClient, HarnessCache, run_agent_call
-from upskill_hub.lift.transcript_checks import Activity, checker, judge_summary
 from upskill_hub.models.base import (
     Completion,
     GenerationParams,

@@ -6,7 +6,7 @@ badly: each lift carries the noise of its own baseline, so two versions that dif
 instruction show overlapping intervals wider than any real change (``+100 -> +100, change
 +0 [-189,+189]``). Here both versions answer the same cases, the same number of times, on
 the same models and modes, and the difference is paired per case, with the interval and
-p-value of the lift itself (:func:`upskill_hub.lift.stats.lift_stats`, the old version's
+p-value of the lift itself (:func:`upskill_hub.lift.figures.stats.lift_stats`, the old version's
 answers in the baseline's place).
 
 The new version runs first, with its baseline unless ``--no-baseline``; the old version
@@ -28,8 +28,8 @@ from upskill_hub._util.fsutil import write_json_atomic
 from upskill_hub.errors import UpskillError
 from upskill_hub.lift.api import run_eval_async
 from upskill_hub.lift.execute import RunResult
+from upskill_hub.lift.figures.stats import condition_stats, lift_stats
 from upskill_hub.lift.prepare import EvalOptions, resolve_cases
-from upskill_hub.lift.stats import condition_stats, lift_stats
 from upskill_hub.models.base import ModelClient
 from upskill_hub.models.spec import ModelSpec
 from upskill_hub.rundir.schema import LiftStats, ResultRow, RunSummary, VersusStats

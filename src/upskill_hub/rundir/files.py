@@ -39,7 +39,7 @@ RESULTS_PARQUET = "results.parquet"
 #: What ``results.parquet`` was built from and checked for (local only, see :mod:`.shardcheck`).
 RESULTS_CHECK = ".results.parquet.check"
 LOCK_FILE = ".lock"
-#: The spread over repeats in skill-creator's schema, and the same as Markdown (see :mod:`upskill_hub.lift.benchmark`).
+#: The spread over repeats in skill-creator's schema, and the same as Markdown (see :mod:`upskill_hub.lift.figures.benchmark`).
 BENCHMARK_JSON = "benchmark.json"
 BENCHMARK_MD = "benchmark.md"
 

@@ -5,10 +5,10 @@ everything the views show is computed here, vectorised with pandas, when a libra
 loaded (and cached with it):
 
 * per skill x model x condition: answered calls, passes, errors, pass rate with the 95%
-  Wilson interval (:func:`upskill_hub.lift.intervals.wilson_bounds`, the CLI's own code);
+  Wilson interval (:func:`upskill_hub.lift.figures.intervals.wilson_bounds`, the CLI's own code);
 * per skill x model: lift = with-skill minus baseline pass rate, **paired over cases**
   (each case's pass rate averaged over its repeats and runs), with the 95% interval,
-  p-value and ``conclusive`` flag of :func:`upskill_hub.lift.intervals.paired_lift`, the
+  p-value and ``conclusive`` flag of :func:`upskill_hub.lift.figures.intervals.paired_lift`, the
   same code the CLI and ``summary.json`` use, called once for all skill x model pairs;
 * per skill: the best lift and the model it was measured on;
 * per skill x model: the trigger figures (recall and false-trigger rate with their Wilson
@@ -20,7 +20,7 @@ its rows are never pooled with them: such a model is shown as ``model (catalog)`
 ``model`` (:attr:`Aggregates.labels` maps each label back to model and mode). Rows written
 before modes existed have no mode and are injected ones.
 
-Rows are pooled across runs like :func:`upskill_hub.lift.stats.independent_rows`
+Rows are pooled across runs like :func:`upskill_hub.lift.figures.stats.independent_rows`
 (cached answers dropped, as they repeat the run that paid for them), and only rows of the
 skill's current version count when there are any (a changed skill is a different skill);
 otherwise its older results are shown, marked as such.
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from upskill_hub._util.percent import points, rate
-from upskill_hub.lift.intervals import effective_counts, paired_lift, wilson_bounds
+from upskill_hub.lift.figures.intervals import effective_counts, paired_lift, wilson_bounds
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

@@ -7,8 +7,8 @@ kilobytes of markup, appear with the data in one response, and say in words what
 appear when there is nothing to draw yet.
 
 Every number comes from :mod:`upskill_hub.space.aggregate` (Wilson intervals of
-:func:`upskill_hub.lift.intervals.wilson_bounds`, paired lift intervals of
-:func:`upskill_hub.lift.intervals.paired_lift`); nothing here recomputes a statistic.
+:func:`upskill_hub.lift.figures.intervals.wilson_bounds`, paired lift intervals of
+:func:`upskill_hub.lift.figures.intervals.paired_lift`); nothing here recomputes a statistic.
 Every text placed in the markup goes through :func:`html.escape`: model and skill names
 come from whoever pushed the dataset.
 """

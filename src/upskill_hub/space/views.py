@@ -355,7 +355,7 @@ def benchmark_markdown(runs: pd.DataFrame | None, name: str) -> list[str]:
     """The skill page's spread over runs (``benchmark.json``'s figures) of the skill's newest run that has them."""
     from dataclasses import fields
 
-    from upskill_hub.lift.benchmark import METRICS, delta_cell, figure_cell, label
+    from upskill_hub.lift.figures.benchmark import METRICS, delta_cell, figure_cell, label
     from upskill_hub.rundir.schema import BenchmarkStats
 
     run = newest_run_with(runs, name, "benchmark")
@@ -385,8 +385,8 @@ def benchmark_markdown(runs: pd.DataFrame | None, name: str) -> list[str]:
 def flagged_assertions_markdown(runs: pd.DataFrame | None, name: str) -> list[str]:
     """The skill page's assertion analysis of the skill's newest analysed run: which assertions
     measure nothing (pass in both conditions, fail in both, or flip between repeats), with counts."""
-    from upskill_hub.lift.assertion_audit import KINDS, MEANING, NAME
-    from upskill_hub.lift.benchmark import label
+    from upskill_hub.lift.figures.assertion_audit import KINDS, MEANING, NAME
+    from upskill_hub.lift.figures.benchmark import label
 
     run = newest_run_with(runs, name, "assertion_flags")
     if run is None:

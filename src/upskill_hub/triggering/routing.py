@@ -9,7 +9,7 @@ loaded. From those rows this module computes:
   (columns), with ``none`` when the model loaded nothing. The first load is the routing
   decision; a model that loads two skills has already chosen before it reads either;
 * per skill: recall (its skill was loaded at all) and routing accuracy (it was loaded
-  first), each with the 95% Wilson interval of :mod:`upskill_hub.lift.stats`, and the
+  first), each with the 95% Wilson interval of :mod:`upskill_hub.lift.figures.stats`, and the
   library's overall routing accuracy;
 * the pairs of skills that steal each other's queries, named, with example queries: the
   thing to fix (merge the two, or make their descriptions say where one ends);
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from upskill_hub.cases import TriggerQuery
-from upskill_hub.lift.intervals import wilson_interval
+from upskill_hub.lift.figures.intervals import wilson_interval
 from upskill_hub.rundir.routing_rows import (
     NONE,
     RoutingReport,

@@ -47,8 +47,8 @@ from upskill_hub._util.redact import redact
 from upskill_hub._util.timestamps import utc_now
 from upskill_hub.cases import CasesError, TriggerQuery, parse_triggers
 from upskill_hub.errors import OptionError, PathError, UpskillError
+from upskill_hub.lift.figures.stats import stats_from_counts
 from upskill_hub.lift.runner import BASE_SYSTEM_PROMPT
-from upskill_hub.lift.stats import stats_from_counts
 from upskill_hub.models.base import GenerationParams, ModelCallError, ModelClient
 from upskill_hub.models.base import Message as Msg
 from upskill_hub.rundir.schema import RunSummary, TriggerRow, TriggerStats

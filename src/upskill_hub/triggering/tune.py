@@ -41,7 +41,7 @@ from upskill_hub._util.fsutil import BIDI_CONTROLS, shown_path, write_bytes_atom
 from upskill_hub.cases import TriggerQuery
 from upskill_hub.descriptions import check_description
 from upskill_hub.errors import PathError, UpskillError
-from upskill_hub.lift.intervals import wilson_interval
+from upskill_hub.lift.figures.intervals import wilson_interval
 from upskill_hub.rundir import read_run_file
 from upskill_hub.rundir.schema import TriggerRow
 

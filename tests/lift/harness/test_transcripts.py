@@ -17,13 +17,18 @@ import pytest
 from _harness_kit import API_KEY, write_fake_clis
 
 from upskill_hub.cases.schema import Assertion
+from upskill_hub.lift.grading.transcript_checks import (
+    PROMPT_MAX_CHARS,
+    Activity,
+    check_transcript,
+    judge_summary,
+)
 from upskill_hub.lift.harness.base import NO_TRANSCRIPT, ParsedRun
 from upskill_hub.lift.harness.claude_code import ADAPTER as CLAUDE
 from upskill_hub.lift.harness.codex import ADAPTER as CODEX
 from upskill_hub.lift.harness.custom import custom_adapter
 from upskill_hub.lift.harness.gemini import ADAPTER as GEMINI
 from upskill_hub.lift.harness.opencode import ADAPTER as OPENCODE
-from upskill_hub.lift.transcript_checks import PROMPT_MAX_CHARS, Activity, check_transcript, judge_summary
 from upskill_hub.session import transcript as transcript_mod
 from upskill_hub.testing.llm_server import running_llm_server
 

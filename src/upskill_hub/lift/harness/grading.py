@@ -22,7 +22,7 @@ from pathlib import Path
 from upskill_hub._util.fsutil import FileRefused, read_capped
 from upskill_hub.artifacts.render import PARSED_KINDS, Rendered
 from upskill_hub.cases import COMMAND_TIMEOUT_DEFAULT, Assertion
-from upskill_hub.lift.assertions import AssertionResult
+from upskill_hub.lift.grading.assertions import AssertionResult
 from upskill_hub.lift.harness.process import run_process
 from upskill_hub.lift.harness.workspace import Workspace
 

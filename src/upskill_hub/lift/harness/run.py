@@ -50,8 +50,8 @@ from upskill_hub.artifacts import (
     write_rendered,
 )
 from upskill_hub.cases import Case
-from upskill_hub.lift import transcript_checks
-from upskill_hub.lift.assertions import JudgeCall, JudgeContext, JudgeError, evaluate_case
+from upskill_hub.lift.grading import transcript_checks
+from upskill_hub.lift.grading.assertions import JudgeCall, JudgeContext, JudgeError, evaluate_case
 from upskill_hub.lift.harness import process
 from upskill_hub.lift.harness.base import ParsedRun, PromptRefused, UnknownOutput, skill_files_in
 from upskill_hub.lift.harness.grading import WorkspaceChecker

@@ -319,7 +319,7 @@ JudgeCall = Callable[[ModelClient, str, list[Message], GenerationParams], Awaita
 #: files an agent left; see :mod:`upskill_hub.lift.harness.grading`.
 WorkspaceCheck = Callable[[Assertion], Awaitable[AssertionResult]]
 #: Grades a transcript assertion (``tool-called``, ``skill-loaded``, ``file-read``) on the tool
-#: calls the answer made; see :mod:`upskill_hub.lift.transcript_checks`.
+#: calls the answer made; see :mod:`upskill_hub.lift.grading.transcript_checks`.
 TranscriptCheck = Callable[[Assertion], AssertionResult]
 
 

@@ -4,14 +4,14 @@ Choices, and why:
 
 * **Pass rate** per model x condition uses the 95% *Wilson* score interval: unlike the
   normal approximation it stays inside [0, 1] and behaves at 0% and 100% with small n.
-  :func:`upskill_hub.lift.intervals.wilson_bounds` is the one implementation (vectorised; the CLI, ``summary.json``
+  :func:`upskill_hub.lift.figures.intervals.wilson_bounds` is the one implementation (vectorised; the CLI, ``summary.json``
   and the Space all use it). It is clamped so that ``lo <= rate <= hi`` holds exactly:
   floating point otherwise leaves e.g. ``1 - 1e-16`` as the upper bound of 10/10, and a
   plot then draws a negative error bar (matplotlib refuses it).
 * **Lift** (with-skill minus baseline) is *paired over cases*: each case's per-condition
   pass rate (averaged over its repeats) is compared with itself, so easy/hard cases do
   not add noise, and repeats never inflate n: the unit of evidence is the case. Its 95%
-  interval and p-value come from :mod:`upskill_hub.lift.intervals` (Tango's score interval
+  interval and p-value come from :mod:`upskill_hub.lift.figures.intervals` (Tango's score interval
   with a continuity correction, chosen by the coverage simulation in
   ``benchmarks/interval_coverage.py``); the p-value is the same score test, so the
   interval excludes 0 exactly when p < 0.05.
@@ -39,8 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from upskill_hub._util.percent import count
-from upskill_hub.lift import intervals
-from upskill_hub.lift.intervals import wilson_bounds, wilson_interval
+from upskill_hub.lift.figures import intervals
+from upskill_hub.lift.figures.intervals import wilson_bounds, wilson_interval
 from upskill_hub.rundir.schema import ConditionStats, LiftStats, ResultRow, TriggerStats
 
 ALPHA = intervals.ALPHA

@@ -1,6 +1,6 @@
 """Confidence intervals for pass rates: Wilson's for one rate, a paired score interval for the lift.
 
-One pass rate (:func:`wilson_bounds`): the Wilson score interval, see :mod:`upskill_hub.lift.stats`.
+One pass rate (:func:`wilson_bounds`): the Wilson score interval, see :mod:`upskill_hub.lift.figures.stats`.
 The lift (with-skill minus baseline pass rate, over the same cases):
 
 Why this method (see ``benchmarks/interval_coverage.py`` for the simulation that chose it):

@@ -19,7 +19,7 @@ from _evalkit import make_skill
 from cli_runner import run_cli
 from rich.console import Console
 
-from upskill_hub.lift.assertion_audit import (
+from upskill_hub.lift.figures.assertion_audit import (
     ALWAYS_FAILS,
     FLAKY,
     NON_DISCRIMINATING,

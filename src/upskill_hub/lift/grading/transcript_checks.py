@@ -3,7 +3,7 @@
 ``tool-called``, ``skill-loaded`` and ``file-read`` grade an answer's transcript (the tool
 calls an agent CLI or a catalog conversation made: :mod:`upskill_hub.session.transcript`),
 not its text. They are pure functions of an :class:`Activity` and the assertion, and each
-returns an :class:`~upskill_hub.lift.assertions.AssertionResult` whose evidence names the
+returns an :class:`~upskill_hub.lift.grading.assertions.AssertionResult` whose evidence names the
 matching call, or what was called instead. An answer without a transcript (a ``cmd:``
 agent, a CLI format that lists no calls) fails each of them saying why, never passes.
 
@@ -22,7 +22,7 @@ from functools import partial
 
 from upskill_hub._util.limits import env_int
 from upskill_hub.cases.schema import TRANSCRIPT_TYPES, Assertion
-from upskill_hub.lift.assertions import AssertionResult
+from upskill_hub.lift.grading.assertions import AssertionResult
 from upskill_hub.session.transcript import ToolEvent, Transcript
 
 #: Characters of the judge prompt's ``<transcript>`` section (``UPSKILL_TRANSCRIPT_PROMPT_MAX_CHARS``).

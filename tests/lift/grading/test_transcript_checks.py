@@ -12,9 +12,9 @@ import pytest
 from upskill_hub.cases import CasesError, parse_meta
 from upskill_hub.cases.schema import Assertion, Case, parse_assertion
 from upskill_hub.errors import UpskillError
+from upskill_hub.lift.grading.transcript_checks import Activity, check_transcript, checker, judge_summary
 from upskill_hub.lift.harness import HarnessOptions
 from upskill_hub.lift.prepare import _check_workspace_cases
-from upskill_hub.lift.transcript_checks import Activity, check_transcript, checker, judge_summary
 from upskill_hub.session.transcript import CUT_MARK, Transcript, TranscriptBuilder, bounded_json
 
 

@@ -18,8 +18,8 @@ import pytest
 from rich.console import Console
 
 from upskill_hub import rundir
-from upskill_hub.lift.assertion_audit import audit_rows
-from upskill_hub.lift.benchmark import (
+from upskill_hub.lift.figures.assertion_audit import audit_rows
+from upskill_hub.lift.figures.benchmark import (
     add_figures,
     benchmark_document,
     benchmark_files,

@@ -36,7 +36,7 @@ from typing import Any
 
 from upskill_hub import __version__
 from upskill_hub._util.percent import count
-from upskill_hub.lift.assertion_audit import AuditResult, assertion_text, benchmark_notes, row_details
+from upskill_hub.lift.figures.assertion_audit import AuditResult, assertion_text, benchmark_notes, row_details
 from upskill_hub.rundir.schema import BenchmarkStats, ResultRow, RunSummary
 
 #: skill-creator's configuration names (its viewer groups and colours by these exact strings).

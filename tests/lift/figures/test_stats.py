@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from upskill_hub.lift.intervals import score_p_value
-from upskill_hub.lift.stats import (
+from upskill_hub.lift.figures.intervals import score_p_value
+from upskill_hub.lift.figures.stats import (
     condition_stats,
     error_bars,
     independent_rows,

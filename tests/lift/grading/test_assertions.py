@@ -8,7 +8,7 @@ import json
 import pytest
 
 from upskill_hub.cases import Assertion, Case, parse_assertion
-from upskill_hub.lift.assertions import (
+from upskill_hub.lift.grading.assertions import (
     JudgeContext,
     JudgeError,
     check_sync,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
-from upskill_hub.lift.intervals import (
+from upskill_hub.lift.figures.intervals import (
     ALPHA,
     Z95,
     discordance,
