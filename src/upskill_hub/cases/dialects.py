@@ -67,12 +67,13 @@ def verifiers_to_assertions(verifiers: Any, where: str) -> list[Assertion]:
     return out
 
 
-def upskill_extras(raw: dict[str, Any], text: str, loc: str) -> str:
-    """Apply upskill's optional ``TestCase`` fields; return the prompt to send.
+def upskill_extras(raw: dict[str, Any], text: str, loc: str) -> tuple[str, list[tuple[str, str]]]:
+    """Apply upskill's optional ``TestCase`` fields; return the prompt to send and the
+    context files to stage in an agent's workspace.
 
     upskill dumps every field, so ``null`` means "not used" and is accepted. Context
-    files are what the agent would have found in its workspace: a plain model call has no
-    workspace, so they are appended to the prompt. A custom ``validator`` is upskill code
+    files are what the agent would have found in its workspace: they are staged there for
+    an agent, and appended to the prompt, since a plain model call has no workspace. A custom ``validator`` is upskill code
     that cannot run here; refusing the case is better than silently dropping a check.
     """
     for key in ("validator", "output_file", "validator_config"):
@@ -84,17 +85,19 @@ def upskill_extras(raw: dict[str, Any], text: str, loc: str) -> str:
             )
     context = raw.get("context")
     if context is None:
-        return text
+        return text, []
     if not isinstance(context, dict) or set(context) - {"files"}:
         raise CasesError(f"{loc}.context", "must be null or {\"files\": {\"NAME\": \"CONTENT\"}}")
     files = context.get("files")
     if files is None:
-        return text
+        return text, []
     if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
         raise CasesError(f"{loc}.context.files", "must map file names to their text")
     check_file_count(len(files), f"{loc}.context.files")
+    for name in files:
+        schema.checked_relpath(name, f"{loc}.context.files")
     parts = [text.rstrip(), *(schema.file_block(name, content) for name, content in files.items())]
-    return "\n\n".join(parts)
+    return "\n\n".join(parts), list(files.items())
 
 
 def parse_triggers(raw: Any, where: str = "triggers") -> list[TriggerQuery]:

@@ -43,7 +43,7 @@ def parse_case(raw: Any, index: int, where: str = "cases") -> Case:
     unknown = set(raw) - known
     if unknown:
         raise CasesError(loc, f"unknown case keys: {', '.join(sorted(unknown))}")
-    text = dialects.upskill_extras(raw, text, loc)
+    text, context_files = dialects.upskill_extras(raw, text, loc)
     asserts: list[Assertion] = []
     if "assert" in raw:
         if not isinstance(raw["assert"], list):
@@ -65,6 +65,10 @@ def parse_case(raw: Any, index: int, where: str = "cases") -> Case:
     if not isinstance(description, str):
         raise CasesError(f"{loc}.description", "must be a string")
     files = _parse_files(raw.get("files"), f"{loc}.files")
+    clash = sorted({name for name, _ in files} & {name for name, _ in context_files})
+    if clash:
+        raise CasesError(f"{loc}.files", f"{clash[0]!r} is also in context.files: give each input file once")
+    files += tuple(context_files)  # upskill's context files: in the prompt and in an agent's workspace
     return Case(
         id=case_id, input=text, asserts=tuple(asserts), split=split, description=description, files=files
     )

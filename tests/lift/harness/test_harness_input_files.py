@@ -97,3 +97,22 @@ def test_text_files_are_staged_and_still_shown_in_full(tmp_path):
     (case,) = require_skill(d).meta.cases
     assert case.files == (("evals/files/notes.txt", "stock: 3\n"),) and case.binary_files == []
     assert "File `evals/files/notes.txt`:\n```\nstock: 3\n```" in case.input
+
+
+def test_upskill_context_files_are_staged_too(agents_env, tmp_path):
+    """upskill's ``context.files`` (name -> text) reach an agent's workspace, not only its prompt."""
+    d = tmp_path / "skills" / "widget-report"
+    d.mkdir(parents=True)
+    (d / "SKILL.md").write_text(SKILL_MD)
+    case = {"id": "ctx", "input": "Read the stock notes.", "expected": {"contains": "stock: 3"},
+            "context": {"files": {"data/notes.txt": "stock: 3\n"}}}  # fmt: skip
+    (d / "skill_meta.json").write_text(json.dumps({"schema_version": 1, "cases": [case]}))
+    script = tmp_path / "bin" / "cat-agent"
+    script.write_text(f"#!{sys.executable}\nimport pathlib\nprint(pathlib.Path('data/notes.txt').read_text())\n")
+    script.chmod(0o755)
+    opts = EvalOptions(agents=["cmd:cat-agent {prompt}"], output_dir=tmp_path / "runs", cache_dir=tmp_path / "cache",
+                       plots=False)  # fmt: skip
+    rows = run_eval(d, [], opts).rows
+    assert [r.passed for r in rows] == [True, True] and all(r.output.strip() == "stock: 3" for r in rows)
+    (parsed,) = require_skill(d).meta.cases
+    assert parsed.files == (("data/notes.txt", "stock: 3\n"),) and "File `data/notes.txt`:" in parsed.input
