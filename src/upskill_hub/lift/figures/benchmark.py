@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from upskill_hub import __version__
-from upskill_hub._util.percent import count
+from upskill_hub._util.percent import count, points
 from upskill_hub.lift.figures.assertion_audit import AuditResult, assertion_text, benchmark_notes, row_details
 from upskill_hub.rundir.schema import BenchmarkStats, ResultRow, RunSummary
 
@@ -327,7 +327,7 @@ def delta_cell(st: BenchmarkStats | None, name: str) -> str:
     if d is None:
         return "–"
     if name in ("pass_rate", "assertion_rate"):
-        return f"{d * 100:+.0f} pts"
+        return points(d)
     return f"{d:+.1f}s" if name == "latency_s" else f"{d:+.0f}"
 
 
