@@ -10,6 +10,7 @@ must give the same figures.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -164,3 +165,24 @@ def test_versus_stats_without_a_baseline(tmp_path):
     (v,) = versus_stats(rows([True, True, False, True]), rows([True, False, False, False]))
     assert v.lift == pytest.approx(0.5) and v.n_cases == 4 and v.new_lift is None and v.old_lift is None
     assert v.regression is False and not v.conclusive  # 2 discordant cases cannot conclude
+
+
+def test_against_runs_agents_with_each_version_installed(tmp_path, capsys, monkeypatch):
+    """Under --agent each version is installed in its own workspaces: the agent sees the
+    instruction only in the new version's SKILL.md."""
+    new, old = _write(tmp_path / "new" / "widget-answers", NEW_BODY), _write(tmp_path / "old" / "widget-answers", OLD_BODY)
+    agent = tmp_path / "bin" / "skill-reader"
+    agent.parent.mkdir()
+    agent.write_text(
+        f"#!{sys.executable}\nimport pathlib\n"
+        "p = pathlib.Path('.agents/skills/widget-answers/SKILL.md')\n"
+        "print('answer WX-42' if p.exists() and 'WX-42' in p.read_text() else 'answer')\n"
+    )
+    agent.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{agent.parent}{os.pathsep}{os.environ['PATH']}")
+    code, out, err = run_cli(["eval", str(new), "--against", str(old), "--agent", "cmd:skill-reader {prompt}",
+                              "-o", str(tmp_path / "runs"), "--no-plots", "--format", "json"], capsys, monkeypatch)  # fmt: skip
+    assert code == 0, err
+    (v,) = json.loads(out)["versus"]
+    assert (v["model"], v["mode"]) == ("cmd:skill-reader", "harness")
+    _check_new_beats_old(v)
