@@ -129,7 +129,7 @@ def test_a_symlink_out_of_the_workspace_is_never_read(tmp_path, monkeypatch):
     # O_NOFOLLOW is what stops it: opened the ordinary way, the link leads to the secret.
     as_text = ChangeSet([ChangedFile("notes.md", "created", "text", 10, None)])  # (read in this process)
     assert render_changes(ws, as_text)[0].note == "notes.md: is a symlink; not followed"
-    monkeypatch.setattr(safeio, "_FILE_FLAGS", safeio._FILE_FLAGS & ~os.O_NOFOLLOW)
+    monkeypatch.setattr(safeio, "FILE_NOFOLLOW", safeio.FILE_NOFOLLOW & ~os.O_NOFOLLOW)
     assert render_changes(ws, as_text)[0].text == "TOP-SECRET"
 
 

@@ -235,6 +235,31 @@ def kind_of(mode: int) -> str:
     return next((word for test, word in _KINDS if test(mode)), "not a regular file")
 
 
+#: ``open`` flags for a folder itself and for a file in it: never a symlink's target
+#: (``O_NOFOLLOW``), never blocking on a FIFO, not inherited by child processes.
+DIR_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+FILE_NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+class FolderReplaced(OSError):
+    """The folder opened is not the one expected (its ``(st_dev, st_ino)`` differ)."""
+
+
+def open_folder_fd(path: str | os.PathLike[str], identity: tuple[int, int] | None = None) -> int:
+    """A descriptor of the folder ``path`` itself, never of a symlink's target.
+
+    Raises ``OSError`` (``ELOOP`` / ``ENOTDIR`` for a symlink or a file), and
+    :class:`FolderReplaced` when ``identity`` is given and the folder is another one (an
+    agent swapped it): each caller words these its own way.
+    """
+    fd = os.open(path, DIR_NOFOLLOW)
+    st = os.fstat(fd)
+    if identity is not None and (st.st_dev, st.st_ino) != tuple(identity):
+        os.close(fd)
+        raise FolderReplaced(f"{path} was replaced by another folder")
+    return fd
+
+
 class FileRefused(UpskillError):
     """A file we were asked to read is not a regular file, is too big or cannot be opened."""
 

@@ -16,8 +16,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+from upskill_hub._util.fsutil import DIR_NOFOLLOW, FILE_NOFOLLOW, FolderReplaced, open_folder_fd
 
 
 class Refused(Exception):
@@ -34,40 +33,44 @@ class Opened:
 
 def _open_root(root: Path, identity: tuple[int, int] | None) -> int:
     try:
-        fd = os.open(root, _DIR_FLAGS)
+        return open_folder_fd(root, identity)
+    except FolderReplaced:
+        raise Refused("the workspace folder was replaced; nothing in it is read") from None
     except OSError as exc:
         raise Refused(f"the workspace folder cannot be opened ({exc.strerror or exc})") from None
-    st = os.fstat(fd)
-    if identity is not None and (st.st_dev, st.st_ino) != tuple(identity):
+
+
+def _parent(root: Path, rel: str, identity: tuple[int, int] | None) -> tuple[int, str]:
+    """An open descriptor of the folder holding ``root/rel``, reached without following a
+    link, and the last name of ``rel``; the caller closes the descriptor."""
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise Refused(f"{rel}: not a path inside the workspace")
+    fd = _open_root(root, identity)
+    for part in parts[:-1]:
+        try:
+            nxt = os.open(part, DIR_NOFOLLOW, dir_fd=fd)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise Refused(f"{rel}: {part}/ is a symlink or not a folder; not followed") from None
+            raise Refused(f"{rel}: cannot be opened ({exc.strerror or exc})") from None
         os.close(fd)
-        raise Refused("the workspace folder was replaced; nothing in it is read")
-    return fd
+        fd = nxt
+    return fd, parts[-1]
 
 
 def open_inside(root: Path, rel: str, identity: tuple[int, int] | None = None) -> Opened:
     """Open ``root/rel`` for reading, following no symlink anywhere; the caller closes ``fd``."""
-    parts = [p for p in rel.split("/") if p not in ("", ".")]
-    if not parts or any(p == ".." for p in parts):
-        raise Refused(f"{rel}: not a path inside the workspace")
-    fd = _open_root(root, identity)
+    fd, name = _parent(root, rel, identity)
     try:
-        for part in parts[:-1]:
-            try:
-                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise Refused(f"{rel}: {part}/ is a symlink or not a folder; not followed") from None
-                raise Refused(f"{rel}: cannot be opened ({exc.strerror or exc})") from None
-            os.close(fd)
-            fd = nxt
-        try:
-            ffd = os.open(parts[-1], _FILE_FLAGS, dir_fd=fd)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise Refused(f"{rel}: is a symlink; not followed") from None
-            if exc.errno == errno.ENOENT:
-                raise Refused(f"{rel}: no longer exists") from None
-            raise Refused(f"{rel}: cannot be opened ({exc.strerror or exc})") from None
+        ffd = os.open(name, FILE_NOFOLLOW, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refused(f"{rel}: is a symlink; not followed") from None
+        if exc.errno == errno.ENOENT:
+            raise Refused(f"{rel}: no longer exists") from None
+        raise Refused(f"{rel}: cannot be opened ({exc.strerror or exc})") from None
     finally:
         os.close(fd)
     st = os.fstat(ffd)
@@ -80,26 +83,15 @@ def open_inside(root: Path, rel: str, identity: tuple[int, int] | None = None) -
 
 def exists_inside(root: Path, rel: str, identity: tuple[int, int] | None = None) -> bool:
     """Whether ``root/rel`` is there (any kind of entry), looked up without following links."""
-    parts = [p for p in rel.split("/") if p not in ("", ".")]
-    if not parts or ".." in parts:
-        return False
     try:
-        fd = _open_root(root, identity)
+        fd, name = _parent(root, rel, identity)
     except Refused:
         return False
     try:
-        for part in parts[:-1]:
-            try:
-                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            except OSError:
-                return False
-            os.close(fd)
-            fd = nxt
-        try:
-            os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
-        except OSError:
-            return False
+        os.stat(name, dir_fd=fd, follow_symlinks=False)
         return True
+    except OSError:
+        return False
     finally:
         os.close(fd)
 

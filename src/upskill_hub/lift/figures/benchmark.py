@@ -28,7 +28,7 @@ skill-creator writes them.
 
 from __future__ import annotations
 
-import math
+import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +37,7 @@ from typing import Any
 from upskill_hub import __version__
 from upskill_hub._util.percent import count, points
 from upskill_hub.lift.figures.assertion_audit import AuditResult, assertion_text, benchmark_notes, row_details
+from upskill_hub.lift.figures.stats import mean_or_none
 from upskill_hub.rundir.schema import BenchmarkStats, ResultRow, RunSummary
 
 #: skill-creator's configuration names (its viewer groups and colours by these exact strings).
@@ -69,14 +70,8 @@ def spread(values: Sequence[float]) -> Spread | None:
     """The spread of ``values`` (``None`` for none); stddev divides by n - 1, 0 for one value."""
     if not values:
         return None
-    n = len(values)
-    mean = sum(values) / n
-    var = sum((x - mean) ** 2 for x in values) / (n - 1) if n > 1 else 0.0
-    return Spread(mean, math.sqrt(var), min(values), max(values))
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return Spread(statistics.fmean(values), sd, min(values), max(values))
 
 
 def _answered(row: ResultRow) -> bool:
@@ -103,10 +98,10 @@ def per_run_figures(rows: Sequence[ResultRow]) -> dict[str, list[float]]:
     for rep in sorted(by_repeat):
         answers = by_repeat[rep]
         values = {
-            "pass_rate": _mean([1.0 if r.passed else 0.0 for r in answers]),
-            "assertion_rate": _mean([r.assertions_passed / r.assertions_total for r in answers if r.assertions_total]),
-            "latency_s": _mean([r.latency_s for r in answers if r.latency_s is not None]),
-            "tokens": _mean([t for r in answers if (t := _tokens(r)) is not None]),
+            "pass_rate": mean_or_none([1.0 if r.passed else 0.0 for r in answers]),
+            "assertion_rate": mean_or_none([r.assertions_passed / r.assertions_total for r in answers if r.assertions_total]),
+            "latency_s": mean_or_none([r.latency_s for r in answers if r.latency_s is not None]),
+            "tokens": mean_or_none([t for r in answers if (t := _tokens(r)) is not None]),
         }
         for name, value in values.items():
             if value is not None:

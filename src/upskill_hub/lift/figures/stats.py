@@ -67,7 +67,8 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def _mean(values: list[float]) -> float | None:
+def mean_or_none(values: list[float]) -> float | None:
+    """The mean, or ``None`` when nothing was measured (not 0)."""
     return float(sum(values) / len(values)) if values else None
 
 
@@ -114,11 +115,11 @@ def condition_stats(model: str, condition: str, rows: list[ResultRow]) -> Condit
         pass_rate=(passed / n) if n else None,
         ci_low=lo,
         ci_high=hi,
-        mean_assertions=_mean(frac),
-        mean_input_tokens=_mean([float(x) for x in inp]),
-        mean_output_tokens=_mean([float(x) for x in out]),
-        mean_total_tokens=_mean([float(x) for x in tot]),
-        mean_latency_s=_mean(lat),
+        mean_assertions=mean_or_none(frac),
+        mean_input_tokens=mean_or_none([float(x) for x in inp]),
+        mean_output_tokens=mean_or_none([float(x) for x in out]),
+        mean_total_tokens=mean_or_none([float(x) for x in tot]),
+        mean_latency_s=mean_or_none(lat),
         total_cost_usd=float(sum(costs)) if costs else None,
         pass_at_k=pak,
         cached_calls=sum(1 for r in rows if r.cached),

@@ -24,8 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+from upskill_hub._util.fsutil import DIR_NOFOLLOW, FILE_NOFOLLOW, FolderReplaced, open_folder_fd
 
 
 class NotAFolder(Exception):
@@ -57,16 +56,13 @@ def open_folder(path: Path, identity: tuple[int, int] | None = None) -> int:
     is refused like a symlink.
     """
     try:
-        fd = os.open(path, _DIR_FLAGS)
+        return open_folder_fd(path, identity)
+    except FolderReplaced:
+        raise NotAFolder(f"{path.name}/ was replaced by another folder") from None
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
             raise NotAFolder(f"{path.name}/ was replaced by a symlink or a file") from None
         raise NotAFolder(f"{path.name}/ cannot be opened ({exc.strerror or exc})") from None
-    st = os.fstat(fd)
-    if identity is not None and (st.st_dev, st.st_ino) != identity:
-        os.close(fd)
-        raise NotAFolder(f"{path.name}/ was replaced by another folder")
-    return fd
 
 
 def _digest(dir_fd: int, name: str, st: os.stat_result, budget: Budget) -> str:
@@ -80,7 +76,7 @@ def _digest(dir_fd: int, name: str, st: os.stat_result, budget: Budget) -> str:
         )
         return f"size:{st.st_size}:mtime:{st.st_mtime_ns}"
     try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+        fd = os.open(name, FILE_NOFOLLOW, dir_fd=dir_fd)
     except OSError:
         return f"unreadable:{st.st_mtime_ns}"
     try:
@@ -163,7 +159,7 @@ def walk_files(root_fd: int, budget: Budget) -> dict[str, str]:
             continue
         name = subdirs.pop()
         try:
-            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            child = os.open(name, DIR_NOFOLLOW, dir_fd=fd)
         except OSError:
             continue
         enter(child, f"{prefix}{name}/", depth + 1)
@@ -203,11 +199,11 @@ def remove_tree(path: Path, identity: tuple[int, int] | None = None, *, deadline
     if identity is not None and (st.st_dev, st.st_ino) != identity:
         return False
     try:
-        top = os.open(path, _DIR_FLAGS)
+        top = os.open(path, DIR_NOFOLLOW)
     except OSError:
         _make_writable_path(path)
         try:
-            top = os.open(path, _DIR_FLAGS)
+            top = os.open(path, DIR_NOFOLLOW)
         except OSError:
             return False
     deadline = time.monotonic() + deadline_s
@@ -222,7 +218,7 @@ def remove_tree(path: Path, identity: tuple[int, int] | None = None, *, deadline
                 if name is not None:
                     _make_writable(top, name)
                 try:
-                    fd = os.dup(top) if name is None else os.open(name, _DIR_FLAGS, dir_fd=top)
+                    fd = os.dup(top) if name is None else os.open(name, DIR_NOFOLLOW, dir_fd=top)
                 except OSError:
                     continue
                 try:
