@@ -30,7 +30,10 @@ def make(shape, dtype, device, seed=0):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 @pytest.mark.parametrize(
     "shape",
-    [(1, 1), (3, 7), (2, 8), (5, 64), (4, 4096), (3, 4097), (2, 3, 96), (2, 2, 3, 40), (17,)],
+    # 4096 .. 65536: each of the CUDA kernel's vector paths (staged in shared memory,
+    # cached in registers, two-pass) for some dtype; rmsnorm.cu's choose_path.
+    [(1, 1), (3, 7), (2, 8), (5, 64), (4, 4096), (3, 4097), (3, 8192), (2, 12288), (2, 32768), (2, 65536),
+     (2, 3, 96), (2, 2, 3, 40), (17,)],
     ids=str,
 )
 def test_matches_reference(kernel, device, dtype, shape):
@@ -78,6 +81,16 @@ def test_out_and_in_place(kernel, device):
     assert kernel.rms_norm(x, w, out=out) is out
     torch.testing.assert_close(out, expected, **TOLERANCES[torch.bfloat16])
 
+    y = x.clone()
+    assert kernel.rms_norm_(y, w) is y
+    torch.testing.assert_close(y, expected, **TOLERANCES[torch.bfloat16])
+
+
+@pytest.mark.parametrize("hidden", [4096, 16384, 65536], ids=lambda h: f"hidden{h}")
+def test_in_place_on_every_vector_path(kernel, device, hidden):
+    # out aliases x: every load of a row must come before any store to it.
+    x, w = make((6, hidden), torch.bfloat16, device, seed=3)
+    expected = reference(x, w, 1e-6)
     y = x.clone()
     assert kernel.rms_norm_(y, w) is y
     torch.testing.assert_close(y, expected, **TOLERANCES[torch.bfloat16])
