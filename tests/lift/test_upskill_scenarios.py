@@ -107,13 +107,14 @@ def test_finding_1_bad_scenarios_are_one_line_errors(repo: Path, bad: dict):
     assert "\n" not in str(exc.value)
 
 
-@pytest.mark.parametrize("extra", [["--agent", "codex"], ["--mode", "catalog"], ["--distractors", "none"], ["--against", "git:HEAD~1"]])
+@pytest.mark.parametrize("extra", [["--agent", "codex"], ["--mode", "catalog"], ["--distractors", "none"], ["--tests", "t.json"]])
 def test_scenarios_refuse_the_options_they_would_drop(repo: Path, tmp_path: Path, capsys, monkeypatch, extra):
     """A scenarios run evaluates models with the skill injected: --agent, --mode and
-    --distractors would be silently ignored there, so they are one-line refusals instead."""
+    --distractors would be silently ignored there, so they are one-line refusals instead
+    (--compare and --against combine with scenarios since issue 36: test_scenarios_ci.py)."""
     args = ["eval", "--scenarios", str(repo / ".upskill" / "evals.json"), "-o", str(tmp_path / "out"), *extra]
     code, out, err = run_cli(args, capsys, monkeypatch)
-    assert code != 0 and "drop --tests, --compare, --against, --jobs, --agent, --mode and --distractors" in err
+    assert code != 0 and "drop --tests, --jobs, --agent, --mode and --distractors" in err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
 
 

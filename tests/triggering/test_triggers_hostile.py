@@ -22,6 +22,7 @@ from upskill_hub.rundir.trigger_rows import TRIGGERS_FILE
 from upskill_hub.session.catalog import Catalog
 from upskill_hub.skill import Skill
 from upskill_hub.testing.llm_server import running_llm_server
+from upskill_hub.triggering import trigger_queries
 from upskill_hub.triggering import triggers as trig
 
 KEY = "sk-" + "test-0123456789abcdefghijklmnop"
@@ -111,14 +112,14 @@ def test_a_triggers_file_that_never_ends_is_refused_at_once(tmp_path: Path) -> N
 def test_more_queries_than_a_run_sends_are_refused_before_any_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(trig, "MAX_TRIGGER_QUERIES", 50)
+    monkeypatch.setattr(trigger_queries, "MAX_TRIGGER_QUERIES", 50)
     skill = _skill(tmp_path)
     with running_llm_server(quiet) as srv:
         with pytest.raises(UpskillError, match="holds 60 queries; a run sends at most 50"):
             trig.run_triggers(skill, [MODEL], base_url=srv.openai_base_url, triggers_file=_queries(tmp_path / "q.json", 60),
                               distractors="none", output_dir=tmp_path / "out", use_cache=False)  # fmt: skip
         with pytest.raises(UpskillError, match="= 120 calls; a run makes at most 100"):
-            monkeypatch.setattr(trig, "MAX_TRIGGER_CALLS", 100)
+            monkeypatch.setattr(trigger_queries, "MAX_TRIGGER_CALLS", 100)
             trig.run_triggers(skill, [MODEL], base_url=srv.openai_base_url, triggers_file=_queries(tmp_path / "q.json", 40),
                               distractors="none", output_dir=tmp_path / "out", use_cache=False, runs=3)  # fmt: skip
         assert srv.calls == 0

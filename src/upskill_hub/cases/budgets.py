@@ -72,9 +72,23 @@ class Attachments:
     once, and a file several cases share is read from disk once.
     """
 
-    def __init__(self, base_dir: Path | None) -> None:
+    def __init__(self, base_dir: Path | None, evals_dir: Path | None = None, flat: bool = False) -> None:
         self.base_dir = base_dir
         self._root = base_dir.resolve() if base_dir is not None else None
+        #: Where a listed path is looked up, in order, each with the folder it must stay in:
+        #: the folder of the evals file (agent-skill-eval: ``files/x.py``, agent-skills-eval),
+        #: then the skill folder (skill-creator: ``evals/files/x.pdf``).
+        #: (A tests file given from elsewhere may still name ``files/x`` of the skill's ``evals/``.)
+        self._bases: list[tuple[Path, str]] = []
+        if evals_dir is not None:
+            self._bases.append((evals_dir.resolve(), "the evals file's folder"))
+        if self._root is not None:
+            for base in (self._root / "evals", self._root) if evals_dir is None else (self._root, self._root / "evals"):
+                if all(b != base for b, _ in self._bases):
+                    self._bases.append((base, "the skill folder"))
+        #: agent-skill-eval copies each input file into the workspace by its name alone
+        #: (``files/calculator.py`` -> ``calculator.py``), where its prompts look for it.
+        self.flat = flat
         self.total = 0
         self._texts: dict[Path, str | bytes] = {}
         self._sizes: dict[Path, int] = {}
@@ -87,7 +101,7 @@ class Attachments:
         only named there: an agent opens it in its workspace, a text-only call is refused.
         """
         if not isinstance(files, list):
-            raise CasesError(where, "must be a list of paths relative to the skill folder")
+            raise CasesError(where, "must be a list of paths relative to the evals file or the skill folder")
         check_file_count(len(files), where)
         parts: list[str] = []
         staged: list[tuple[str, str | bytes]] = []
@@ -115,28 +129,31 @@ class Attachments:
                 )
             content = self._read(target, rel, loc)
             self.total += self._sizes[target]
-            parts.append(file_block(rel, content))
-            staged.append((rel, content))
+            name = rel.replace("\\", "/").rsplit("/", 1)[-1] if self.flat else rel
+            if any(name == other for other, _ in staged):
+                raise CasesError(loc, f"input file {rel!r} would be staged as {name!r}, like another file of this case")
+            parts.append(file_block(name, content))
+            staged.append((name, content))
         return parts, staged
 
     def _locate(self, rel: Any, where: str) -> Path:
-        """The real path of one listed file, inside ``base_dir`` (the skill folder)."""
+        """The real path of one listed file: relative to the evals file's folder first, then to
+        the skill folder, and inside the folder it was found against (a symlink out is refused)."""
         if not isinstance(rel, str):
-            raise CasesError(where, "must be a path relative to the skill folder")
+            raise CasesError(where, "must be a path relative to the evals file or the skill folder")
         checked_relpath(rel, where)
-        if self._root is None:
+        if not self._bases:
             raise CasesError(
                 where, f"input file {rel!r} needs the skill folder: evaluate the skill that holds evals.json"
             )
-        # Relative to the skill folder (skill-creator: "evals/files/x.pdf"), else to the
-        # evals/ folder that holds evals.json (agent-skill-eval: "files/x.pdf").
-        for base in (self._root, self._root / "evals"):
+        for base, named in self._bases:
             target = (base / rel).resolve()
-            if not target.is_relative_to(self._root):
-                raise CasesError(where, f"input file {rel!r} points outside the skill folder")
+            if not target.is_relative_to(base):
+                raise CasesError(where, f"input file {rel!r} points outside {named}")
             if os.path.lexists(target):
                 return target
-        raise CasesError(where, f"input file {rel!r} not found in {self.base_dir}")
+        where_looked = " or ".join(str(b) for b, _ in self._bases)
+        raise CasesError(where, f"input file {rel!r} not found in {where_looked}")
 
     def _size(self, target: Path, rel: str, where: str) -> int:
         """Bytes ``target`` will add to the prompt (``stat``: nothing is read yet)."""

@@ -126,14 +126,76 @@ def parse_triggers(raw: Any, where: str = "triggers") -> list[TriggerQuery]:
     return out
 
 
-def parse_agentskills_evals(data: dict[str, Any], base_dir: Path | None) -> SkillMeta:
-    """The agentskills.io ``evals/evals.json`` shape (also skill-creator's and agent-skills-eval's).
+#: The keys of an evals.json entry read here. Any other key (agent-skills-eval's ``tools``,
+#: ``runtime_checks``, ...) is named once per file in :attr:`SkillMeta.warnings` and ignored.
+EVAL_KEYS = frozenset({
+    "id", "name", "prompt", "expected_output", "files", "assertions", "expectations", "should_trigger",
+    # agent-skill-eval
+    "force_skill_invocation", "stage_files",
+    # agent-skills-eval
+    "params", "tool_assertions",
+})  # fmt: skip
+#: Top-level keys of an evals.json read here (others are named in the warning too).
+EVALS_TOP_KEYS = frozenset({"skill_name", "evals"})
+#: The keys of agent-skills-eval's ``params`` that are generation parameters here, and the
+#: largest JSON text a ``params`` object may have.
+PARAM_KEYS = ("temperature", "max_tokens", "top_p", "seed", "stop")
+PARAMS_MAX_CHARS = 4096
+MAX_TOKENS_CAP = 1_000_000
+#: agent-skill-eval's rule for the assertions that it grades on git state and turns around for
+#: a negative control (``_invert``): "A new git branch was created" there means none was.
+_GIT_ACTION = (
+    (r"\bbranch\b", r"\b(created|exists|new)\b"),
+    (r"\bcommit\b", r"\b(created|exists|new)\b"),
+    (r"\bpush", r"\b(remote|branch|pushed)\b"),
+    (r"\bprs?\b|\bpull request", r""),
+)
+
+
+def parse_agentskills_evals(
+    data: dict[str, Any], base_dir: Path | None, evals_dir: Path | None = None
+) -> SkillMeta:
+    """The agentskills.io ``evals/evals.json`` shape and the dialects of the tools that run it.
 
     ``{"skill_name", "evals": [{"id", "prompt", "expected_output", "files", "assertions"}]}``;
     skill-creator calls the assertions ``expectations``. Each assertion is a sentence for a
     grader, so it becomes an ``llm-rubric`` that needs ``--judge``. Without any, the
-    ``expected_output`` is the rubric (as agent-skills-eval does). An entry with
-    ``"should_trigger": false`` is a negative control: a trigger query, not a case.
+    ``expected_output`` is the rubric (as agent-skills-eval does).
+
+    Input ``files`` are looked up relative to the evals file's folder (``evals_dir``) first,
+    then to the skill folder (``base_dir``), and must stay inside the folder they were found in.
+
+    Negative controls (``"should_trigger": false``) are trigger queries; one with assertions
+    is also a case (``Case.should_trigger`` false) that keeps them: it runs like any case,
+    and in ``--mode catalog`` or in an agent its with-skill run is the run that must not load
+    the skill, graded by those assertions.
+
+    agent-skill-eval (tardigrde/skill-evals):
+
+    * ``force_skill_invocation: true``: the case runs with the skill loaded for sure. In
+      ``--mode inject`` (the default) the skill is in the system prompt anyway, so nothing
+      changes; in ``--mode catalog`` and in agents the with-skill prompt starts with
+      ``Use the NAME skill.``, as agent-skill-eval's runner does (:meth:`Case.prompt_for`);
+      the baseline prompt is left alone. With ``should_trigger: false`` it is a contradiction,
+      refused as agent-skill-eval refuses it.
+    * ``stage_files: true``: the input files are also added with ``git add`` to a git
+      repository made in the agent's workspace (a ``--model`` call has no workspace: there it
+      changes nothing).
+    * its input files are copied into the workspace by their name alone, as it does; the
+      file is read as agent-skill-eval's when any entry uses one of its two keys.
+    * for its negative controls the assertions it grades on git state (a branch, a commit, a
+      push, a pull request) mean that this did *not* happen, so the judge is told so.
+
+    agent-skills-eval (darkrishabh/agent-skills-eval):
+
+    * ``params``: the case's generation parameters over the run's (``temperature``,
+      ``max_tokens``, ``top_p``, ``seed``, ``stop``); other keys are named in the warning.
+    * ``tool_assertions`` become transcript checks: ``tool-called`` and ``tool-not-called``
+      by name, ``tool-arg-contains`` a ``tool-called`` check with ``args`` at its ``path``.
+      ``tool-arg-equals``, ``tool-arg-matches`` and ``tool-call-count`` have no equivalent
+      yet and are refused, never dropped.
+
+    Keys read by none of these are named once per file in :attr:`SkillMeta.warnings`.
     """
     evals = data.get("evals")
     if not isinstance(evals, list):
@@ -142,52 +204,105 @@ def parse_agentskills_evals(data: dict[str, Any], base_dir: Path | None) -> Skil
     if name is not None and not isinstance(name, str):
         raise CasesError("skill_name", "must be a string")
     check_case_count(len(evals), "evals")
-    attachments = Attachments(base_dir)
+    flat = any(isinstance(ev, dict) and {"force_skill_invocation", "stage_files"} & set(ev) for ev in evals)
+    attachments = Attachments(base_dir, evals_dir, flat=flat)
+    unused: dict[str, None] = {k: None for k in data if k not in EVALS_TOP_KEYS}
     cases: list[Case] = []
     triggers: list[TriggerQuery] = []
     for i, ev in enumerate(evals):
-        entry = _parse_entry(ev, i, attachments)
-        if isinstance(entry, TriggerQuery):
-            triggers.append(entry)
-        else:
-            cases.append(entry)
+        case, trigger = _parse_entry(ev, i, attachments, unused, flat)
+        if trigger is not None:
+            triggers.append(trigger)
+        if case is not None:
+            cases.append(case)
     for c in cases:
         if not re.fullmatch(schema.CASE_ID_PATTERN, c.id):
             raise CasesError("evals", f"id {c.id!r} {schema.CASE_ID_RULE}")
     extra = {"skill_name": name} if name else {}
-    return SkillMeta(cases=cases, triggers=triggers, extra=extra, source_format=schema.FORMAT_AGENTSKILLS_EVALS)
+    warnings = []
+    if unused:
+        shown = ", ".join(_shown_key(k) for k in list(unused)[:20])
+        more = f" and {len(unused) - 20} more" if len(unused) > 20 else ""
+        warnings.append(f"evals.json keys upskill-hub does not use, ignored: {shown}{more}")
+    return SkillMeta(
+        cases=cases, triggers=triggers, extra=extra, source_format=schema.FORMAT_AGENTSKILLS_EVALS,
+        warnings=warnings,
+    )  # fmt: skip
 
 
-def _parse_entry(ev: Any, i: int, attachments: Attachments) -> Case | TriggerQuery:
-    """One entry of ``evals``: a case graded by its rubrics, or a negative trigger control."""
-    loc = f"evals[{i}]"
+def _shown_key(key: str) -> str:
+    one = " ".join(str(key).split())
+    return repr(one if len(one) <= 60 else one[:59] + "…")
+
+
+def _parse_entry(
+    ev: Any, i: int, attachments: Attachments, unused: dict[str, None], flat: bool
+) -> tuple[Case | None, TriggerQuery | None]:
+    """One entry of ``evals``: a case, a negative trigger control, or both."""
     if not isinstance(ev, dict):
-        raise CasesError(loc, "an eval must be an object with a 'prompt'")
-    known = {"id", "name", "prompt", "expected_output", "files", "assertions", "expectations", "should_trigger"}
-    unknown = set(ev) - known
-    if unknown:
-        raise CasesError(loc, f"unknown eval keys: {', '.join(sorted(unknown))}")
+        raise CasesError(f"evals[{i}]", "an eval must be an object with a 'prompt'")
+    raw_id = ev.get("id", i + 1)
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (int, str)):
+        raise CasesError(f"evals[{i}].id", "must be a number or a string")
+    case_id = f"eval-{raw_id}" if isinstance(raw_id, int) else raw_id
+    try:
+        return _parse_case_entry(ev, f"evals[{i}]", case_id, attachments, unused, flat)
+    except CasesError as exc:  # the one line names the case by its id too
+        raise CasesError(exc.field, f"{exc.message} (case {_shown_key(case_id)})") from None
+
+
+def _parse_case_entry(
+    ev: dict[str, Any], loc: str, case_id: str, attachments: Attachments, unused: dict[str, None], flat: bool
+) -> tuple[Case | None, TriggerQuery | None]:
+    for k in ev:
+        if k not in EVAL_KEYS:
+            unused.setdefault(k, None)
     prompt = ev.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         raise CasesError(f"{loc}.prompt", "must be a non-empty string")
-    raw_id = ev.get("id", i + 1)
-    if isinstance(raw_id, bool) or not isinstance(raw_id, (int, str)):
-        raise CasesError(f"{loc}.id", "must be a number or a string")
-    case_id = f"eval-{raw_id}" if isinstance(raw_id, int) else raw_id
     should = ev.get("should_trigger", True)
-    if not isinstance(should, bool):
-        raise CasesError(f"{loc}.should_trigger", "must be true or false")
-    if not should:
-        return TriggerQuery(id=case_id, query=prompt, should_trigger=False)
-    rubrics = _rubrics(ev, loc)
+    force = ev.get("force_skill_invocation", False)
+    stage = ev.get("stage_files", False)
+    for key, value in (("should_trigger", should), ("force_skill_invocation", force), ("stage_files", stage)):
+        if not isinstance(value, bool):
+            raise CasesError(f"{loc}.{key}", "must be true or false")
+    if force and not should:
+        raise CasesError(loc, "force_skill_invocation cannot be true when should_trigger is false")
+    trigger = None if should else TriggerQuery(id=case_id, query=prompt, should_trigger=False)
+    tool_checks = _tool_assertions(ev.get("tool_assertions"), f"{loc}.tool_assertions")
+    if should:
+        rubrics = _rubrics(ev, loc, required=not tool_checks)
+    else:  # a negative control is a case only when it says how to grade it
+        rubrics = _rubrics(ev, loc, required=False, promote_expected=False)
+        if not rubrics and not tool_checks:
+            return None, trigger
+        if flat:
+            rubrics = [_negated(r) for r in rubrics]
+    params = _params(ev.get("params"), f"{loc}.params", unused)
     parts, files = attachments.case_parts(ev.get("files", []), f"{loc}.files")
-    asserts = tuple(Assertion(type="llm-rubric", value=r, judge_required=True) for r in rubrics)
+    asserts = tuple(Assertion(type="llm-rubric", value=r, judge_required=True) for r in rubrics) + tool_checks
     description = ev.get("name") if isinstance(ev.get("name"), str) else ""
     text = "\n\n".join([prompt.rstrip(), *parts])
-    return Case(id=case_id, input=text, asserts=asserts, description=description, files=tuple(files))
+    case = Case(
+        id=case_id, input=text, asserts=asserts, description=description, files=tuple(files),
+        should_trigger=should, force_skill=force, stage_files=stage, params=params,
+    )  # fmt: skip
+    return case, trigger
 
 
-def _rubrics(ev: dict[str, Any], loc: str) -> list[str]:
+def _negated(rubric: str) -> str:
+    """A negative control's git-action assertion as agent-skill-eval grades it: it must not have happened."""
+    low = rubric.lower()
+    for subject, verb in _GIT_ACTION:
+        if re.search(subject, low) and (not verb or re.search(verb, low)):
+            return (
+                "This is a negative control: the skill should not have run, so the following must NOT "
+                f"have happened (pass only if it did not): {rubric}"
+            )
+    return rubric
+
+
+def _rubrics(ev: dict[str, Any], loc: str, required: bool = True, promote_expected: bool = True) -> list[str]:
     """The sentences an entry is graded by: its assertions (or expectations), else its expected output."""
     key = "assertions" if "assertions" in ev else "expectations"
     if "assertions" in ev and "expectations" in ev:
@@ -198,8 +313,101 @@ def _rubrics(ev: dict[str, Any], loc: str) -> list[str]:
     expected = ev.get("expected_output")
     if expected is not None and not isinstance(expected, str):
         raise CasesError(f"{loc}.expected_output", "must be a string")
-    if not rubrics and expected and expected.strip():
+    if promote_expected and not rubrics and expected and expected.strip():
         rubrics = [expected]
-    if not rubrics:
+    if not rubrics and required:
         raise CasesError(loc, f"has no '{key}' and no 'expected_output' to grade against")
     return rubrics
+
+
+#: agent-skills-eval's tool assertion types read here, and the keys each may carry.
+TOOL_ASSERTION_KEYS = {
+    "tool-called": {"type", "name", "description"},
+    "tool-not-called": {"type", "name", "description"},
+    "tool-arg-contains": {"type", "name", "path", "value", "description"},
+}
+MAX_TOOL_ASSERTIONS = 64
+_TOOL_ASSERTIONS_NOT_READ = ("tool-arg-equals", "tool-arg-matches", "tool-call-count")
+
+
+def _tool_assertions(raw: Any, where: str) -> tuple[Assertion, ...]:
+    """agent-skills-eval's ``tool_assertions`` as transcript checks (see :func:`parse_agentskills_evals`)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise CasesError(where, "must be a list of {\"type\": \"tool-called\", \"name\": ...} objects")
+    if len(raw) > MAX_TOOL_ASSERTIONS:
+        raise CasesError(where, f"lists {len(raw):,} tool assertions; a case may list at most {MAX_TOOL_ASSERTIONS}")
+    out = []
+    for j, ta in enumerate(raw):
+        loc = f"{where}[{j}]"
+        if not isinstance(ta, dict):
+            raise CasesError(loc, "a tool assertion must be an object with a 'type'")
+        ttype = ta.get("type")
+        if ttype in _TOOL_ASSERTIONS_NOT_READ:
+            raise CasesError(
+                loc, f"tool assertion type {ttype!r} has no upskill-hub equivalent yet "
+                f"(read: {', '.join(TOOL_ASSERTION_KEYS)}); remove it or express it as one of those"
+            )  # fmt: skip
+        if ttype not in TOOL_ASSERTION_KEYS:
+            raise CasesError(loc, f"unknown tool assertion type {str(ttype)[:40]!r} (read: {', '.join(TOOL_ASSERTION_KEYS)})")
+        extra = set(ta) - TOOL_ASSERTION_KEYS[ttype]
+        if extra:
+            raise CasesError(loc, f"unknown keys for {ttype}: {', '.join(sorted(map(str, extra)))[:200]}")
+        if ttype == "tool-arg-contains":
+            if not isinstance(ta.get("value"), str) or not ta["value"]:
+                raise CasesError(loc, "tool-arg-contains needs a non-empty string 'value'")
+            if len(ta["value"]) > PARAMS_MAX_CHARS:
+                raise CasesError(loc, f"'value' is {len(ta['value']):,} characters; at most {PARAMS_MAX_CHARS:,}")
+            mapped = {"type": "tool-called", "value": ta.get("name"), "args": ta["value"], "path": ta.get("path")}
+        else:
+            mapped = {"type": ttype, "value": ta.get("name")}
+        out.append(parse_assertion(mapped, loc))
+    return tuple(out)
+
+
+def _params(raw: Any, where: str, unused: dict[str, None]) -> tuple[tuple[str, Any], ...]:
+    """agent-skills-eval's ``params``: the generation parameters of one case, checked and bounded."""
+    import json
+
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise CasesError(where, "must be an object of generation parameters, like {\"temperature\": 0}")
+    try:
+        size = len(json.dumps(raw))
+    except (TypeError, ValueError, RecursionError):
+        raise CasesError(where, "must hold JSON values only") from None
+    if size > PARAMS_MAX_CHARS:
+        raise CasesError(where, f"is {size:,} characters of JSON; a case's params may be at most {PARAMS_MAX_CHARS:,}")
+    out: list[tuple[str, Any]] = []
+    for key, value in raw.items():
+        if key not in PARAM_KEYS:
+            unused.setdefault(f"params.{key}", None)
+            continue
+        out.append((key, _param_value(key, value, f"{where}.{key}")))
+    return tuple(out)
+
+
+def _param_value(key: str, value: Any, where: str) -> Any:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if key == "temperature":
+        if not number or not 0 <= value <= 2:
+            raise CasesError(where, "must be a number from 0 to 2")
+        return float(value)
+    if key == "top_p":
+        if not number or not 0 < value <= 1:
+            raise CasesError(where, "must be a number above 0 and at most 1")
+        return float(value)
+    if key == "max_tokens":
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_TOKENS_CAP:
+            raise CasesError(where, f"must be a whole number from 1 to {MAX_TOKENS_CAP:,}")
+        return value
+    if key == "seed":
+        if not isinstance(value, int) or isinstance(value, bool) or not -(2**63) <= value < 2**63:
+            raise CasesError(where, "must be a whole number that fits in 64 bits")
+        return value
+    stops = [value] if isinstance(value, str) else value
+    if not isinstance(stops, list) or not 1 <= len(stops) <= 16 or not all(isinstance(x, str) and x for x in stops):
+        raise CasesError(where, "must be a string or a list of 1 to 16 non-empty strings")
+    return tuple(stops)

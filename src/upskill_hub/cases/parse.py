@@ -74,15 +74,18 @@ def parse_case(raw: Any, index: int, where: str = "cases") -> Case:
     )
 
 
-def parse_meta(data: Any, base_dir: Path | None = None) -> SkillMeta:
+def parse_meta(data: Any, base_dir: Path | None = None, evals_dir: Path | None = None) -> SkillMeta:
     """Turn decoded JSON (object or plain list) into a :class:`SkillMeta`.
 
-    ``base_dir`` is the skill folder, where agentskills.io ``evals.json`` input files live.
+    ``base_dir`` is the skill folder and ``evals_dir`` the folder of the evals file (default:
+    the skill's ``evals/``): an agentskills.io ``evals.json`` names its input files relative
+    to the one, else to the other.
     """
     key = "cases"
     if isinstance(data, dict) and "evals" in data and "cases" not in data and "tests" not in data:
-        meta = dialects.parse_agentskills_evals(data, base_dir)
-        _check_unique([c.id for c in meta.cases] + [t.id for t in meta.triggers])
+        meta = dialects.parse_agentskills_evals(data, base_dir, evals_dir)
+        _check_unique([c.id for c in meta.cases])
+        _check_unique([t.id for t in meta.triggers])
         return meta
     if isinstance(data, list):
         raw_cases, extra, version, fmt = data, {}, schema.SCHEMA_VERSION, schema.FORMAT_LIST
@@ -131,8 +134,10 @@ def _detect_format(data: dict[str, Any], key: str, raw_cases: list[Any]) -> str:
     return schema.FORMAT_UPSKILL_SUITE if upskill_like and set(data) == {"cases"} else schema.FORMAT_OURS
 
 
-def load_meta_text(text: str | bytes, source: str = "skill_meta.json", base_dir: Path | None = None) -> SkillMeta:
-    """Parse the text of a ``skill_meta.json`` (or a tests file); ``base_dir``: see :func:`parse_meta`."""
+def load_meta_text(
+    text: str | bytes, source: str = "skill_meta.json", base_dir: Path | None = None, evals_dir: Path | None = None
+) -> SkillMeta:
+    """Parse the text of a ``skill_meta.json`` (or a tests file); ``base_dir``, ``evals_dir``: see :func:`parse_meta`."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8-sig")
@@ -144,13 +149,14 @@ def load_meta_text(text: str | bytes, source: str = "skill_meta.json", base_dir:
         raise CasesError(source, str(exc)) from None
     except json.JSONDecodeError as exc:
         raise CasesError(source, f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    return parse_meta(data, base_dir)
+    return parse_meta(data, base_dir, evals_dir)
 
 
 def load_cases_file(path: str | Path, base_dir: Path | None = None) -> SkillMeta:
     """Load a tests file given with ``--tests``; it must contain at least one case.
 
-    ``base_dir`` is the skill folder (input files of an agentskills.io ``evals.json``).
+    ``base_dir`` is the skill folder: an agentskills.io ``evals.json`` names its input files
+    relative to the file's own folder first, then to the skill folder.
     """
     p = Path(path)
     if not os.path.lexists(p):
@@ -159,7 +165,7 @@ def load_cases_file(path: str | Path, base_dir: Path | None = None) -> SkillMeta
         data = read_capped(p, limits.MAX_CONFIG_BYTES)  # a FIFO or a device is refused, never read
     except FileRefused as exc:
         raise CasesError(str(p), exc.problem) from None
-    meta = load_meta_text(data, source=str(p), base_dir=base_dir)
+    meta = load_meta_text(data, source=str(p), base_dir=base_dir, evals_dir=p.absolute().parent)
     if not meta.cases:
         raise CasesError(str(p), "has no test cases")
     return meta

@@ -34,6 +34,7 @@ ASSERTION_TYPES: dict[str, str] = {
     "command": "command",
     # Transcript checks (agent runs and catalog mode): on the tool calls made on the way.
     "tool-called": "tool",
+    "tool-not-called": "tool",
     "skill-loaded": "optional-str",
     "file-read": "str",
 }
@@ -42,7 +43,7 @@ ASSERTION_TYPES: dict[str, str] = {
 WORKSPACE_TYPES = frozenset({"file-exists", "file-contains", "command"})
 #: Assertion types graded on the tool calls an answer made (its transcript): ``--agent`` runs
 #: and ``--mode catalog``; a ``--model`` call in inject mode makes none.
-TRANSCRIPT_TYPES = frozenset({"tool-called", "skill-loaded", "file-read"})
+TRANSCRIPT_TYPES = frozenset({"tool-called", "tool-not-called", "skill-loaded", "file-read"})
 #: Longest tool name a ``tool-called`` check names.
 TOOL_NAME_MAX = 100
 #: Bounds of a ``command`` check's ``timeout`` (seconds).
@@ -110,7 +111,9 @@ class Assertion:
     #: for ``--judge`` instead of letting the model under test grade itself.
     judge_required: bool = False
 
-    #: ``file-exists`` / ``file-contains``: the file, relative to the agent's workspace.
+    #: ``file-exists`` / ``file-contains``: the file, relative to the agent's workspace;
+    #: ``tool-called`` with ``args``: where in the call's arguments the text must be, as a
+    #: dot path (``query``, ``input.command``, ``files[0]``; agent-skills-eval's ``path``).
     path: str | None = None
     #: ``command``: seconds before the command is killed (and fails).
     timeout: float | None = None
@@ -151,6 +154,30 @@ class Case:
     #: Input files ``(relative path, text or bytes)`` put in an agent's workspace before it
     #: runs; bytes are files that are not text (a PDF, a spreadsheet), which only an agent opens.
     files: tuple[tuple[str, str | bytes], ...] = ()
+    #: ``False`` for a negative control (evals.json ``should_trigger: false``): the skill must
+    #: not be loaded for it; its assertions grade what the answer did instead.
+    should_trigger: bool = True
+    #: agent-skill-eval's ``force_skill_invocation``: the with-skill run is told to use the
+    #: skill (see :meth:`prompt_for`).
+    force_skill: bool = False
+    #: agent-skill-eval's ``stage_files``: the input files are also added to the index of a
+    #: git repository made in the agent's workspace (``git add``), as that tool does.
+    stage_files: bool = False
+    #: Generation parameters of this case over the run's (agent-skills-eval's ``params``),
+    #: ``(name, value)`` pairs of :class:`~upskill_hub.models.base.GenerationParams` fields.
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def prompt_for(self, condition: str, skill_name: str, mode: str) -> str:
+        """The prompt sent for ``condition`` in ``mode`` (``inject``, ``catalog``, ``harness``).
+
+        A forced case's with-skill run in ``catalog`` mode or in an agent starts by telling
+        the agent to use the skill, as agent-skill-eval does (``Use the $name skill.``); in
+        ``inject`` mode the skill is in the system prompt already, and the baseline never
+        hears of it.
+        """
+        if self.force_skill and condition == "with_skill" and mode != "inject":
+            return f"Use the {skill_name} skill. {self.input}"
+        return self.input
 
     @property
     def binary_files(self) -> list[str]:
@@ -168,6 +195,14 @@ class Case:
             }
         out["split"] = self.split
         out["assert"] = [a.to_dict() for a in self.asserts]
+        if not self.should_trigger:
+            out["should_trigger"] = False
+        if self.force_skill:
+            out["force_skill_invocation"] = True
+        if self.stage_files:
+            out["stage_files"] = True
+        if self.params:
+            out["params"] = dict(self.params)
         return out
 
 
@@ -199,6 +234,9 @@ class SkillMeta:
     schema_version: int = SCHEMA_VERSION
     #: Which shape the file had (``FORMAT_*``); written files are always ours.
     source_format: str = FORMAT_OURS
+    #: What was read but not used, one line each (an evals.json's unknown keys, named once
+    #: per file); front ends print them as warnings.
+    warnings: list[str] = field(default_factory=list)
 
     def describe(self, source: str = "skill_meta.json") -> str:
         """One line saying what was read, e.g. ``3 test cases from x.json (upskill TestCaseSuite)``."""
@@ -323,14 +361,28 @@ def parse_assertion(raw: Any, where: str, default_case_sensitive: bool | None = 
     if args is not None and (atype != "tool-called" or not isinstance(args, str) or not args):
         raise CasesError(where, f"'args' is only for tool-called and must be a non-empty string, not on '{atype}'"
                          if atype != "tool-called" else "'args' must be a non-empty string")  # fmt: skip
+    if atype == "tool-called" and path is not None and args is None:
+        raise CasesError(where, "a tool-called 'path' says where 'args' must be: give 'args' too")
     return Assertion(
         type=atype, value=value, judge=judge, case_sensitive=case_sensitive, path=path, timeout=timeout,
         args=args,
     )  # fmt: skip
 
 
+#: A ``tool-called`` argument path: names and ``[index]`` steps joined by dots.
+ARG_PATH_PATTERN = r"[A-Za-z_$][\w$\-]*(\[\d{1,6}\])*(\.[A-Za-z_$][\w$\-]*(\[\d{1,6}\])*)*"
+ARG_PATH_MAX = 200
+
+
 def _check_path(atype: str, path: Any, where: str) -> str | None:
-    """``path`` of a file check: relative, inside the workspace (no ``..``, no absolute path)."""
+    """``path`` of a file check: relative, inside the workspace (no ``..``, no absolute path);
+    of a ``tool-called`` check: a dot path into the call's arguments."""
+    if atype == "tool-called" and path is not None:
+        import re
+
+        if not isinstance(path, str) or len(path) > ARG_PATH_MAX or not re.fullmatch(ARG_PATH_PATTERN, path):
+            raise CasesError(where, "a tool-called 'path' is a dot path into the arguments, like 'query' or 'input.files[0]'")
+        return path
     if ASSERTION_TYPES[atype] not in ("path", "path-text"):
         if path is not None:
             raise CasesError(where, f"'path' is only for file-exists and file-contains, not '{atype}'")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from upskill_hub.errors import UpskillError
 from upskill_hub.lift.prepare import EvalOptions
 from upskill_hub.lift.versus import VersusResult, run_versus_async
 from upskill_hub.rundir.schema import RunSummary
-from upskill_hub.skill import require_skill
+from upskill_hub.skill import Skill, require_skill
 from upskill_hub.versions import old_version
 
 #: Columns of ``--format agent/json/csv`` output of a comparison.
@@ -38,6 +39,31 @@ def run_against(skill: Path, against: str, specs: Sequence[str], options: EvalOp
     new = require_skill(skill)
     with old_version(against, new) as old:
         return asyncio.run(run_versus_async(new, old, against, specs, options))
+
+
+def open_old_versions(against: str, scenarios: Sequence[Any], stack: contextlib.ExitStack) -> dict[Path, Skill]:
+    """``--scenarios --against OLD``: every scenario skill's old version, loaded before any call.
+
+    A ref (or folder) without one of the skills, or holding another skill there, is one line
+    naming the scenario; nothing has run or been written by then.
+    """
+    out: dict[Path, Skill] = {}
+    for sc in scenarios:
+        for folder in sc.skills:
+            if folder in out:
+                continue
+            new = require_skill(folder)
+            try:
+                old = stack.enter_context(old_version(against, new))
+            except UpskillError as exc:
+                raise UpskillError(f"scenario {sc.id!r}: {exc}") from None
+            if old.name != new.name:
+                raise UpskillError(
+                    f"scenario {sc.id!r}: --against {against}: that is skill {old.name!r}, not {new.name!r}; "
+                    "compare two versions of one skill"
+                )
+            out[folder] = old
+    return out
 
 
 def _verdict(v: Any) -> str:

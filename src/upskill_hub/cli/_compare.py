@@ -39,6 +39,8 @@ class Comparison:
     #: Trigger figures per model in the reference run and in the new one (catalog mode).
     triggers_then: list[TriggerStats] = field(default_factory=list)
     triggers_now: list[TriggerStats] = field(default_factory=list)
+    #: The reference run's rows (``--max-token-increase`` and the scenario scores read them).
+    reference_rows: list[ResultRow] = field(default_factory=list, repr=False)
 
     def rows(self) -> list[dict[str, Any]]:
         return [
@@ -79,7 +81,52 @@ def compare_with(
     models = list(dict.fromkeys(r.model for r in rows))
     ref = load_reference(source, skill, models)
     changes = compare_runs(ref.rows, rows, level=level)
-    return Comparison(run_id, ref.run_id, ref.source, level, changes, ref.triggers, list(triggers or []))
+    return Comparison(run_id, ref.run_id, ref.source, level, changes, ref.triggers, list(triggers or []), ref.rows)
+
+
+def scenario_sources(source: str, scenarios: list[Any]) -> dict[tuple[str, Path], str]:
+    """``--compare`` with ``--scenarios``: each scenario skill's reference, found before any call.
+
+    A Hub repo serves every skill (its latest published run of each); a run folder serves
+    the one skill it measured; a folder of run folders (an earlier ``--output``) serves
+    each scenario skill with its latest finished run there, of the same scenario when the
+    run recorded one.
+    """
+    from upskill_hub import rundir
+    from upskill_hub.lift.scenario_ci import latest_run_of
+    from upskill_hub.skill import require_skill
+
+    folder = Path(source)
+    one_run = folder.is_dir() and any(
+        (folder / f).exists() for f in (rundir.RESULTS_FILE, rundir.RUN_FILE, rundir.SUMMARY_FILE)
+    )
+    out: dict[tuple[str, Path], str] = {}
+    for sc in scenarios:
+        for skill_dir in sc.skills:
+            if not folder.is_dir():
+                out[(sc.id, skill_dir)] = source
+                continue
+            name = require_skill(skill_dir).name
+            found = folder if one_run else latest_run_of(folder, name, sc.id)
+            if one_run and _run_skill(folder) not in (None, name):
+                raise UpskillError(
+                    f"--compare {source}: that run is of skill {_run_skill(folder)!r}, not {name!r} (scenario {sc.id})"
+                )
+            if found is None:
+                raise UpskillError(f"--compare {source}: no finished run of skill {name!r} (scenario {sc.id}) in that folder")
+            out[(sc.id, skill_dir)] = str(found)
+    return out
+
+
+def _run_skill(run_dir: Path) -> str | None:
+    """The skill a run folder measured, by its summary (``None`` when it has none to read)."""
+    from upskill_hub import rundir
+
+    try:
+        data = rundir.read_run_json(run_dir / rundir.SUMMARY_FILE)
+    except (UpskillError, OSError):
+        return None
+    return data.get("skill_name") if isinstance(data, dict) else None
 
 
 def _frac(x: float | None) -> str:

@@ -122,6 +122,13 @@ def eval_command(
     level: float = typer.Option(
         0.95, "--level", help="Confidence level of the --compare intervals and test."
     ),
+    max_token_increase: float | None = typer.Option(
+        None,
+        "--max-token-increase",
+        metavar="PCT",
+        help="With --compare or --against: exit 1 when the with-skill tokens per answer grew by more "
+        "than PCT percent over the compared version (upskill's CI token gate).",
+    ),  # fmt: skip
     jobs: int | None = typer.Option(
         None,
         "--jobs",
@@ -168,7 +175,8 @@ def eval_command(
     scenarios: Path | None = typer.Option(
         None,
         "--scenarios",
-        help="upskill's scenarios file (.upskill/evals.json): run every scenario's skills on its tests.",
+        help="upskill's scenarios file (.upskill/evals.json): run every scenario's skills on its tests, "
+        "scored as upskill's CI does (hard score from verifiers, judge score from criteria).",
     ),
     agent: list[str] = typer.Option(
         None,
@@ -242,9 +250,11 @@ def eval_command(
     from upskill_hub.lift.harness import HarnessOptions
     from upskill_hub.lift.prepare import EvalOptions
     from upskill_hub.lift.report import print_report
+    from upskill_hub.lift.scenario_ci import check_max_token_increase, check_token_gate, token_changes
 
     out = printer(fmt, as_json)
     _against.check_against(against, compare=compare, jobs=jobs)
+    check_max_token_increase(max_token_increase, bool(compare or against))
     cmp.check_options(compare, fail_on_regression and against is None, level)
     check_run_options(runs, concurrency, agent_timeout if agent else None)
     if scenarios is None and skill is not None and not (skill / "SKILL.md").exists():
@@ -252,20 +262,19 @@ def eval_command(
 
         scenarios = find_scenarios_file(skill)
     if scenarios is not None:
-        if jobs is not None or compare or against or tests is not None or agent or mode or distractors:
+        if jobs is not None or tests is not None or agent or mode or distractors:
             raise UpskillError(
                 "--scenarios runs each scenario's own tests on --model, skill injected: "
-                "drop --tests, --compare, --against, --jobs, --agent, --mode and --distractors"
+                "drop --tests, --jobs, --agent, --mode and --distractors"
             )
-        from upskill_hub.lift.prepare import EvalOptions
-
         options = EvalOptions(
             runs=runs, include_baseline=not no_baseline, concurrency=concurrency, output_dir=output,
             resume=resume, use_cache=not no_cache, cache_dir=cache_dir, judge=judge, base_url=base_url,
             params={"temperature": temperature, "max_tokens": max_tokens, "seed": seed},
             plots=not no_plots, timeout=timeout, max_retries=retries,
         )  # fmt: skip
-        _run_scenarios(scenarios, model or ["local"], options, out)
+        gates = (compare, against, level, fail_on_regression, max_token_increase)
+        _run_scenarios(scenarios, model or ["local"], options, out, *gates)
         return
     if skill is None:
         raise UpskillError("give a skill folder (or --scenarios FILE)")
@@ -403,6 +412,10 @@ def eval_command(
         cmp.check_regressions(comparison)
     if against is not None and fail_on_regression:
         _against.check_regression(versus)
+    if max_token_increase is not None:
+        old_rows, version = (versus.old.rows, against) if against is not None else (comparison.reference_rows, compare)
+        who = f"skill {result.summary.skill_name}" if result.summary else "the skill"
+        check_token_gate([(who, version, token_changes(result.rows, old_rows))], max_token_increase)
 
 
 #: Most ``--runs`` accepted: every planned call is kept in memory, so 10^9 repeats would
@@ -450,14 +463,17 @@ def check_command_consent(skill: Path, tests: Path | None, agents: bool, allowed
         )
 
 
-def _run_scenarios(path: Path, models: list[str], options, out) -> None:  # noqa: ANN001 - EvalOptions, Printer
-    """Every scenario's skills on its cases, one run each; reports as for one skill."""
-    from dataclasses import replace
+def _run_scenarios(path: Path, models: list[str], options, out, compare, against, level, fail, max_increase) -> None:  # noqa: ANN001 - EvalOptions, Printer
+    """Every scenario's skills on its cases, one run each, scored as upskill's CI scores them
+    (:mod:`upskill_hub.lift.scenario_ci`), compared with ``--compare`` / ``--against``, gated."""
+    import contextlib
 
-    from upskill_hub.cli._eval_rows import EVAL_HEADERS, lift_rows
-    from upskill_hub.lift.api import run_eval
-    from upskill_hub.lift.report import print_report
+    from upskill_hub.cli import _against
+    from upskill_hub.cli import _compare as cmp
+    from upskill_hub.lift import scenario_ci as ci
+    from upskill_hub.lift.report import print_report, scenario_table
     from upskill_hub.lift.scenarios import describe, load_scenarios
+    from upskill_hub.lift.versus import VersusResult
 
     found = load_scenarios(path)
     if options.judge is None and any(s.criteria for s in found):
@@ -465,29 +481,51 @@ def _run_scenarios(path: Path, models: list[str], options, out) -> None:  # noqa
         raise UpskillError(
             f"{path}: judge criteria are graded by a judge model: pass --judge MODEL (they are never skipped)"
         )
-    if out.mode in (OutputFormat.human, OutputFormat.json):
-        err_console.print(describe(path, found), markup=False, highlight=False, soft_wrap=True)
-    summaries, failed = [], 0
-    for sc in found:
-        for skill_dir in sc.skills:
-            if out.human:
-                err_console.print(
-                    f"scenario {sc.id}: {skill_dir} on {len(sc.cases)} case(s) from {sc.tests_source}",
-                    markup=False, highlight=False, soft_wrap=True,
-                )  # fmt: skip
-            result = run_eval(skill_dir, models, replace(options, cases=list(sc.cases)))
-            failed += sum(r.error is not None for r in result.rows)
-            summaries.append((sc.id, result))
-            if out.human:
-                print_report(result.summary, make_console(), str(result.run_dir))
-    if not out.human:
-        rows = [dict(row, scenario=sid) for sid, res in summaries for row in lift_rows(res.summary)]
-        data = [{"scenario": sid, **res.summary.to_dict()} for sid, res in summaries]
-        out.table(rows, ["scenario", *EVAL_HEADERS], json_data=data)
+    sources = cmp.scenario_sources(compare, found) if compare else {}
+    comparisons: dict[int, cmp.Comparison] = {}
+
+    def on_scenario(sc, skill_dir: Path) -> None:  # noqa: ANN001 - Scenario
+        if out.human:
+            err_console.print(f"scenario {sc.id}: {skill_dir} on {len(sc.cases)} case(s) from {sc.tests_source}",
+                              markup=False, highlight=False, soft_wrap=True)  # fmt: skip
+
+    def on_done(run) -> None:  # noqa: ANN001 - ScenarioRun
+        summary = run.result.summary
+        if compare and summary is not None:
+            comp = cmp.compare_with(sources[(run.scenario.id, run.skill_dir)], summary.run_id, run.result.rows, level)
+            comparisons[id(run)] = comp
+            run.compare_with(f"{comp.reference_id} ({comp.reference_source})", comp.reference_rows)
+            run.write()
+        if out.human and summary is not None:
+            print_report(summary, make_console(), str(run.result.run_dir))
+            if against is not None:
+                _against.render_versus(summary, make_console())
+            if id(run) in comparisons:
+                cmp.render(comparisons[id(run)], make_console())
+
+    with contextlib.ExitStack() as stack:
+        olds = _against.open_old_versions(against, found, stack) if against else None
+        if out.mode in (OutputFormat.human, OutputFormat.json):
+            err_console.print(describe(path, found), markup=False, highlight=False, soft_wrap=True)
+        runs = ci.run_scenarios(found, models, options, old_versions=olds, against=against,
+                                on_scenario=on_scenario, on_done=on_done)  # fmt: skip
+    rows = ci.score_table_rows(runs)
+    if out.human:
+        make_console().print(scenario_table(rows, max_increase))
+    else:
+        data = [{**(r.result.summary.to_dict() if r.result.summary else {}), **r.record(),
+                 **({"comparison": comparisons[id(r)].to_dict()} if id(r) in comparisons else {})} for r in runs]  # fmt: skip
+        out.table(rows, ci.SCENARIO_HEADERS, json_data=data)
+    failed = sum(x.error is not None for r in runs for x in r.result.rows + (r.old.rows if r.old else []))
     if failed:
-        raise UpskillError(
-            f"{failed} calls failed across the scenarios; rerun the same command with --resume"
-        )
+        raise UpskillError(f"{failed} calls failed across the scenarios; rerun the same command with --resume")
+    if fail:
+        for r in runs:
+            if id(r) in comparisons:
+                cmp.check_regressions(comparisons[id(r)])
+            elif r.old is not None and r.result.summary is not None:
+                _against.check_regression(VersusResult(r.result, r.old, r.result.summary.versus or []))
+    ci.check_token_gate([r.gate_item for r in runs], max_increase)
 
 
 def _cases_line(skill: Path, tests: Path | None) -> str | None:

@@ -11,13 +11,19 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import MofNCompleteColumn, Progress
+from rich.text import Text
 
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli._output import make_console
 from upskill_hub.errors import OptionError, UpskillError
+
+if TYPE_CHECKING:
+    from upskill_hub.rundir.schema import TriggerStats
+    from upskill_hub.triggering.triggers import TriggerResult
 
 err_console = make_console(stderr=True, highlight=True)
 
@@ -35,6 +41,19 @@ def triggers_command(
     ),  # fmt: skip
     model: list[str] = typer.Option(None, "--model", "-m", help="Model spec, repeatable (as for eval)."),
     runs: int = typer.Option(1, "--runs", "-n", help="Repeats of each query per model."),
+    threshold: float = typer.Option(
+        0.5,
+        "--threshold",
+        help="Per-query verdict (as skill-creator's run_eval): a should-trigger query passes when it loads the "
+        "skill in at least this share of its runs, a should-not query when it loads it in less.",
+    ),  # fmt: skip
+    description: str | None = typer.Option(
+        None,
+        "--description",
+        metavar="TEXT|@FILE",
+        help="Score this candidate description (or the text of FILE) in place of SKILL.md's; SKILL.md is not "
+        "changed, the run folder records the candidate. One skill only.",
+    ),  # fmt: skip
     triggers: Path | None = typer.Option(
         None,
         "--triggers",
@@ -62,24 +81,37 @@ def triggers_command(
 
     Each query is one model turn with the skill catalog and a load_skill tool; it triggered
     iff the model loads the skill. Reports recall and false-trigger rate with 95% Wilson
-    intervals, precision, F1 and the queries that went wrong.
+    intervals, precision and F1; then per query its trigger rate over --runs (with its
+    interval) and a pass or fail at --threshold, listing each failing query once with its
+    rate (2/3). The run folder keeps every row (triggers.jsonl) and every query's verdict
+    (trigger-queries.json).
 
     With --library, every skill's queries go to a catalog of all the library's skills and the
     report is who loads what: a confusion matrix (and its heat map), per-skill recall and
     routing accuracy with intervals, and the stealing pairs with example queries.
 
     Example: [cyan]upskill-hub triggers skills/hf-dataset-card -m haiku --runs 3[/]
-    Library: [cyan]upskill-hub triggers ./my-skills --library -m haiku[/]
+
+    A candidate description: [cyan]upskill-hub triggers skills/hf-dataset-card -m haiku --runs 3 --description @new.txt[/]
+
+    A library: [cyan]upskill-hub triggers ./my-skills --library -m haiku[/]
     """
-    check_options(runs=runs, concurrency=concurrency, distractors=distractors)
+    check_options(runs=runs, concurrency=concurrency, distractors=distractors, threshold=threshold)
     if library:
         _library_command(skill, model or ["local"], runs=runs, base_url=base_url, output=output, resume=resume,
                          no_cache=no_cache, concurrency=concurrency, fmt=fmt, as_json=as_json,
-                         ignored={"--triggers": triggers, "--distractors": distractors})  # fmt: skip
+                         ignored={"--triggers": triggers, "--distractors": distractors, "--description": description})  # fmt: skip
         return
-    from upskill_hub.lift.report import print_trigger_report
+    from upskill_hub.lift.report import trigger_table
+    from upskill_hub.triggering.candidates import read_description_arg
+    from upskill_hub.triggering.description_report import print_query_verdicts
     from upskill_hub.triggering.triggers import run_triggers
 
+    candidate, candidate_source = None, None
+    if description is not None:
+        if len(skill) != 1:
+            raise UpskillError(f"--description scores one skill's candidate description, got {len(skill)} skills")
+        candidate, candidate_source = read_description_arg(description)
     out = printer(fmt, as_json)
     results = []
     for s in skill:
@@ -87,33 +119,51 @@ def triggers_command(
             res = run_triggers(
                 s, model or ["local"], base_url=base_url, use_cache=not no_cache, runs=runs, triggers_file=triggers,
                 distractors=distractors, output_dir=output, resume=resume, concurrency=concurrency,
-                on_plan=tick.plan, on_row=tick.row,
+                on_plan=tick.plan, on_row=tick.row, threshold=threshold, description=candidate,
+                description_source=candidate_source,
             )  # fmt: skip
         results.append(res)
         if out.human:
             err_console.print(res.source, markup=False, highlight=False)
             console = make_console()
-            print_trigger_report(res.skill_name or s.name, res.stats, res.wrong, console, None)
-            if res.n_wrong > len(res.wrong):
-                console.print(f"• ... and {res.n_wrong - len(res.wrong)} more wrong answers in "
-                              f"{res.run_dir / 'triggers.jsonl'}", highlight=False, markup=False)  # fmt: skip
+            if res.description is not None:
+                console.print(Text.assemble(("candidate description", "bold"), f" (from {res.description_source}; "
+                                            "SKILL.md unchanged): ", res.description))  # fmt: skip
+            console.print(trigger_table(res.stats, title=f"{res.skill_name or s.name}: does the description trigger?"))
+            print_query_verdicts(res, console)
             console.print(f"Results: {res.run_dir}", highlight=False, markup=False)
     if not out.human:
-        rows = [{"run_id": r.run_dir.name, **st.__dict__} for r in results for st in r.stats]
+        pairs = [(r, _model_row(r, st)) for r in results for st in r.stats]
+        rows = [row for _, row in pairs]
         headers = ["run_id", "model", "recall", "recall_ci_low", "recall_ci_high", "false_trigger_rate",
-                   "fpr_ci_low", "fpr_ci_high", "precision", "f1"]  # fmt: skip
-        out.table(rows, headers, id_key="run_id", json_data=rows)
+                   "fpr_ci_low", "fpr_ci_high", "precision", "f1", "threshold", "queries_passed", "queries_failed"]  # fmt: skip
+        data = [{**row, "queries": [q.to_dict() for q in r.queries if q.model == row["model"]]} for r, row in pairs]
+        out.table(rows, headers, id_key="run_id", json_data=data)
     failed = sum(res.failed for res in results)
     if failed:
         first = next(res.first_error for res in results if res.first_error)
         raise UpskillError(f"{failed} trigger calls failed (first: {first}); rerun with --resume")
 
 
-def check_options(*, runs: int, concurrency: int | None, distractors: str | None) -> None:
+def _model_row(res: TriggerResult, st: TriggerStats) -> dict[str, object]:
+    """One model's pooled figures of a trigger run, with its per-query verdict counts."""
+    mine = [q for q in res.queries if q.model == st.model]
+    return {
+        "run_id": res.run_dir.name, **st.__dict__, "threshold": res.threshold,
+        "candidate_description": res.description,
+        "queries_passed": sum(q.passed is True for q in mine), "queries_failed": sum(q.passed is False for q in mine),
+    }  # fmt: skip
+
+
+def check_options(
+    *, runs: int, concurrency: int | None, distractors: str | None, threshold: float = 0.5
+) -> None:
     """The options' values, refused in one line before anything is read or sent."""
+    from upskill_hub.triggering.query_verdicts import check_threshold
     from upskill_hub.triggering.triggers import check_run_options
 
     check_run_options(runs=runs, concurrency=concurrency)
+    check_threshold(threshold)
     if distractors is not None and not distractors.strip():
         raise OptionError(
             "distractors", distractors, "is empty: name a folder of skills, or 'none' for no distractors"
@@ -177,7 +227,7 @@ def _library_command(
 ) -> None:  # fmt: skip
     """``triggers --library``: the routing run of one library (a folder, or pulled from the Hub)."""
     from upskill_hub.triggering.description_report import print_routing_report
-    from upskill_hub.triggering.routing_run import run_routing
+    from upskill_hub.triggering.routing_run import SkippedSkill, run_routing
 
     if len(sources) != 1:
         raise UpskillError(f"--library takes one folder of skills or one Hub repo, got {len(sources)}")
@@ -202,10 +252,13 @@ def _library_command(
             source = folder
         elif not source.is_dir():
             raise UpskillError(f"{source}: not a folder of skills (nor a Hub repo OWNER/NAME)")
+        def warn(skipped: SkippedSkill) -> None:
+            err_console.print(f"Warning: {skipped.line()}", markup=False, highlight=False, soft_wrap=True)
+
         with Ticker("routing calls", enabled=out.human) as tick:
             run = run_routing(
                 source, models, label=label, base_url=base_url, runs=runs, output_dir=output, resume=resume,
-                use_cache=not no_cache, concurrency=concurrency, on_plan=tick.plan, on_row=tick.row,
+                use_cache=not no_cache, concurrency=concurrency, on_plan=tick.plan, on_row=tick.row, on_skip=warn,
             )  # fmt: skip
     if out.human:
         print_routing_report(run, make_console())
@@ -215,6 +268,7 @@ def _library_command(
             "run_dir": str(run.run_dir),
             "reports": [r.to_dict() for r in run.reports],
             "no_queries": run.no_queries,
+            "skipped": [s.__dict__ for s in run.skipped],
         }
         out.table(rows, ["model", "skill", "n", "recall", "accuracy", "errors"], json_data=data)
     errors = sum(r.errors for r in run.reports)

@@ -32,7 +32,12 @@ def tune_command(
     distractors: str | None = typer.Option(
         None, "--distractors", help="Folder of other skills in the catalog, or 'none' (default: the shipped skills)."
     ),
-    held_out: float = typer.Option(0.4, "--held-out", help="Share of each kind of query kept from the teacher."),
+    held_out: float = typer.Option(
+        0.4, "--held-out", help="Share of each kind of query kept from the teacher; 0 tunes on all (no held-out score)."
+    ),
+    description: str | None = typer.Option(
+        None, "--description", help="Start from this description (TEXT, or @FILE) instead of SKILL.md's; SKILL.md is unchanged."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the train / held-out split."),
     base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for the model (and the teacher)."),
     teacher_base_url: str | None = typer.Option(None, "--teacher-base-url", help="Endpoint for the teacher only."),
@@ -46,20 +51,25 @@ def tune_command(
     """Tune a skill's description so MODEL loads the skill when it should, and only then.
 
     The trigger queries are split into train and held-out (stratified, seeded). Each
-    iteration the teacher sees the train failures of the best description so far and
-    proposes a new one (spec-valid, at most 1,024 characters; others are rejected and
-    counted). Every candidate is scored on both halves --runs times; the winner is the best
-    on held-out queries, ties to the shorter. Prints both figures before and after, with 95%
-    intervals. The history lives in a run folder; --resume continues a killed run.
+    iteration the teacher sees the best description so far, its train failures, the whole
+    SKILL.md (within a budget) and every earlier attempt with its train score, never a
+    held-out query or score, and proposes a new one (spec-valid, at most 1,024 characters;
+    others are rejected and counted). Every candidate is scored on both halves --runs
+    times; the winner is the best on held-out queries, ties to the shorter. --held-out 0
+    tunes on every query: the winner is then the best on train, which is not a held-out
+    score, and the output says so. --description starts from another text than SKILL.md's.
+    Prints every candidate with 95% intervals, the winner starred; tune_report.md in the
+    run folder has each iteration. --resume continues a killed run.
 
     Example: [cyan]upskill-hub tune skills/hf-dataset-card -m haiku --teacher sonnet --write[/]
     """
-    from upskill_hub.triggering.description_report import print_tune_report
-    from upskill_hub.triggering.tune_run import run_tune
+    from upskill_hub.triggering.tune_report import print_tune_report
+    from upskill_hub.triggering.tune_run import description_option, run_tune
 
     out = printer(fmt, as_json)
-    if not 0 < held_out < 1:
-        raise UpskillError(f"--held-out must be between 0 and 1, not {held_out}")
+    if not 0 <= held_out < 1:
+        raise UpskillError(f"--held-out must be 0 (tune on every query) or between 0 and 1, not {held_out}")
+    start = description_option(description) if description is not None else None
     calls = 0
     with err_console.status("Scoring the original description...") as status:
         state = {"step": "scoring the original description"}
@@ -78,7 +88,7 @@ def tune_command(
             skill, model, teacher=teacher, base_url=base_url, teacher_base_url=teacher_base_url,
             iterations=iterations, runs=runs, seed=seed, held_out=held_out, triggers_file=triggers,
             distractors=distractors, output_dir=output, resume=resume, use_cache=not no_cache,
-            concurrency=concurrency, write=write, on_step=on_step, on_row=on_row,
+            concurrency=concurrency, write=write, description=start, on_step=on_step, on_row=on_row,
         )  # fmt: skip
     if out.human:
         err_console.print(run.source, markup=False)
@@ -90,15 +100,18 @@ def tune_command(
         rows.append({
             "index": c.index, "iteration": c.iteration, "winner": c.index == res.winner.index,
             "train_recall": c.train.recall, "train_false_trigger_rate": c.train.false_trigger_rate,
+            "train_accuracy": c.train.accuracy,
             "held_out_recall": c.held_out.recall, "held_out_recall_ci_low": c.held_out.recall_ci_low,
             "held_out_recall_ci_high": c.held_out.recall_ci_high,
             "held_out_false_trigger_rate": c.held_out.false_trigger_rate, "held_out_accuracy": c.held_out.accuracy,
             "description": c.description,
         })  # fmt: skip
     data = {"run_dir": str(run.run_dir), "model": run.model, "teacher": run.teacher, "written": run.written,
+            "started_from": "--description" if run.seeded else "SKILL.md", "report": str(run.report),
             **res.to_dict()}  # fmt: skip
-    out.table(rows, ["index", "iteration", "winner", "held_out_recall", "held_out_false_trigger_rate",
-                     "held_out_accuracy", "description"], id_key="index", json_data=data)  # fmt: skip
+    cols = ["index", "iteration", "winner", "train_accuracy"]
+    cols += ["held_out_recall", "held_out_false_trigger_rate", "held_out_accuracy"] if not res.all_queries else []
+    out.table(rows, [*cols, "description"], id_key="index", json_data=data)
 
 
 def register(app: typer.Typer) -> None:

@@ -129,17 +129,26 @@ def resolve_cases(skill: Skill, cases: str | Path | Sequence[Case] | None) -> li
             raise UpskillError(
                 f"skill {skill.name!r} has no test cases in skill_meta.json; pass --tests FILE"
             )
+        _warn(skill.name, skill.meta.warnings)
         return found
     if isinstance(cases, (str, Path)):
         try:
-            return list(load_cases_file(cases, base_dir=skill.path).cases)
+            meta = load_cases_file(cases, base_dir=skill.path)
         except CasesError as exc:
             inside = None if exc.field == str(Path(cases)) else exc.field
             raise PathError(cases, exc.message, kind="tests file", field=inside) from None
+        _warn(str(cases), meta.warnings)
+        return list(meta.cases)
     found = list(cases)
     if not found:
         raise UpskillError("no test cases given")
     return found
+
+
+def _warn(source: str, warnings: Sequence[str]) -> None:
+    """What a tests file holds that is not used (an evals.json's unknown keys): one line each."""
+    for w in warnings:
+        print(f"warning: {source}: {w}", file=sys.stderr)
 
 
 @dataclass

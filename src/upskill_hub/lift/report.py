@@ -211,3 +211,51 @@ def print_report(summary: RunSummary, console: Console, run_dir: str | None = No
         console.print(line if line.startswith("  ") else f"• {line}", highlight=False, markup=False)
     if run_dir:
         console.print(f"Results: {run_dir}", highlight=False)
+
+
+def _score(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def scenario_table(rows: list[dict], max_token_increase: float | None = None) -> Table:
+    """upskill's CI table: hard and judge score apart, tokens, and the compared version's figures.
+
+    ``rows`` are :func:`upskill_hub.lift.scenario_ci.score_table_rows`.
+    """
+    compared = any(r["compared_to"] for r in rows)
+    gate = "" if max_token_increase is None else f"; over +{max_token_increase:g}% tokens fails"
+    t = Table(
+        title="Scenarios: hard score (verifiers) and judge score (criteria)",
+        title_style="bold",
+        caption="hard: verifier checks passed / graded; cases ok: answers passing every verifier; "
+        "judge: mean share of criteria met per answer (0–1); no skill → skill; tokens: mean per answer"
+        + ("; then: the compared version, with skill" + gate if compared else ""),
+    )
+    cols = ["scenario", "model", "hard", "cases ok", "judge", "tokens"]
+    if compared:
+        cols += ["hard then", "judge then", "tokens then", "tokens Δ", "status"]
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("scenario", "model", "status") else "right")
+    for r in rows:
+        base = r["hard_baseline"] is not None or r["judge_baseline"] is not None
+
+        def pair(b: float | None, s: float | None, has_base: bool = base) -> str:
+            return f"{_score(b)} → {_score(s)}" if has_base else _score(s)
+
+        cells: list[str | Text] = [
+            Text(r["scenario"]), Text(r["model"]), pair(r["hard_baseline"], r["hard_score"]),
+            "–" if r["case_success_rate"] is None else pct(r["case_success_rate"]),
+            pair(r["judge_baseline"], r["judge_score"]),
+            "–" if r["avg_tokens"] is None else f"{r['avg_tokens']:.1f}",
+        ]  # fmt: skip
+        if compared:
+            change = r["token_change_pct"]
+            over = max_token_increase is not None and change is not None and change > max_token_increase
+            status = "–" if not r["compared_to"] else "[red]FAIL[/]" if over else "PASS"
+            cells += [
+                _score(r["hard_then"]), _score(r["judge_then"]),
+                "–" if r["tokens_then"] is None else f"{r['tokens_then']:.1f}",
+                "–" if change is None else f"{change:+.1f}%", status,
+            ]  # fmt: skip
+        t.add_row(*cells)
+    return t

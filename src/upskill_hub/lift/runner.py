@@ -28,7 +28,7 @@ import hashlib
 import json
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -259,9 +259,9 @@ class Runner:
         """The model's answer to the case: injected, or at the end of a catalog conversation
         (whose loads and trigger go into ``base``)."""
         if call.mode != "catalog":
-            messages = [Message("user", call.case.input)]
+            messages = [Message("user", call.case.prompt_for(call.condition, self.plan.skill_name, call.mode))]
             return await self.calls.complete(call.client, self._systems[call.condition], messages,
-                                             self.plan.params, call.repeat)  # fmt: skip
+                                             self._params(call), call.repeat)  # fmt: skip
         catalog = await self._catalog_call(call)
         if catalog.error is not None:
             raise _CatalogCapped(catalog)
@@ -313,11 +313,16 @@ class Runner:
         system = self._catalog_systems[call.condition]
 
         async def turn(messages: list[Message], tools: list[ToolSpec]) -> tuple[Completion, bool]:
-            return await self.calls.complete(call.client, system, messages, self.plan.params, call.repeat, tools)
+            return await self.calls.complete(call.client, system, messages, self._params(call), call.repeat, tools)
 
+        prompt = call.case.prompt_for(call.condition, self.plan.skill_name, "catalog")
         return await run_catalog_conversation(
-            turn, call.case.input, self._catalogs[call.condition], max_turns=self.plan.max_turns, system=system
+            turn, prompt, self._catalogs[call.condition], max_turns=self.plan.max_turns, system=system
         )
+
+    def _params(self, call: PlannedCall) -> GenerationParams:
+        """The run's generation parameters, with the case's own over them (evals.json ``params``)."""
+        return replace(self.plan.params, **dict(call.case.params)) if call.case.params else self.plan.params
 
     async def _harness_row(self, call: PlannedCall, base: dict[str, Any]) -> ResultRow:
         """One agent CLI call (see :mod:`upskill_hub.lift.harness`) as a row."""

@@ -15,6 +15,9 @@ this module:
 * :class:`RowResolver` gives each call one row: a later answer replaces a failed attempt (a
   resume retries those), and a second *answer* for the same call (model, skill, query,
   repeat) is refused (duplicated rows counted twice turned n = 3 into 150);
+* :data:`QUERIES_FILE` holds each query's trigger rate over its repeats and its verdict at
+  the run's threshold (:class:`QueryRate`), written whole at the end of a run and checked
+  field by field when read back (:func:`read_query_rates`);
 * :class:`RowAppender` only ever appends (``O_APPEND``, never ``open(..., "w")``): under a
   file-size limit or on a full disk the rows already there stay; a row that cannot be
   written whole is cut back off, so the file never ends half-written.
@@ -29,11 +32,12 @@ import math
 import os
 import stat
 from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from upskill_hub._util import limits
-from upskill_hub._util.fsutil import FileRefused, kind_of, storage_error
+from upskill_hub._util.fsutil import FileRefused, kind_of, storage_error, write_json_atomic
 from upskill_hub.rundir import files as run_files
 from upskill_hub.rundir.schema import TriggerRow, record_problem
 
@@ -338,3 +342,74 @@ class RowAppender:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# --------------------------------------------------------------------------- per-query verdicts
+#: A trigger run's per-query figures (:class:`QueryRate` per model and query, and the threshold).
+QUERIES_FILE = "trigger-queries.json"
+#: The verdict rule, as stored next to the figures (skill-creator's run_eval applies the same).
+VERDICT_RULE = "a should-trigger query passes when its trigger rate >= threshold; a should-not-trigger query when it is < threshold"
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRate:
+    """One query on one model over its repeats: how often it loaded the skill, and whether that passes.
+
+    ``runs`` counts the answered calls and ``triggered`` those that loaded the skill; a failed
+    call is in ``errors``, never in the rate. ``rate`` has its 95% Wilson interval; ``passed``
+    applies :data:`VERDICT_RULE` at the run's threshold. With no answered call, the rate, its
+    interval and the verdict are ``None``.
+    """
+
+    model: str
+    query_id: str
+    query: str
+    should_trigger: bool
+    runs: int
+    triggered: int
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    passed: bool | None
+    errors: int = 0
+
+    @property
+    def share(self) -> str:
+        """The rate as counted: ``"2/3"``."""
+        return f"{self.triggered}/{self.runs}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def write_query_rates(run_dir: Path, doc: dict[str, Any], rates: list[QueryRate]) -> Path:
+    """Write ``doc`` (run id, threshold, rule, description) with ``rates`` as its ``queries`` to :data:`QUERIES_FILE`."""
+    path = Path(run_dir) / QUERIES_FILE
+    write_json_atomic(path, {**doc, "rule": VERDICT_RULE, "queries": [r.to_dict() for r in rates]}, indent=1)
+    return path
+
+
+def read_query_rates(run_dir: Path) -> tuple[dict[str, Any], list[QueryRate]]:
+    """The document of :data:`QUERIES_FILE` (without its queries) and its checked :class:`QueryRate` rows.
+
+    Read like every run-folder file (no symlink, no FIFO wait, capped); a query whose fields
+    do not match the schema, or whose counts do not add up, is one :class:`FileRefused` line.
+    """
+    path = Path(run_dir) / QUERIES_FILE
+    data = read_run_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("queries"), list):
+        raise FileRefused(path, "is not a per-query trigger file (an object with a 'queries' list)")
+    threshold = data.get("threshold")
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 < threshold <= 1:
+        raise FileRefused(path, "field 'threshold' must be a number above 0 and at most 1")
+    rates = []
+    for i, item in enumerate(data["queries"]):
+        why = record_problem(QueryRate, item)
+        if why is None and not 0 <= item["triggered"] <= item["runs"]:
+            why = "counts more triggers than answered runs"
+        if why is None and min(item["runs"], item.get("errors", 0)) < 0:
+            why = "holds a negative count"
+        if why is not None:
+            raise FileRefused(path, f"query {i + 1} {why}")
+        rates.append(QueryRate(**{k: item[k] for k in QueryRate.__dataclass_fields__ if k in item}))
+    return {k: v for k, v in data.items() if k != "queries"}, rates

@@ -1,6 +1,9 @@
-"""Terminal rendering for the description commands: ``tune`` and ``triggers --library``.
+"""Terminal rendering for the description commands: ``triggers`` per query and ``triggers --library``.
 
-Rendering only: every number comes from :class:`~upskill_hub.triggering.tune.Figures` and
+``tune``'s table and report are :mod:`upskill_hub.triggering.tune_report`.
+
+Rendering only: every number comes from
+:class:`~upskill_hub.rundir.trigger_rows.QueryRate` and
 :class:`~upskill_hub.triggering.routing.RoutingReport`. Skill names, descriptions and queries
 are user content, so they are printed as :class:`~rich.text.Text` (a ``[`` in them is
 never read as markup).
@@ -14,71 +17,58 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from upskill_hub._util.percent import pct
+from upskill_hub._util.percent import interval, pct
 from upskill_hub.lift.report import _share  # the trigger table's cell: 62% (5/8) / [31%, 86%]
 from upskill_hub.rundir.routing_rows import RoutingReport
-from upskill_hub.triggering.tune import Candidate, Figures
+from upskill_hub.rundir.trigger_rows import QUERIES_FILE, QueryRate
 
 if TYPE_CHECKING:
     from upskill_hub.triggering.routing_run import RoutingRun
-    from upskill_hub.triggering.tune_run import TuneRun
+    from upskill_hub.triggering.triggers import TriggerResult
+
+#: Failing queries listed in the terminal; the rest are in the run folder's trigger-queries.json.
+MAX_FAILING_SHOWN = 200
 
 
-def _figures_cells(f: Figures) -> list[str]:
-    return [
-        _share(f.triggered_should, f.n_should, f.recall, f.recall_ci_low, f.recall_ci_high),
-        _share(f.triggered_should_not, f.n_should_not, f.false_trigger_rate, f.fpr_ci_low, f.fpr_ci_high),
-    ]
+def _rate_cell(r: QueryRate) -> str:
+    """``2/3 (67%)`` over its Wilson interval; a query with no answered run says so."""
+    if r.rate is None:
+        return f"no answer ({r.errors} failed)"
+    failed = f", {r.errors} failed" if r.errors else ""
+    return f"{r.share} ({pct(r.rate)}{failed})\n{interval(r.ci_low, r.ci_high)}"
 
 
-def _label(c: Candidate) -> str:
-    return "original" if c.index == 0 else f"candidate {c.index} (iteration {c.iteration})"
-
-
-def tune_table(run: TuneRun) -> Table:
-    """Before and after: recall and false triggers on train and held-out, with 95% Wilson intervals."""
-    res = run.result
-    t = Table(title=f"{run.model}: does the description trigger? (teacher {run.teacher})", title_style="bold")
-    t.caption = (
-        f"train: the {len(res.train_ids)} queries whose failures the teacher saw; held-out: the "
-        f"{len(res.held_ids)} it never saw. Repeats pooled, [95% Wilson CI]. Winner: best held-out "
-        "accuracy, ties to the shorter."
-    )
-    for col in ("description", "train recall", "train false triggers", "held-out recall",
-                "held-out false triggers", "held-out accuracy", "chars"):  # fmt: skip
-        t.add_column(col, justify="left" if col == "description" else "right")
-    shown = [res.original] if res.winner.index == 0 else [res.original, res.winner]
-    for c in shown:
-        t.add_row(
-            _label(c) + (" ★" if c.index == res.winner.index else ""),
-            *_figures_cells(c.train),
-            *_figures_cells(c.held_out),
-            pct(c.held_out.accuracy),
-            str(len(c.description)),
-        )
+def failing_table(res: TriggerResult, failing: list[QueryRate]) -> Table:
+    """The queries that fail at the threshold, each once per model: how often it loaded the skill."""
+    t = Table(
+        title=f"{res.skill_name}: queries that fail at threshold {res.threshold:g}", title_style="bold",
+        caption=f"triggered: runs that loaded the skill, of the answered runs [95% Wilson CI]; a should-trigger "
+        f"query passes at a rate >= {pct(res.threshold)}, a should-not one below it",
+    )  # fmt: skip
+    for col in ("model", "expected", "triggered", "query"):
+        t.add_column(col, justify="right" if col == "triggered" else "left")
+    for r in failing:
+        t.add_row(Text(r.model), "should trigger" if r.should_trigger else "should not", _rate_cell(r),
+                  Text(r.query[:160]))  # fmt: skip
     return t
 
 
-def print_tune_report(run: TuneRun, console: Console) -> None:
-    """The table, both descriptions in full, what was rejected, and what happened to SKILL.md."""
-    res = run.result
-    console.print(tune_table(run))
-    console.print(Text.assemble(("before: ", "bold"), res.original.description))
-    if res.winner.index != 0:
-        console.print(Text.assemble(("after:  ", "bold"), res.winner.description))
-    scored = len(res.candidates) - 1
-    line = f"{scored} candidate(s) scored, {len(res.rejected)} proposal(s) rejected"
-    if res.rejected:
-        reasons = sorted({r["reason"] for r in res.rejected})
-        line += " (" + "; ".join(reasons)[:300] + ")"
-    console.print(Text(line))
-    if res.winner.index == 0:
-        console.print(Text("The original description stays best on held-out queries; SKILL.md is unchanged."))
-    elif run.written:
-        console.print(Text(f"Wrote the new description into {run.skill_md} (only its frontmatter description changed)."))
-    else:
-        console.print(Text("Run again with --write to put the new description into SKILL.md."))
-    console.print(Text(f"Run folder: {run.run_dir}"))
+def print_query_verdicts(res: TriggerResult, console: Console) -> None:
+    """Per model, how many queries pass at the threshold; then each failing query once, with its rate."""
+    by_model: dict[str, list[QueryRate]] = {}
+    for r in res.queries:
+        by_model.setdefault(r.model, []).append(r)
+    for model, rates in by_model.items():
+        judged = [r for r in rates if r.passed is not None]
+        passed = sum(bool(r.passed) for r in judged)
+        unjudged = f" ({len(rates) - len(judged)} more had no answered run)" if len(judged) < len(rates) else ""
+        console.print(Text(f"{model}: {passed} of {len(judged)} queries pass at threshold {res.threshold:g}{unjudged}"))
+    failing = res.failing
+    if failing:
+        console.print(failing_table(res, failing[:MAX_FAILING_SHOWN]))
+    if len(failing) > MAX_FAILING_SHOWN:
+        console.print(Text(f"• ... and {len(failing) - MAX_FAILING_SHOWN} more failing queries in "
+                           f"{res.run_dir / QUERIES_FILE}"))  # fmt: skip
 
 
 def matrix_table(report: RoutingReport) -> Table:

@@ -55,11 +55,13 @@ def _tune(folder: Path, plan: dict[str, Any]) -> DescriptionRun:
     try:
         if result is not None:
             cands = result["candidates"]
+            on = "train" if result.get("winner_chosen_on") == "train" else "held_out"  # --held-out 0
             before, after = (
-                cands[0]["held_out"]["accuracy"],
-                cands[int(result["winner"])]["held_out"]["accuracy"],
+                cands[0][on]["accuracy"],
+                cands[int(result["winner"])][on]["accuracy"],
             )
-            line = f"held-out accuracy {pct(before)} -> {pct(after)}" + (
+            what = "held-out accuracy" if on == "held_out" else "train accuracy (not held out)"
+            line = f"{what} {pct(before)} -> {pct(after)}" + (
                 ", written" if result.get("written") else ""
             )
     except (KeyError, IndexError, TypeError, ValueError):

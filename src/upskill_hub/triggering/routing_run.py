@@ -8,10 +8,16 @@ A run lives in ``<output>/<stamp>-<library>-routing-<hex>/``: ``routing-plan.jso
 it again with ``resume``), ``triggers.jsonl`` (one row per answered call, written as it
 lands), ``routing.json`` and the heat map(s). ``upskill-hub push --results`` publishes it as
 the ``routing`` config (and its rows in ``triggers``).
+
+A skill of the library that does not pass the spec's checks (a description over 1,024
+characters, a name that does not match its folder) is left out of the catalog and named
+once (:class:`SkippedSkill`, ``on_skip`` and ``routing-plan.json``), as published libraries
+hold one now and then; the rest are routed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -28,12 +34,27 @@ from upskill_hub.rundir.routing_rows import RoutingReport, check_library_names
 from upskill_hub.rundir.schema import TriggerRow
 from upskill_hub.rundir.trigger_rows import read_run_json
 from upskill_hub.session.catalog import Catalog
-from upskill_hub.skill import Skill, skills_in
+from upskill_hub.skill import Skill, find_skills, load_skill, skill_md_name, skills_in
 from upskill_hub.triggering.routing import ROUTING_PNG, RoutingCall, run_library_routing
+from upskill_hub.triggering.trigger_queries import check_plan_size, resolve_queries
 from upskill_hub.triggering.trigger_session import Call, TriggerSession
-from upskill_hub.triggering.triggers import check_plan_size, check_run_options, open_run_dir, resolve_queries
+from upskill_hub.triggering.triggers import check_run_options, open_run_dir
 
 PLAN_FILE = "routing-plan.json"
+
+
+@dataclass(frozen=True)
+class SkippedSkill:
+    """A library skill left out of the catalog: its name (its folder's when none reads), its
+    folder, and the first problem that makes it invalid."""
+
+    name: str
+    folder: str
+    reason: str
+
+    def line(self) -> str:
+        where = "" if self.folder == self.name else f" in {self.folder}"
+        return f"skipped the invalid skill {self.name!r}{where} ({self.reason}); the other skills are routed"
 
 
 @dataclass
@@ -46,6 +67,50 @@ class RoutingRun:
     n_queries: int
     no_queries: list[str] = field(default_factory=list)  # in the catalog, but nothing to route
     fresh_calls: int = 0
+    skipped: list[SkippedSkill] = field(default_factory=list)  # invalid: left out of the catalog
+
+    @property
+    def plots(self) -> list[Path]:
+        if len(self.reports) == 1:
+            return [self.run_dir / ROUTING_PNG]
+        return [self.run_dir / f"routing-{i + 1}.png" for i in range(len(self.reports))]
+
+
+def library_skills(source: str | Path) -> tuple[list[Skill], list[SkippedSkill]]:
+    """The valid skills under ``source`` (found as ``skills list`` finds them) and the invalid ones, named.
+
+    ``source`` that is itself a skill is that one skill (invalid: its error). Two valid skills
+    of one name are an error naming both folders: a catalog holds each name once.
+    """
+    root = Path(source)
+    if not root.is_dir() or skill_md_name(root) is not None:
+        return skills_in(root), []
+    folders = find_skills(root)
+    if not folders:
+        raise UpskillError(f"{root}: no skills found (no SKILL.md in it or its subfolders)")
+    skills: list[Skill] = []
+    skipped: list[SkippedSkill] = []
+    seen: dict[str, str] = {}
+    for folder in folders:
+        rel = folder.relative_to(root).as_posix()
+        res = load_skill(folder)
+        if not res.ok or res.skill is None:
+            first = res.errors[0] if res.errors else None
+            why = "could not be read" if first is None else first.message
+            if first is not None and first.field and first.field != first.path:
+                why = f"{first.field}: {why}"
+            more = f"; and {len(res.errors) - 1} more problem(s)" if len(res.errors) > 1 else ""
+            name = res.skill.name if res.skill is not None and res.skill.name else folder.name
+            skipped.append(SkippedSkill(name, rel, f"{why}{more}"))
+            continue
+        if res.skill.name in seen:
+            raise UpskillError(
+                f"{root}: two skills named {res.skill.name!r}: {seen[res.skill.name]} and {rel}; a catalog "
+                "holds each name once (remove or rename one)"
+            )
+        seen[res.skill.name] = rel
+        skills.append(res.skill)
+    return skills, skipped
 
     @property
     def plots(self) -> list[Path]:
@@ -91,18 +156,24 @@ def run_routing(
     concurrency: int | None = None,
     on_row: Callable[[TriggerRow], None] | None = None,
     on_plan: Callable[[int], None] | None = None,
+    on_skip: Callable[[SkippedSkill], None] | None = None,
 ) -> RoutingRun:
     """Route every skill's queries under ``source`` (a local folder) on each model.
 
     ``label`` names the library in the run id (default: the folder's name); ``on_plan``
-    hears how many calls are left to make before the first one goes out.
+    hears how many calls are left to make before the first one goes out; ``on_skip`` hears
+    each invalid skill left out of the catalog, once, before any call.
     """
     check_run_options(runs=runs, concurrency=concurrency)
-    skills = skills_in(source)
+    skills, skipped = library_skills(source)
     if len(skills) < 2:
+        invalid = f" ({len(skipped)} invalid skill(s) left out; first: {skipped[0].reason})" if skipped else ""
         raise UpskillError(
-            f"{source}: a library needs at least two skills to route between, found {len(skills)}"
+            f"{source}: a library needs at least two skills to route between, found {len(skills)}{invalid}"
         )
+    for s in skipped:
+        if on_skip is not None:
+            on_skip(s)
     check_library_names([s.name for s in skills])
     library, empty = library_queries(skills)
     check_plan_size(sum(len(v) for v in library.values()), len(model_specs), runs, f"{source}")
@@ -120,7 +191,8 @@ def run_routing(
         run_dir = open_run_dir(
             output_dir, fp, PLAN_FILE, f"{_slug(label or Path(source).resolve().name)}-routing", "routing",
             resume=resume, plan={"timestamp": utc_now(), "tool_version": __version__, "library": label or str(source),
-                                 "models": session.models, "skills": list(library), "runs": runs},
+                                 "models": session.models, "skills": list(library), "runs": runs,
+                                 "skipped": [dataclasses.asdict(s) for s in skipped]},
         )  # fmt: skip
         run_id = run_dir.name
         plan = read_run_json(run_dir / PLAN_FILE)
@@ -139,4 +211,4 @@ def run_routing(
         )  # fmt: skip
         fresh = session.fresh_calls
     n = sum(len(v) for v in library.values())
-    return RoutingRun(run_dir, reports, list(library), n, empty, fresh_calls=fresh)
+    return RoutingRun(run_dir, reports, list(library), n, empty, fresh_calls=fresh, skipped=skipped)

@@ -5,14 +5,20 @@ distractors) and the load tools: the query *triggered* iff the model calls
 ``load_skill`` with the skill's name. Nothing else is answered; a trigger eval measures the
 description, not the skill body.
 
-Queries come from ``triggers`` in skill_meta.json, else a skill-creator trigger eval-set file
-(``--triggers FILE``: a JSON list of ``{"query", "should_trigger"}``), else the skill's case
-inputs (should trigger) and the distractors' case inputs (should not).
+Queries come from :mod:`.trigger_queries` (a skill-creator eval-set file, skill_meta.json's
+``triggers``, or the skill's and the distractors' case inputs).
 
 Per model: recall on should-trigger queries and the false-trigger rate on should-not ones,
-each with a 95% Wilson interval, precision and F1, and the queries that went wrong. Rows are
+each with a 95% Wilson interval, precision and F1, and the queries that went wrong. Per query
+(skill-creator's run_eval): its trigger rate over the repeats, with its Wilson interval, and a
+verdict at ``threshold`` (:mod:`.query_verdicts`), written to ``trigger-queries.json``. Rows are
 appended to ``triggers.jsonl`` in the run folder as they finish and served from the response
 cache, so a killed run resumes (``resume=True``) with only the missing calls.
+
+``description`` scores a candidate description (:mod:`.candidates`) in place of the skill's
+own without touching SKILL.md: the catalog, the rows' skill version (that of the skill as it would be with the
+candidate) and the plan change, and the plan and ``trigger-queries.json`` say which text was
+used and where it came from.
 
 The plan streams: the catalog's system prompt is built once, each call's messages and cache
 key only when a worker sends it, and what the run keeps in memory per call is one integer
@@ -32,6 +38,7 @@ import math
 import os
 import secrets
 import stat
+from array import array
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,11 +48,10 @@ from typing import Any
 
 from upskill_hub import __version__
 from upskill_hub._util import limits
-from upskill_hub._util.boundedread import read_json_file
 from upskill_hub._util.fsutil import FileRefused, write_json_atomic
 from upskill_hub._util.redact import redact
 from upskill_hub._util.timestamps import utc_now
-from upskill_hub.cases import CasesError, TriggerQuery, parse_triggers
+from upskill_hub.cases import TriggerQuery
 from upskill_hub.errors import OptionError, PathError, UpskillError
 from upskill_hub.lift.figures.stats import stats_from_counts
 from upskill_hub.lift.runner import BASE_SYSTEM_PROMPT
@@ -54,27 +60,30 @@ from upskill_hub.models.base import Message as Msg
 from upskill_hub.rundir.schema import RunSummary, TriggerRow, TriggerStats
 from upskill_hub.rundir.trigger_rows import (
     TRIGGERS_FILE,
+    QueryRate,
     RowAppender,
     RowLines,
     check_run_dir,
     parse_row_line,
     read_run_json,
+    write_query_rates,
 )
 from upskill_hub.rundir.trigger_rows import read_trigger_rows as _read_rows
 from upskill_hub.session.cache import ResponseCache, cache_key, default_cache_dir
 from upskill_hub.session.catalog import TOOLS, Catalog
 from upskill_hub.session.clients import RunPrices, close_all, load_distractors, open_clients
 from upskill_hub.skill import Skill, require_skill
+from upskill_hub.triggering.candidates import candidate_skill, check_candidate_description
+from upskill_hub.triggering.query_verdicts import (
+    DEFAULT_THRESHOLD,
+    check_threshold,
+    failing_queries,
+    query_rate,
+)
+from upskill_hub.triggering.trigger_queries import MAX_TRIGGER_CALLS, check_plan_size, resolve_queries
 
 PLAN_FILE = "triggers-plan.json"
 
-#: Largest ``--triggers`` file read (MB): a 100,000-query eval set is about 15 MB.
-MAX_TRIGGERS_FILE_BYTES = int(limits.env_number("UPSKILL_MAX_TRIGGERS_MB", 32) * 1_000_000)
-#: Most queries one trigger or routing run sends (from any source); each is a model call per
-#: model and repeat, so more is a budget mistake, not an eval.
-MAX_TRIGGER_QUERIES = limits.env_int("UPSKILL_MAX_TRIGGER_QUERIES", 100_000)
-#: Most calls one run plans: queries x models x ``--runs``.
-MAX_TRIGGER_CALLS = limits.env_int("UPSKILL_MAX_TRIGGER_CALLS", 1_000_000)
 #: Highest ``--concurrency`` (calls in flight per model).
 MAX_CONCURRENCY = limits.env_int("UPSKILL_MAX_CONCURRENCY", 256)
 #: Wrong queries a result keeps (in plan order) to show; ``rows`` reads the rest from disk.
@@ -101,86 +110,11 @@ def check_run_options(*, runs: int, concurrency: int | None) -> None:
             )
 
 
-def check_plan_size(n_queries: int, models: int, runs: int, where: str) -> None:
-    """Refuse a plan over :data:`MAX_TRIGGER_QUERIES` queries or :data:`MAX_TRIGGER_CALLS` calls, in one line."""
-    if n_queries > MAX_TRIGGER_QUERIES:
-        raise UpskillError(
-            f"{where}: {n_queries:,} trigger queries; a run sends at most {MAX_TRIGGER_QUERIES:,} "
-            "(split the set, or raise UPSKILL_MAX_TRIGGER_QUERIES)"
-        )
-    calls = n_queries * models * runs
-    if calls > MAX_TRIGGER_CALLS:
-        raise UpskillError(
-            f"{where}: {n_queries:,} queries x {models} model(s) x {runs:,} run(s) = {calls:,} calls; a run makes at "
-            f"most {MAX_TRIGGER_CALLS:,} (lower --runs, or raise UPSKILL_MAX_TRIGGER_CALLS)"
-        )
-
-
 def wrong_queries(rows: Sequence[TriggerRow]) -> list[TriggerRow]:
     """Answered calls that went wrong: a should-trigger query that did not, or a should-not that did."""
     return [
         r for r in rows if r.error is None and r.triggered is not None and r.triggered != r.should_trigger
     ]
-
-
-# --------------------------------------------------------------------------- queries
-def _query_id(prefix: str, text: str) -> str:
-    return f"{prefix}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
-
-
-def read_triggers_file(path: Path) -> list[TriggerQuery]:
-    """The queries of a ``--triggers`` file, read with :func:`read_json_file` (no FIFO, device or
-    file over :data:`MAX_TRIGGERS_FILE_BYTES`; counted before a query is built)."""
-    try:
-        raw = read_json_file(path, MAX_TRIGGERS_FILE_BYTES)
-    except FileRefused as exc:
-        problem = exc.problem
-        if "files over" in problem:  # name the limit that applies here
-            size = problem.split(";")[0]
-            problem = f"{size}; trigger files over {MAX_TRIGGERS_FILE_BYTES / 1e6:.0f} MB are not read (UPSKILL_MAX_TRIGGERS_MB)"
-        raise PathError(path, problem, kind="triggers file") from None
-    if isinstance(raw, list) and len(raw) > MAX_TRIGGER_QUERIES:
-        raise PathError(
-            path, f"holds {len(raw):,} queries; a run sends at most {MAX_TRIGGER_QUERIES:,} (UPSKILL_MAX_TRIGGER_QUERIES)",
-            kind="triggers file",
-        )  # fmt: skip
-    try:
-        queries = parse_triggers(raw, where="triggers")
-    except CasesError as exc:
-        raise PathError(path, exc.message, kind="triggers file", field=exc.field) from None
-    if not queries:
-        raise PathError(path, "holds no queries", kind="triggers file")
-    return queries
-
-
-def resolve_queries(
-    skill: Skill, distractors: Sequence[Skill], triggers_file: str | Path | None
-) -> tuple[list[TriggerQuery], str]:
-    """The queries to send and one line saying where they came from (at most :data:`MAX_TRIGGER_QUERIES`)."""
-    if triggers_file is not None:
-        path = Path(triggers_file)
-        queries = read_triggers_file(path)
-        return queries, f"{len(queries)} trigger queries from {path}"
-    if skill.meta.triggers:
-        qs = list(skill.meta.triggers)
-        check_plan_size(len(qs), 1, 1, f"{skill.name}'s skill_meta.json")
-        return qs, f"{len(qs)} trigger queries from {skill.name}'s skill_meta.json"
-    should = [TriggerQuery(_query_id("case", c.input), c.input, True) for c in skill.meta.cases]
-    n_not = sum(len(d.meta.cases) for d in distractors)
-    check_plan_size(len(should) + n_not, 1, 1, f"{skill.name}'s cases and the distractors' cases")
-    should_not = [
-        TriggerQuery(_query_id("neg", c.input), c.input, False) for d in distractors for c in d.meta.cases
-    ]
-    queries = list({q.id: q for q in [*should, *should_not]}.values())
-    if not should:
-        raise UpskillError(
-            f"skill {skill.name!r} has no trigger queries: add 'triggers' to skill_meta.json, pass --triggers FILE, "
-            "or give it test cases"
-        )
-    return queries, (
-        f"{len(should)} should-trigger queries from {skill.name}'s cases and {len(should_not)} should-not "
-        "from the distractors' cases"
-    )
 
 
 # --------------------------------------------------------------------------- run folders
@@ -257,8 +191,11 @@ class TriggerResult:
 
     ``wrong`` holds the first :data:`MAX_WRONG_KEPT` wrong answers in plan order
     (``n_wrong`` counts them all); ``failed`` counts calls that failed, ``first_error`` says
-    why one did. ``rows`` reads every row back from ``triggers.jsonl`` (plan order), so a
-    large run costs memory only when someone asks for them.
+    why one did. ``queries`` holds each query's rate over the repeats and its verdict at
+    ``threshold``, per model (model by model, queries in plan order); ``description`` is
+    the candidate scored in place of SKILL.md's (``None``: SKILL.md's own), from
+    ``description_source``. ``rows`` reads every row back from ``triggers.jsonl`` (plan
+    order), so a large run costs memory only when someone asks for them.
     """
 
     run_dir: Path
@@ -271,7 +208,16 @@ class TriggerResult:
     n_wrong: int = 0
     failed: int = 0
     first_error: str | None = None
+    threshold: float = DEFAULT_THRESHOLD
+    queries: list[QueryRate] = field(default_factory=list)
+    description: str | None = None
+    description_source: str | None = None
     _order: Callable[[TriggerRow], int | None] | None = field(default=None, repr=False)
+
+    @property
+    def failing(self) -> list[QueryRate]:
+        """The queries that fail at ``threshold``, each once per model."""
+        return failing_queries(self.queries)
 
     @cached_property
     def rows(self) -> list[TriggerRow]:
@@ -448,15 +394,27 @@ async def run_triggers_async(
     cost_fn: Callable | None = None,
     on_row: Callable[[TriggerRow], None] | None = None,
     on_plan: Callable[[int, int], None] | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    description: str | None = None,
+    description_source: str | None = None,
 ) -> TriggerResult:
     """Send every trigger query ``runs`` times to every client; see the module docstring.
 
     ``on_plan(to_send, already_done)`` hears the plan before the first call goes out;
-    ``on_row`` sees each row as it lands (after it is on disk).
+    ``on_row`` sees each row as it lands (after it is on disk). ``threshold`` decides each
+    query's verdict (it is not part of the plan: a resume may judge at another threshold);
+    ``description`` is a candidate to score instead of SKILL.md's (``description_source``
+    says where it came from, for the record).
     """
     check_run_options(runs=runs, concurrency=concurrency)
+    threshold = check_threshold(threshold)
+    if description is not None:
+        check_candidate_description(description)
     if isinstance(skill, (str, Path)):
         skill = require_skill(skill)
+    original = skill.description
+    if description is not None:
+        skill = candidate_skill(skill, description)
     others = load_distractors(distractors, skill.name)
     queries, source = resolve_queries(skill, others, triggers_file)
     check_plan_size(len(queries), len(clients), runs, skill.name)
@@ -464,10 +422,13 @@ async def run_triggers_async(
         skill, Catalog.of([skill, *others]), queries, list(clients), runs, params or GenerationParams()
     )
     del others  # the catalog holds what the calls need
+    candidate = None if description is None else {
+        "text": description, "source": description_source or "--description", "skill_md_description": original,
+    }  # fmt: skip
     run_dir = open_run_dir(
         output_dir, plan.fingerprint(), PLAN_FILE, f"{skill.name}-triggers", "trigger", resume=resume,
         plan={"source": source, "skill_name": skill.name, "models": [c.model for c in clients],
-              "catalog": plan.catalog.names(), "runs": runs},
+              "catalog": plan.catalog.names(), "runs": runs, "candidate_description": candidate},
     )  # fmt: skip
     run_id = run_dir.name
     nq, nc = len(queries), len(clients)
@@ -485,6 +446,17 @@ async def run_triggers_async(
 
     tallies = {c.model: _Tally() for c in clients}
     wrong = _Wrong()
+    # Per model and query: answered calls, loads, failed calls (three integers, not rows).
+    answered, loads, errs = ([array("L", bytes(array("L").itemsize * nq)) for _ in clients] for _ in range(3))
+
+    def count(i: int, row: TriggerRow) -> None:
+        ci, qi = i % nc, (i // nc) % nq
+        if row.error is not None or row.triggered is None:
+            errs[ci][qi] += 1
+        else:
+            answered[ci][qi] += 1
+            loads[ci][qi] += bool(row.triggered)
+
     done: set[int] = set()
     path = run_dir / TRIGGERS_FILE
     lines = RowLines(path)
@@ -498,6 +470,7 @@ async def run_triggers_async(
         done.add(i)
         tallies[row.model].add(row)
         wrong.add(i, row)
+        count(i, row)
     total = runs * nq * nc
     todo_count = total - len(done)
     if on_plan is not None:
@@ -527,6 +500,7 @@ async def run_triggers_async(
                 fresh += called
                 tallies[client.model].add(row)
                 wrong.add(i, row)
+                count(i, row)
                 if row.error is not None:
                     failed += 1
                     first_error = first_error or row.error
@@ -551,9 +525,20 @@ async def run_triggers_async(
         params=params_json, n_results=sum(t.n_should + t.n_should_not + t.errors for t in tallies.values()), triggers=stats,
     )  # fmt: skip
     write_json_atomic(run_dir / "summary.json", summary.to_dict())
+    rates = [
+        query_rate(c.model, q, answered[ci][qi], loads[ci][qi], errs[ci][qi], threshold)
+        for ci, c in enumerate(clients)
+        for qi, q in enumerate(queries)
+        if answered[ci][qi] or errs[ci][qi]
+    ]
+    write_query_rates(
+        run_dir, {"run_id": run_id, "skill_name": skill.name, "skill_version": skill.version, "runs": runs,
+                  "threshold": threshold, "candidate_description": candidate}, rates,
+    )  # fmt: skip
     return TriggerResult(
         run_dir, stats, source, skill_name=skill.name, fresh_calls=fresh, skipped=len(done), wrong=wrong.rows(),
-        n_wrong=wrong.n, failed=failed, first_error=first_error, _order=index_of,
+        n_wrong=wrong.n, failed=failed, first_error=first_error, threshold=threshold, queries=rates,
+        description=description, description_source=candidate["source"] if candidate else None, _order=index_of,
     )  # fmt: skip
 
 

@@ -4,13 +4,18 @@ The loop of ``upskill-hub tune`` (after skill-creator's run_loop, for any model)
 
 1. the skill's trigger queries are split into train and held-out, stratified by
    ``should_trigger`` and seeded (:func:`split_queries`), so both halves hold both kinds;
-2. the current description is scored on both halves, ``runs`` times per query;
-3. each iteration the teacher sees the *train* failures of the best description so far
-   (by train score: held-out figures never reach it) and proposes a new description. A
-   proposal that is not spec-valid (empty, over 1,024 characters, control characters) or
-   repeats an earlier candidate is rejected and counted, not scored;
+   ``held_out=0`` keeps every query in train (then no score is a held-out score);
+2. the starting description (SKILL.md's, or a seed the caller passes) is scored on both
+   halves, ``runs`` times per query;
+3. each iteration the teacher sees the best description so far (by train score), its
+   *train* failures, the whole SKILL.md within a budget, and every earlier attempt with
+   its train figures (:mod:`upskill_hub.triggering.tune_prompt`): held-out queries and
+   figures never reach it. It proposes a new description. A proposal that is not
+   spec-valid (empty, over 1,024 characters, control characters) or repeats an earlier
+   candidate is rejected and counted, not scored;
 4. every candidate is scored on train and held-out; the winner is the best on held-out
    (accuracy: right decisions over all held-out calls), ties going to the shorter text.
+   With no held-out queries it is the best on train, and the result says so.
 
 Scoring and proposing are passed in (:data:`Scorer`, :data:`Teacher`), so the loop is the
 same for every model and for the scripted ones of the tests. Every step is added to
@@ -44,6 +49,7 @@ from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.lift.figures.intervals import wilson_interval
 from upskill_hub.rundir import read_run_file
 from upskill_hub.rundir.schema import TriggerRow
+from upskill_hub.triggering.tune_prompt import TEACHER_SYSTEM, Attempt, Failure, parse_proposal, tune_request
 
 HISTORY_FILE = "tune.jsonl"
 RESULT_FILE = "tune_result.json"
@@ -54,8 +60,10 @@ DEFAULT_HELD_OUT = 0.4
 #: ``scorer(description, queries, runs)``: one :class:`TriggerRow` per query and repeat,
 #: with the skill under test described by ``description`` in the catalog.
 Scorer = Callable[[str, list[TriggerQuery], int], list[TriggerRow]]
-#: ``teacher(description, failures, iteration)``: the teacher's proposed description.
-Teacher = Callable[[str, list["Failure"], int], str]
+#: ``teacher(description, failures, iteration)``: the teacher's proposed description. A
+#: teacher that also takes a ``history`` keyword is given every earlier attempt
+#: (:class:`~upskill_hub.triggering.tune_prompt.Attempt`, train figures only) as well.
+Teacher = Callable[..., str]
 
 
 # --------------------------------------------------------------------------- split
@@ -66,16 +74,17 @@ def split_queries(
 
     Each kind is shuffled with its own seeded generator and ``held_out`` of it (rounded, at
     least one when the kind has two or more) goes to held-out; a kind with one query stays
-    in train. Input order does not matter: queries are sorted by id first.
+    in train. ``held_out=0`` holds nothing out. Input order does not matter: queries are
+    sorted by id first.
     """
-    if not 0 < held_out < 1:
-        raise UpskillError(f"the held-out share must be between 0 and 1, not {held_out}")
+    if not 0 <= held_out < 1:
+        raise UpskillError(f"the held-out share must be 0, or between 0 and 1, not {held_out}")
     train: list[TriggerQuery] = []
     held: list[TriggerQuery] = []
     for kind in (True, False):
         group = sorted((q for q in queries if q.should_trigger is kind), key=lambda q: q.id)
         random.Random(f"{seed}:{kind}").shuffle(group)
-        k = min(len(group) - 1, max(1, round(len(group) * held_out))) if len(group) >= 2 else 0
+        k = min(len(group) - 1, max(1, round(len(group) * held_out))) if len(group) >= 2 and held_out else 0
         held += group[:k]
         train += group[k:]
     return train, held
@@ -116,16 +125,6 @@ class Figures:
 
 
 @dataclass
-class Failure:
-    """A train query the description got wrong (on at least one repeat), for the teacher."""
-
-    query: str
-    should_trigger: bool
-    triggered: int  # repeats that loaded the skill
-    runs: int
-
-
-@dataclass
 class Candidate:
     """One description tried: where it came from and how it scored."""
 
@@ -147,13 +146,18 @@ class Candidate:
 
 @dataclass
 class TuneResult:
-    """The candidates in order, the rejected proposals, and the winner."""
+    """The candidates in order, the rejected proposals, and the winner.
+
+    ``all_queries``: tuned with ``held_out=0``, every query in train. The winner is then
+    the best on train, the queries the teacher saw, so its score is not a held-out score.
+    """
 
     train_ids: list[str]
     held_ids: list[str]
     candidates: list[Candidate]
     rejected: list[dict[str, Any]] = field(default_factory=list)
     resumed: bool = False
+    all_queries: bool = False
 
     @property
     def original(self) -> Candidate:
@@ -161,16 +165,33 @@ class TuneResult:
 
     @property
     def winner(self) -> Candidate:
-        return max(self.candidates, key=lambda c: c.held_key)
+        return max(self.candidates, key=lambda c: c.train_key if self.all_queries else c.held_key)
+
+    @property
+    def chosen_on(self) -> str:
+        """What picked the winner: ``"held_out"`` accuracy, or ``"train"`` accuracy (no held-out queries)."""
+        return "train" if self.all_queries else "held_out"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "train_ids": self.train_ids,
             "held_out_ids": self.held_ids,
             "candidates": [asdict(c) for c in self.candidates],
             "rejected": self.rejected,
             "winner": self.winner.index,
+            "winner_chosen_on": self.chosen_on,
+            "held_out_score": not self.all_queries,
         }
+        if self.all_queries:
+            out["note"] = NOT_HELD_OUT
+        return out
+
+
+#: What a result tuned on every query says about its figures (table, report, JSON).
+NOT_HELD_OUT = (
+    "tuned with --held-out 0, on every query: the winner is the best on the queries the teacher saw, "
+    "so its score is not a held-out score and overstates how well the description generalises"
+)
 
 
 def failures(rows: list[TriggerRow], runs: int) -> list[Failure]:
@@ -265,16 +286,18 @@ def tune_description(
 ) -> TuneResult:
     """Propose and score up to ``iterations`` descriptions; the history lives in ``run_dir``.
 
-    When ``run_dir`` already holds a history of the same split and runs, its steps are
-    reused and the loop goes on from where it stopped.
+    ``description`` is the first candidate (index 0): SKILL.md's own, or any seed. When
+    ``run_dir`` already holds a history of the same split and runs, its steps are reused
+    and the loop goes on from where it stopped. A ``teacher`` that takes a ``history``
+    keyword is shown every earlier attempt (see :data:`Teacher`).
     """
     if iterations < 0 or runs < 1:
         raise UpskillError("--iterations must be 0 or more and --runs 1 or more")
     train, held = split_queries(queries, held_out=held_out, seed=seed)
-    if not any(q.should_trigger for q in train) or not held:
+    if not any(q.should_trigger for q in train) or (held_out and not held):
+        need = "should-trigger queries" if not held_out else "trigger queries of both kinds, enough to hold some out"
         raise UpskillError(
-            f"tune needs trigger queries of both kinds, enough to hold some out (got {len(queries)}); "
-            "add 'triggers' to skill_meta.json or pass --triggers FILE"
+            f"tune needs {need} (got {len(queries)}); add 'triggers' to skill_meta.json or pass --triggers FILE"
         )
     say = on_step or (lambda _m: None)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -283,7 +306,7 @@ def tune_description(
     done = _read_history(path)
     if done and (done[0].get("kind") != "split" or done[0].get("fingerprint") != fp):
         raise UpskillError(f"{run_dir} holds a tune run of other queries or --runs; use a new --output")
-    result = TuneResult([q.id for q in train], [q.id for q in held], [], resumed=bool(done))
+    result = TuneResult([q.id for q in train], [q.id for q in held], [], resumed=bool(done), all_queries=not held)
     history = _History(path, done)
     if not done:
         history.append({"kind": "split", "fingerprint": fp, "seed": seed, "train": result.train_ids,
@@ -292,10 +315,17 @@ def tune_description(
 
     def scored(desc: str, index: int, iteration: int) -> tuple[Candidate, list[TriggerRow]]:
         rows_train = scorer(desc, train, runs)
-        rows_held = scorer(desc, held, runs)
+        rows_held = scorer(desc, held, runs) if held else []
         return Candidate(index, iteration, desc, Figures.of(rows_train), Figures.of(rows_held)), rows_train
 
     train_rows: dict[int, list[TriggerRow]] = {}
+
+    def ask(desc: str, wrong: list[Failure], it: int) -> str:
+        if not shows_history:
+            return teacher(desc, wrong, it)
+        return teacher(desc, wrong, it, history=attempts(result, train_rows, runs))
+
+    shows_history = _takes_history(teacher)
     # The original is always scored again: the scorer's cache makes that free after a kill,
     # and the train failures the teacher needs come with it.
     original, train_rows[0] = scored(description, 0, 0)
@@ -312,7 +342,7 @@ def tune_description(
         if step is not None and step["kind"] == "rejected":  # stored escaped: its reason stands
             reason, proposal = _escaped(step.get("reason") or "rejected"), str(step.get("description") or "")
         else:
-            proposal = step["description"] if step else teacher(best.description, wrong, it)
+            proposal = step["description"] if step else ask(best.description, wrong, it)
             reason = _rejection(proposal, result.candidates)
         if reason:
             kept = _escaped(proposal)[:2000]  # the text as the teacher wrote it, made inert
@@ -325,9 +355,50 @@ def tune_description(
         result.candidates.append(cand)
         if step is None:
             history.append({"kind": "candidate", "iteration": it, **asdict(cand)})
-        say(f"iteration {it}: held-out accuracy {cand.held_out.accuracy:.0%}" if cand.held_out.accuracy is not None else f"iteration {it}: scored")
+        say(_scored_line(it, cand))
     write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
     return result
+
+
+def _scored_line(it: int, cand: Candidate) -> str:
+    if cand.held_out.accuracy is not None:
+        return f"iteration {it}: held-out accuracy {cand.held_out.accuracy:.0%}"
+    if cand.train.accuracy is not None:
+        return f"iteration {it}: train accuracy {cand.train.accuracy:.0%} (no held-out queries)"
+    return f"iteration {it}: scored"
+
+
+def _takes_history(teacher: Teacher) -> bool:
+    """Whether ``teacher`` takes the ``history`` keyword (a plain three-argument teacher does not)."""
+    import inspect
+
+    try:
+        params = inspect.signature(teacher).parameters
+    except (TypeError, ValueError):
+        return False
+    return "history" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def attempts(result: TuneResult, train_rows: dict[int, list[TriggerRow]], runs: int) -> list[Attempt]:
+    """Every attempt so far as the teacher sees it, in the order tried: train figures only.
+
+    Scored candidates carry their train counts and train failures; rejected proposals their
+    reason (and the text, already made inert). Held-out figures are never read here.
+    """
+    out: list[tuple[int, int, Attempt]] = []
+    for c in result.candidates:
+        t = c.train
+        right = t.triggered_should + (t.n_should_not - t.triggered_should_not)
+        wrong = tuple(failures(train_rows.get(c.index, []), runs))
+        out.append((c.iteration, 0, Attempt(
+            c.iteration, c.description, index=c.index, right=right, calls=t.n_should + t.n_should_not,
+            loaded_should=(t.triggered_should, t.n_should), loaded_should_not=(t.triggered_should_not, t.n_should_not),
+            wrong=wrong,
+        )))  # fmt: skip
+    for r in result.rejected:
+        text = str(r.get("description") or "")
+        out.append((int(r.get("iteration") or 0), 1, Attempt(int(r.get("iteration") or 0), text, rejected=str(r.get("reason")))))
+    return [a for _, _, a in sorted(out, key=lambda x: (x[0], x[1]))]
 
 
 def control_problem(text: str) -> str | None:
@@ -367,54 +438,13 @@ def _rejection(proposal: Any, candidates: list[Candidate]) -> str | None:
     return None
 
 
-# --------------------------------------------------------------------------- teacher text
-def tune_request(name: str, description: str, wrong: list[Failure], body_excerpt: str = "") -> str:
-    """The message to the teacher: the description, what it got wrong on train, the rules."""
-    missed = [f for f in wrong if f.should_trigger]
-    false = [f for f in wrong if not f.should_trigger]
-    lines = [
-        f"An AI agent sees only this description of the skill {name!r} when it decides whether to load it:",
-        "",
-        f"<description>{description}</description>",
-        "",
-    ]
-    if body_excerpt:
-        lines += ["What the skill itself does (start of SKILL.md):", "", body_excerpt[:2000], ""]
-    if missed:
-        lines.append("The agent did NOT load it for these requests, but should have:")
-        lines += [f"- {f.query} (loaded {f.triggered}/{f.runs} times)" for f in missed]
-        lines.append("")
-    if false:
-        lines.append("The agent loaded it for these requests, but should not have:")
-        lines += [f"- {f.query} (loaded {f.triggered}/{f.runs} times)" for f in false]
-        lines.append("")
-    lines += [
-        "Write a better description: what the skill does and when to use it, in general terms "
-        "(do not list these requests). At most 1024 characters. Answer with the description only, "
-        "inside <description></description>.",
-    ]
-    return "\n".join(lines)
-
-
-def parse_proposal(answer: str) -> str:
-    """The description in a teacher answer (inside ``<description>`` tags, else the whole answer)."""
-    import re
-
-    m = re.search(r"<description>(.*?)</description>", answer or "", re.DOTALL | re.IGNORECASE)
-    text = (m.group(1) if m else answer or "").strip()
-    return " ".join(text.split())
-
-
 # --------------------------------------------------------------------------- the teacher model
-TEACHER_SYSTEM = (
-    "You improve the descriptions of agent skills. An agent decides whether to load a skill from its "
-    "description alone, so a description must say what the skill does and when to use it."
-)
-
-
 class ModelTeacher:
     """A :data:`Teacher` asking a model client (by default the one ``generate`` uses).
 
+    Each request (:func:`~upskill_hub.triggering.tune_prompt.tune_request`) holds the best
+    description so far, its train failures, ``skill_md`` (the whole SKILL.md, within its
+    budget) and every earlier attempt with its train figures (``history``, from the loop).
     The loop is synchronous while clients are async and bound to one event loop, so the
     teacher keeps its own loop for all its calls; :meth:`close` releases the client.
     Answers are kept in the response ``cache`` under a key of the request and the
@@ -423,20 +453,22 @@ class ModelTeacher:
     and the loop rejects and counts it.
     """
 
-    def __init__(self, client: Any, name: str, *, body_excerpt: str = "", cache: Any = None, label: str = "teacher") -> None:
+    def __init__(self, client: Any, name: str, *, skill_md: str = "", cache: Any = None, label: str = "teacher") -> None:
         import asyncio
 
         from upskill_hub.models.base import GenerationParams
 
-        self.client, self.name, self.body_excerpt, self.cache, self.label = client, name, body_excerpt, cache, label
+        self.client, self.name, self.skill_md, self.cache, self.label = client, name, skill_md, cache, label
         self.params = GenerationParams(temperature=1.0, max_tokens=1024)
         self._loop = asyncio.new_event_loop()
 
-    def __call__(self, description: str, wrong: list[Failure], iteration: int) -> str:
+    def __call__(
+        self, description: str, wrong: list[Failure], iteration: int, *, history: list[Attempt] | None = None
+    ) -> str:
         from upskill_hub.models.base import Message, ModelCallError
         from upskill_hub.session.cache import cache_key
 
-        messages = [Message("user", tune_request(self.name, description, wrong, self.body_excerpt))]
+        messages = [Message("user", tune_request(self.name, description, wrong, self.skill_md, history))]
         key = cache_key(
             provider=str(getattr(self.client, "provider", "")), endpoint=str(getattr(self.client, "endpoint", "") or ""),
             model=str(getattr(self.client, "model", "")), system=TEACHER_SYSTEM, messages=messages,

@@ -7,10 +7,16 @@ The scorer puts each candidate description in the catalog in place of the skill'
 Both go through the response cache, so a resumed run pays only for calls it never made.
 
 A run lives in ``<output>/<stamp>-<skill>-tune-<hex>/``: ``tune-plan.json`` (what was asked,
-to find the run again with ``resume``), ``tune.jsonl`` (one line per finished step) and
-``tune_result.json``. ``write=True`` rewrites only the frontmatter's description in
-SKILL.md (:func:`upskill_hub.descriptions.replace_description`), and only when a
-candidate beat the original on held-out queries.
+to find the run again with ``resume``), ``tune.jsonl`` (one line per finished step),
+``tune_result.json`` (every candidate and the winner) and ``tune_report.md`` (each
+iteration, for people: :mod:`upskill_hub.triggering.tune_report`). ``write=True`` rewrites
+only the frontmatter's description in SKILL.md
+(:func:`upskill_hub.descriptions.replace_description`), and only when a candidate beat
+the description the loop started from (on held-out queries; on train with ``held_out=0``).
+
+``description`` seeds the loop: the given text (from ``--description TEXT|@FILE``, read by
+:func:`description_option`) is candidate 0 in place of SKILL.md's own description, and
+SKILL.md is not read for it nor changed (unless ``write`` and a later candidate beat it).
 
 ``--write`` takes a run of minutes while others may work on the same skill, so SKILL.md
 is guarded (:class:`SkillMdGuard`): its bytes are taken when the run begins and compared
@@ -49,15 +55,17 @@ from upskill_hub._util.fsutil import (
     write_json_atomic,
 )
 from upskill_hub.cases import TriggerQuery
-from upskill_hub.descriptions import replace_description
+from upskill_hub.descriptions import check_description, replace_description
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.models.spec import DEFAULT_TEACHER
 from upskill_hub.rundir.schema import TriggerRow
 from upskill_hub.session.catalog import Catalog, CatalogSkill
 from upskill_hub.session.clients import load_distractors, open_clients
 from upskill_hub.skill import Skill, repository_root, require_skill, skill_md_name
+from upskill_hub.triggering.candidates import read_description_arg
+from upskill_hub.triggering.trigger_queries import resolve_queries
 from upskill_hub.triggering.trigger_session import Call, TriggerSession
-from upskill_hub.triggering.triggers import open_run_dir, resolve_queries
+from upskill_hub.triggering.triggers import open_run_dir
 from upskill_hub.triggering.tune import (
     DEFAULT_HELD_OUT,
     DEFAULT_ITERATIONS,
@@ -68,6 +76,7 @@ from upskill_hub.triggering.tune import (
     control_problem,
     tune_description,
 )
+from upskill_hub.triggering.tune_report import REPORT_FILE, markdown_report
 
 PLAN_FILE = "tune-plan.json"
 
@@ -84,6 +93,33 @@ class TuneRun:
     skill_md: Path | None  # the file --write rewrites (None without --write)
     written: bool = False
     fresh_calls: int = 0
+    seeded: bool = False  # candidate 0 came from --description, not SKILL.md
+
+    @property
+    def report(self) -> Path:
+        """The Markdown report of the iterations, next to ``tune_result.json``."""
+        return self.run_dir / REPORT_FILE
+
+
+def description_option(value: str) -> str:
+    """The description ``--description TEXT|@FILE`` names, checked; a one-line error otherwise.
+
+    Read as ``triggers --description`` reads it (:func:`read_description_arg`: ``@FILE`` through
+    the bounded reader, ``@@text`` for a literal ``@text``), then line breaks and runs of spaces
+    become one space, as a folded YAML description reads.
+    """
+    text, _source = read_description_arg(value)
+    return seed_description(text)
+
+
+def seed_description(text: str) -> str:
+    """``text`` as a seed of the loop: whitespace folded to single spaces, spec-checked, no controls."""
+    if (why := control_problem(text)) is not None:
+        raise UpskillError(f"--description {why}")
+    try:
+        return check_description(" ".join(text.split()))
+    except UpskillError as exc:
+        raise UpskillError(f"--description: {exc}") from None
 
 
 def _catalog_with(skill: Skill, others: list[Skill], description: str) -> Catalog:
@@ -132,17 +168,24 @@ def run_tune(
     cache_dir: str | Path | None = None,
     concurrency: int | None = None,
     write: bool = False,
+    description: str | None = None,
     on_step: Callable[[str], None] | None = None,
     on_row: Callable[[TriggerRow], None] | None = None,
 ) -> TuneRun:
     """Tune ``skill``'s description for ``model``; see the module docstring.
 
-    Everything is checked (the skill, the queries, both model specs) before the first call.
+    Everything is checked (the skill, the queries, both model specs, the seed
+    ``description``) before the first call and before anything is written.
     """
+    if description is not None:
+        description = seed_description(description)
     if isinstance(skill, (str, Path)):
         skill = require_skill(skill)
     if iterations < 0 or runs < 1:
         raise UpskillError("--iterations must be 0 or more and --runs 1 or more")
+    if not 0 <= held_out < 1:
+        raise UpskillError(f"--held-out must be 0 (tune on every query) or between 0 and 1, not {held_out}")
+    start = skill.description if description is None else description
     guard = SkillMdGuard.take(_skill_md(skill)) if write else None
     others = load_distractors(distractors, skill.name)
     queries, source = resolve_queries(skill, others, triggers_file)
@@ -154,11 +197,10 @@ def run_tune(
         session.close()
         raise
     (client,) = session.clients
-    body = skill.body.strip()
-    coach = ModelTeacher(teacher_client, skill.name, body_excerpt=body[:2000], cache=session.cache, label=teacher_spec)
+    coach = ModelTeacher(teacher_client, skill.name, skill_md=skill.skill_md_text, cache=session.cache, label=teacher_spec)
     try:
         fp = _fingerprint({
-            "skill": skill.name, "description": skill.description, "model": [client.provider, client.endpoint, client.model],
+            "skill": skill.name, "description": start, "model": [client.provider, client.endpoint, client.model],
             "teacher": [teacher_client.provider, teacher_client.endpoint, teacher_client.model],
             "catalog": [[o.name, o.description] for o in others], "queries": [q.to_dict() for q in queries],
             "runs": runs, "seed": seed, "held_out": held_out,
@@ -167,7 +209,8 @@ def run_tune(
             output_dir, fp, PLAN_FILE, f"{skill.name}-tune", "tune", resume=resume,
             plan={"skill_name": skill.name, "skill_path": str(skill.path or ""), "model": client.model,
                   "teacher": teacher_client.model, "source": source, "runs": runs, "seed": seed,
-                  "held_out": held_out, "catalog": [skill.name, *(o.name for o in others)]},
+                  "held_out": held_out, "catalog": [skill.name, *(o.name for o in others)],
+                  "seed_description": description},
         )  # fmt: skip
         run_dir = _inside_output(output_dir, run_dir)
         run_id = run_dir.name
@@ -177,21 +220,29 @@ def run_tune(
             return session.send(_catalog_with(skill, others, description), calls, run_id, on_row=on_row)
 
         result = tune_description(
-            skill.description, queries, scorer, coach, run_dir=run_dir, iterations=iterations, runs=runs,
+            start, queries, scorer, coach, run_dir=run_dir, iterations=iterations, runs=runs,
             seed=seed, held_out=held_out, on_step=on_step,
         )  # fmt: skip
     finally:
         coach.close()
         session.close()
     skill_md = guard.path if guard is not None else None
-    run = TuneRun(run_dir, result, source, client.model, teacher_client.model, skill_md, fresh_calls=session.fresh_calls)
-    data = {**result.to_dict(), "model": run.model, "teacher": run.teacher, "written": False}
-    write_json_atomic(run_dir / RESULT_FILE, data)  # the winner is kept even if SKILL.md refuses it
+    run = TuneRun(run_dir, result, source, client.model, teacher_client.model, skill_md,
+                  fresh_calls=session.fresh_calls, seeded=description is not None)  # fmt: skip
+    data = {**result.to_dict(), "model": run.model, "teacher": run.teacher, "written": False,
+            "started_from": "--description" if run.seeded else "SKILL.md", "report": REPORT_FILE}  # fmt: skip
+    _save(run, data)  # the winner is kept even if SKILL.md refuses it
     if guard is not None and result.winner.index != 0:
         guard.write(result.winner.description, where=run_dir / RESULT_FILE)
         run.written = True
-        write_json_atomic(run_dir / RESULT_FILE, {**data, "written": True})
+        _save(run, {**data, "written": True})
     return run
+
+
+def _save(run: TuneRun, data: dict[str, object]) -> None:
+    """``tune_result.json`` and, beside it, ``tune_report.md`` (both atomic)."""
+    write_json_atomic(run.run_dir / RESULT_FILE, data)
+    write_bytes_atomic(run.report, markdown_report(run).encode("utf-8"))
 
 
 def _skill_md(skill: Skill) -> Path:

@@ -1,6 +1,7 @@
 """Checks on what an answer did on its way, and the judge's view of it.
 
-``tool-called``, ``skill-loaded`` and ``file-read`` grade an answer's transcript (the tool
+``tool-called`` (optionally with text in its arguments, at a dot ``path``),
+``tool-not-called``, ``skill-loaded`` and ``file-read`` grade an answer's transcript (the tool
 calls an agent CLI or a catalog conversation made: :mod:`upskill_hub.session.transcript`),
 not its text. They are pure functions of an :class:`Activity` and the assertion, and each
 returns an :class:`~upskill_hub.lift.grading.assertions.AssertionResult` whose evidence names the
@@ -14,12 +15,14 @@ name, arguments and result, each cut), within :data:`PROMPT_MAX_CHARS` in all, e
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+from upskill_hub._util import safejson
 from upskill_hub._util.limits import env_int
 from upskill_hub.cases.schema import TRANSCRIPT_TYPES, Assertion
 from upskill_hub.lift.grading.assertions import AssertionResult
@@ -62,17 +65,21 @@ def _cut_note(t: Transcript) -> str:
 
 
 def check_transcript(a: Assertion, activity: Activity) -> AssertionResult:
-    """Grade one ``tool-called`` / ``skill-loaded`` / ``file-read`` assertion."""
+    """Grade one ``tool-called`` / ``tool-not-called`` / ``skill-loaded`` / ``file-read`` assertion."""
     if a.type not in TRANSCRIPT_TYPES:
         raise ValueError(f"{a.type!r} is not a transcript check")  # a programming error, not input
     t = activity.transcript
     extra: dict[str, object] = {}
     if a.args is not None:
         extra["args"] = a.args
+    if a.path is not None:
+        extra["path"] = a.path
     if t.missing:
         return AssertionResult(a.type, False, f"not graded: {t.missing}", a.value, extra)
     if a.type == "tool-called":
         ok, ev = _tool_called(a, t)
+    elif a.type == "tool-not-called":
+        ok, ev = _tool_not_called(a, t)
     elif a.type == "skill-loaded":
         ok, ev = _skill_loaded(a.value or activity.skill, activity)
     else:
@@ -98,8 +105,49 @@ def _names(e: ToolEvent) -> set[str]:
     return {low, e.kind, low.rsplit("__", 1)[-1]}
 
 
-def _args_hold(e: ToolEvent, needle: str) -> bool:
-    return needle in e.arguments or any(needle in v for v in e.argument_values())
+def _args_hold(e: ToolEvent, needle: str, path: str | None = None) -> bool:
+    if path is None:
+        return needle in e.arguments or any(needle in v for v in e.argument_values())
+    found, value = _at_path(e, path)
+    if not found:
+        return False
+    return needle in (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+
+
+_STEP = re.compile(r"[^.\[\]]+|\[(\d+)\]")
+
+
+def _at_path(e: ToolEvent, path: str) -> tuple[bool, object]:
+    """The value at ``path`` (``input.files[0]``) in a call's arguments, when they were kept whole."""
+    if e.arguments_cut:
+        return False, None
+    try:
+        cur: object = safejson.loads(e.arguments)
+    except ValueError:
+        return False, None
+    for m in _STEP.finditer(path):
+        if m.group(1) is not None:
+            i = int(m.group(1))
+            if not isinstance(cur, list) or i >= len(cur):
+                return False, None
+            cur = cur[i]
+        elif isinstance(cur, dict) and m.group(0) in cur:
+            cur = cur[m.group(0)]
+        else:
+            return False, None
+    return True, cur
+
+
+def _tool_not_called(a: Assertion, t: Transcript) -> tuple[bool, str]:
+    want = str(a.value).strip().lower()
+    hits = [(i, e) for i, e in enumerate(t.events, 1) if want in _names(e)]
+    if hits:
+        i, e = hits[0]
+        return False, f"called anyway: call {i} of {t.total}: {e.name} {_clip(e.arguments)}"
+    dropped = sum(n for name, n in t.dropped if want == name.lower())
+    if dropped:
+        return False, f"{dropped} call(s) of {a.value} among the calls not kept in the row"
+    return True, f"no call of {a.value!r} among {t.total} call(s){_called(t)}"
 
 
 def _tool_called(a: Assertion, t: Transcript) -> tuple[bool, str]:
@@ -117,11 +165,12 @@ def _tool_called(a: Assertion, t: Transcript) -> tuple[bool, str]:
                 f"{dropped} call(s) of {a.value} among the {t.total - len(t.events):,} calls not kept in the row",
             )
         return False, f"no call of {a.value!r} among {t.total} call(s){_called(t)}"
+    at = f" at {a.path!r}" if a.path else ""
     for i, e in hits:
-        if _args_hold(e, needle):
+        if _args_hold(e, needle, a.path):
             return (
                 True,
-                f"call {i} of {t.total}: {e.name} with {needle!r} in its arguments: {_clip(e.arguments)}",
+                f"call {i} of {t.total}: {e.name} with {needle!r} in its arguments{at}: {_clip(e.arguments)}",
             )
     if not hits:
         more = f"; {dropped} call(s) of it were not kept, their arguments unknown" if dropped else ""
@@ -132,7 +181,7 @@ def _tool_called(a: Assertion, t: Transcript) -> tuple[bool, str]:
     more = f"; {dropped} more not kept" if dropped else ""
     return (
         False,
-        f"{len(hits)} call(s) of {a.value!r}, none with {needle!r} in its arguments{why}{more}: {shown}",
+        f"{len(hits)} call(s) of {a.value!r}, none with {needle!r} in its arguments{at}{why}{more}: {shown}",
     )
 
 

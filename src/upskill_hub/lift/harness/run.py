@@ -224,7 +224,7 @@ async def run_agent_call(
     art = run_dir / ARTIFACTS_DIR / call_id(agent.model, condition, case.id, repeat)
     secrets = [v for v in agent.passed_env.values() if v]
     try:
-        ws.write_files(case.files)
+        ws.write_files(case.files, git_stage=case.stage_files)
         if condition == "with_skill":
             ws.install(agent.skill, agent.adapter.skills_folder)
         ws.freeze()
@@ -234,7 +234,8 @@ async def run_agent_call(
             for k in [k for k in env if k.startswith("XDG_")]:
                 del env[k]
         try:  # the case's text is untrusted: it never becomes an option of the CLI
-            inv = agent.adapter.invocation(agent.exe, case.input, agent.cli_model)
+            prompt = case.prompt_for(condition, agent.skill.name, "harness")
+            inv = agent.adapter.invocation(agent.exe, prompt, agent.cli_model)
         except PromptRefused as exc:
             return _error(agent, f"not run: {exc}", case)
         argv, stdin = inv.argv, inv.stdin

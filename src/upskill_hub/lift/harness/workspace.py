@@ -132,8 +132,14 @@ class Workspace:
         ws.root_id, ws.project_id = _identity(root), _identity(ws.project)
         return ws
 
-    def write_files(self, files: Iterable[tuple[str, str | bytes]]) -> None:
-        """The case's input files (text or bytes), each checked to stay inside ``project/``."""
+    def write_files(self, files: Iterable[tuple[str, str | bytes]], git_stage: bool = False) -> None:
+        """The case's input files (text or bytes), each checked to stay inside ``project/``.
+
+        ``git_stage`` (agent-skill-eval's ``stage_files``): ``project/`` becomes a git
+        repository and the files are added to its index (``git add``), so the agent finds
+        them as staged changes.
+        """
+        written: list[str] = []
         for rel, content in files:
             check_relpath(rel)
             dest = self.project / rel
@@ -141,6 +147,35 @@ class Workspace:
                 raise UpskillError(f"input file {rel!r} escapes the workspace")
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+            written.append(rel)
+        if git_stage and written:
+            self._git_stage(written)
+
+    def _git_stage(self, rels: list[str]) -> None:
+        """``git init`` in ``project/`` (a committer name set) and ``git add`` the input files."""
+        import shutil
+        import subprocess
+
+        git = shutil.which("git")
+        if git is None:
+            raise UpskillError("stage_files needs git on PATH to add the input files to a repository")
+        env = self.env({}) | {"GIT_CONFIG_NOSYSTEM": "1"}
+        steps = [
+            ["init", "-q"],
+            ["config", "user.name", "upskill-hub eval"],
+            ["config", "user.email", "eval@upskill-hub.invalid"],
+            ["add", "--", *rels],
+        ]
+        for args in steps:
+            try:
+                res = subprocess.run(
+                    [git, *args], cwd=self.project, env=env, capture_output=True, timeout=60, check=False
+                )
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise UpskillError(f"stage_files: `git {args[0]}` failed: {exc}") from None
+            if res.returncode != 0:
+                err = res.stderr.decode("utf-8", "replace").strip().splitlines()
+                raise UpskillError(f"stage_files: `git {args[0]}` failed: {err[-1] if err else res.returncode}")
 
     def install(self, skill: Skill, skills_folder: str) -> Path:
         """Install ``skill`` where the agent looks (``skills_folder`` relative to ``project/``)."""
