@@ -44,6 +44,10 @@ from typing import Any
 
 import pytest
 
+#: Folders of input files in other projects' shapes (agent-skill-eval's examples ship a
+#: failing test suite for the agent to fix): data for tests, never tests themselves.
+collect_ignore = ["dialect_fixtures", "generate_fixtures"]
+
 _STATE: dict[str, Any] = {}
 
 

@@ -239,6 +239,13 @@ def eval_command(
         help="catalog mode: model turns one answer may take.",
         rich_help_panel="Skill loading",
     ),
+    generate_tests: int | None = typer.Option(
+        None, "--generate-tests", metavar="N", rich_help_panel="Generated tests",
+        help="A skill without test cases: a --teacher writes N, then they are evaluated; they are kept in the run "
+        "folder (generated-tests.json), in skill_meta.json only with --write.",
+    ),  # fmt: skip
+    teacher: str | None = typer.Option(None, "--teacher", help="Model writing the cases (default: sonnet).", rich_help_panel="Generated tests"),
+    write: bool = typer.Option(False, "--write", help="Also save them in skill_meta.json (atomically, its other keys kept).", rich_help_panel="Generated tests"),
 ) -> None:
     """Measure whether a skill helps: run each case with and without the skill and compare.
 
@@ -261,6 +268,10 @@ def eval_command(
         from upskill_hub.lift.scenarios import find_scenarios_file
 
         scenarios = find_scenarios_file(skill)
+    from upskill_hub.generate.cases import tests_for_eval
+
+    generated = tests_for_eval(skill, generate_tests, teacher=teacher, write=write, base_url=base_url, models_=model or [],
+                               refused={"--tests": tests, "--resume": resume, "--jobs": jobs, "--scenarios": scenarios}, say=_say(out))  # fmt: skip
     if scenarios is not None:
         if jobs is not None or tests is not None or agent or mode or distractors:
             raise UpskillError(
@@ -331,7 +342,7 @@ def eval_command(
     try:
         eval_options = EvalOptions(
             runs=runs,
-            cases=tests,
+            cases=generated.cases if generated else tests,
             include_baseline=not no_baseline,
             concurrency=concurrency,
             output_dir=output,
@@ -379,6 +390,8 @@ def eval_command(
     finally:
         if task is not None:
             progress.stop()
+    if generated:
+        generated.save(result.run_dir, _say(out))
     comparison = (
         cmp.compare_with(compare, result.summary.run_id, result.rows, level, result.summary.triggers)
         if compare
@@ -526,6 +539,11 @@ def _run_scenarios(path: Path, models: list[str], options, out, compare, against
             elif r.old is not None and r.result.summary is not None:
                 _against.check_regression(VersusResult(r.result, r.old, r.result.summary.versus or []))
     ci.check_token_gate([r.gate_item for r in runs], max_increase)
+
+
+def _say(out):  # noqa: ANN001, ANN202 - Printer; a line on stderr unless the output is for an agent
+    chatty = out.mode in (OutputFormat.human, OutputFormat.json)
+    return lambda line: err_console.print(line, markup=False, highlight=False, soft_wrap=True) if chatty else None
 
 
 def _cases_line(skill: Path, tests: Path | None) -> str | None:

@@ -114,8 +114,9 @@ def _triggers_table(items: list) -> Table:
     from upskill_hub._util.percent import pct
 
     t = Table(
-        title="Triggering (catalog mode)",
-        caption="recall: loaded on should-trigger queries; false: loaded on should-not queries; [95% Wilson CI]",
+        title="Triggering (catalog mode, or inside an agent CLI: triggers --agent)",
+        caption="recall: loaded on should-trigger queries; false: loaded on should-not queries; [95% Wilson CI]; "
+        "an agent CLI's rows are named after it (claude-code, codex, ...)",
     )
     for col in ("run", "model", "recall", "false triggers", "F1", "errors"):
         t.add_column(col, justify="left" if col in ("run", "model") else "right", overflow="fold")

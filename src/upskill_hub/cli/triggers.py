@@ -22,6 +22,7 @@ from upskill_hub.cli._output import make_console
 from upskill_hub.errors import OptionError, UpskillError
 
 if TYPE_CHECKING:
+    from upskill_hub.lift.harness.spec import HarnessOptions
     from upskill_hub.rundir.schema import TriggerStats
     from upskill_hub.triggering.triggers import TriggerResult
 
@@ -72,10 +73,55 @@ def triggers_command(
         Path("upskill-runs"), "--output", "-o", help="Folder that receives run folders."
     ),
     resume: bool = typer.Option(False, "--resume", help="Finish the latest matching trigger run instead."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Call the models even if answers are cached."),
-    concurrency: int | None = typer.Option(None, "--concurrency", "-c", help="Concurrent calls per model."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Call the models (or run the agent CLIs) even if answers are cached."),
+    concurrency: int | None = typer.Option(
+        None, "--concurrency", "-c", help="Concurrent calls per model (per agent CLI with --agent; default 2 there)."
+    ),
+    agent: list[str] = typer.Option(
+        None,
+        "--agent",
+        "-a",
+        help="Measure triggering inside this agent CLI, repeatable: claude-code, codex, gemini, opencode "
+        "(optionally :MODEL). Each query runs in a throwaway workspace with the skill installed beside the "
+        "distractors; it triggered iff the CLI's transcript shows the skill loaded or its files read.",
+        rich_help_panel="Agent harnesses",
+    ),  # fmt: skip
+    agent_env: list[str] = typer.Option(
+        None,
+        "--agent-env",
+        help="Environment variable the agent CLI also gets (NAME or NAME=VALUE), repeatable; "
+        "by default it gets only its provider key.",
+        rich_help_panel="Agent harnesses",
+    ),  # fmt: skip
+    agent_timeout: float | None = typer.Option(
+        None,
+        "--agent-timeout",
+        help="Seconds per agent call before its process group is killed (default 600).",
+        rich_help_panel="Agent harnesses",
+    ),  # fmt: skip
+    keep_workspaces: bool = typer.Option(
+        False,
+        "--keep-workspaces",
+        help="Keep each agent call's workspace (its path is in the run folder's agents/).",
+        rich_help_panel="Agent harnesses",
+    ),  # fmt: skip
+    agent_real_home: bool = typer.Option(
+        False,
+        "--agent-real-home",
+        help="Run agents with your real HOME (subscription logins); refused while a "
+        "user-level skill of the same name exists.",
+        rich_help_panel="Agent harnesses",
+    ),  # fmt: skip
     fmt: OutputFormat | None = format_option(),
     as_json: bool = json_option(),
+    generate_queries: int | None = typer.Option(
+        None, "--generate-queries", metavar="N", rich_help_panel="Generated queries",
+        help="A skill without trigger queries (with --library: each one): a --teacher writes N, half should trigger, "
+        "half near misses that should not; leaking ones dropped. Kept in the run folder (generated-queries.json), "
+        "in skill_meta.json only with --write.",
+    ),  # fmt: skip
+    teacher: str | None = typer.Option(None, "--teacher", help="Model writing the queries (default: sonnet).", rich_help_panel="Generated queries"),
+    write: bool = typer.Option(False, "--write", help="Also save them in skill_meta.json (atomically, its other keys kept).", rich_help_panel="Generated queries"),
 ) -> None:
     """Does the description make the model load the skill when it should, and only then?
 
@@ -95,13 +141,21 @@ def triggers_command(
     A candidate description: [cyan]upskill-hub triggers skills/hf-dataset-card -m haiku --runs 3 --description @new.txt[/]
 
     A library: [cyan]upskill-hub triggers ./my-skills --library -m haiku[/]
+
+    Inside an agent CLI (as skill-creator's run_eval): [cyan]upskill-hub triggers skills/hf-dataset-card --agent claude-code --runs 3[/]
     """
     check_options(runs=runs, concurrency=concurrency, distractors=distractors, threshold=threshold)
+    harness = check_agent_options(
+        agent, agent_env=agent_env, agent_timeout=agent_timeout, keep_workspaces=keep_workspaces,
+        agent_real_home=agent_real_home, library=library, model=model, base_url=base_url,
+    )  # fmt: skip
     if library:
         _library_command(skill, model or ["local"], runs=runs, base_url=base_url, output=output, resume=resume,
                          no_cache=no_cache, concurrency=concurrency, fmt=fmt, as_json=as_json,
+                         generate=(generate_queries, teacher, write),
                          ignored={"--triggers": triggers, "--distractors": distractors, "--description": description})  # fmt: skip
         return
+    from upskill_hub.generate.queries import queries_for_triggers
     from upskill_hub.lift.report import trigger_table
     from upskill_hub.triggering.candidates import read_description_arg
     from upskill_hub.triggering.description_report import print_query_verdicts
@@ -115,14 +169,24 @@ def triggers_command(
     out = printer(fmt, as_json)
     results = []
     for s in skill:
-        with Ticker("trigger calls", enabled=out.human) as tick:
-            res = run_triggers(
-                s, model or ["local"], base_url=base_url, use_cache=not no_cache, runs=runs, triggers_file=triggers,
-                distractors=distractors, output_dir=output, resume=resume, concurrency=concurrency,
-                on_plan=tick.plan, on_row=tick.row, threshold=threshold, description=candidate,
-                description_source=candidate_source,
-            )  # fmt: skip
+        gen = queries_for_triggers(s, generate_queries, teacher=teacher, write=write, base_url=base_url,
+                                   triggers_file=triggers, resume=resume, say=_say(out))  # fmt: skip
+        common = {
+            "use_cache": not no_cache, "runs": runs, "triggers_file": triggers, "distractors": distractors,
+            "output_dir": output, "resume": resume, "concurrency": concurrency, "threshold": threshold,
+            "description": candidate, "description_source": candidate_source,
+        }  # fmt: skip
+        with Ticker("agent trigger calls" if agent else "trigger calls", enabled=out.human) as tick:
+            if agent:
+                from upskill_hub.triggering.agent_triggers import run_agent_triggers
+
+                res = run_agent_triggers(gen.skill if gen else s, agent, harness=harness, on_plan=tick.plan, on_row=tick.row, **common)
+            else:
+                res = run_triggers(gen.skill if gen else s, model or ["local"], base_url=base_url, on_plan=tick.plan, on_row=tick.row,
+                                   **common)  # fmt: skip
         results.append(res)
+        if gen:
+            gen.save(res.run_dir, _say(out))
         if out.human:
             err_console.print(res.source, markup=False, highlight=False)
             console = make_console()
@@ -168,6 +232,42 @@ def check_options(
         raise OptionError(
             "distractors", distractors, "is empty: name a folder of skills, or 'none' for no distractors"
         )
+
+
+def check_agent_options(
+    agents: list[str] | None, *, agent_env: list[str] | None, agent_timeout: float | None, keep_workspaces: bool,
+    agent_real_home: bool, library: bool, model: list[str] | None, base_url: str | None,
+) -> HarnessOptions | None:  # fmt: skip
+    """``--agent`` and its options as :class:`HarnessOptions` (``None`` without ``--agent``); what
+    cannot go with it, or what means nothing without it, is refused in one line before anything runs."""
+    from upskill_hub.lift.harness.spec import DEFAULT_TIMEOUT_S, HarnessOptions, check_timeout
+
+    if not agents:
+        given = [name for name, v in (("--agent-env", agent_env), ("--agent-timeout", agent_timeout),
+                                      ("--keep-workspaces", keep_workspaces or None),
+                                      ("--agent-real-home", agent_real_home or None)) if v]  # fmt: skip
+        if given:
+            raise UpskillError(f"{', '.join(given)} only applies to --agent runs; add --agent claude-code (or codex, ...)")
+        return None
+    if library:
+        raise UpskillError("--agent cannot be used with --library (a library routing run asks models, not agent CLIs)")
+    if model:
+        raise UpskillError(
+            "--agent cannot be used with --model: the agent CLI chooses its own model (pick one with "
+            "--agent claude-code:MODEL); run the model trigger eval separately"
+        )
+    if base_url is not None:
+        raise UpskillError(
+            "--base-url applies to --model calls; an agent CLI reads its endpoint from its own variables "
+            "(e.g. --agent-env ANTHROPIC_BASE_URL=URL)"
+        )
+    from upskill_hub.triggering.agent_triggers import check_agent_specs
+
+    check_agent_specs(agents)
+    timeout = DEFAULT_TIMEOUT_S if agent_timeout is None else agent_timeout
+    check_timeout(timeout)
+    return HarnessOptions(timeout=timeout, agent_env=agent_env or [], keep_workspaces=keep_workspaces,
+                          real_home=agent_real_home)  # fmt: skip
 
 
 class Ticker:
@@ -224,10 +324,12 @@ _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$"
 def _library_command(
     sources: list[Path], models: list[str], *, runs: int, base_url: str | None, output: Path, resume: bool,
     no_cache: bool, concurrency: int | None, fmt: OutputFormat | None, as_json: bool, ignored: dict[str, object],
+    generate: tuple[int | None, str | None, bool] = (None, None, False),
 ) -> None:  # fmt: skip
     """``triggers --library``: the routing run of one library (a folder, or pulled from the Hub)."""
+    from upskill_hub.generate.queries import route_library
     from upskill_hub.triggering.description_report import print_routing_report
-    from upskill_hub.triggering.routing_run import SkippedSkill, run_routing
+    from upskill_hub.triggering.routing_run import SkippedSkill
 
     if len(sources) != 1:
         raise UpskillError(f"--library takes one folder of skills or one Hub repo, got {len(sources)}")
@@ -256,8 +358,9 @@ def _library_command(
             err_console.print(f"Warning: {skipped.line()}", markup=False, highlight=False, soft_wrap=True)
 
         with Ticker("routing calls", enabled=out.human) as tick:
-            run = run_routing(
-                source, models, label=label, base_url=base_url, runs=runs, output_dir=output, resume=resume,
+            run = route_library(
+                source, models, generate=generate[0], teacher=generate[1], write=generate[2], from_hub=label is not None,
+                say=_say(out), label=label, base_url=base_url, runs=runs, output_dir=output, resume=resume,
                 use_cache=not no_cache, concurrency=concurrency, on_plan=tick.plan, on_row=tick.row, on_skip=warn,
             )  # fmt: skip
     if out.human:
@@ -274,6 +377,11 @@ def _library_command(
     errors = sum(r.errors for r in run.reports)
     if errors:
         raise UpskillError(f"{errors} routing calls failed; rerun with --resume to ask them again")
+
+
+def _say(out):  # noqa: ANN001, ANN202 - Printer; a line on stderr unless the output is for an agent
+    chatty = out.mode in (OutputFormat.human, OutputFormat.json)
+    return lambda line: err_console.print(line, markup=False, highlight=False, soft_wrap=True) if chatty else None
 
 
 def register(app: typer.Typer) -> None:

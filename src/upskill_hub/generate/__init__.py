@@ -21,6 +21,10 @@ frontmatter for skills; a JSON object or fenced JSON for tests) and validated wi
 same code as ``skills validate``; a malformed answer is sent back with the problems for
 another try, and after the retries a one-line :class:`UpskillError` says what was wrong.
 Nothing is written until the end, and then atomically: never a half skill.
+
+The teacher also fills gaps in a skill the user already has: :mod:`.cases` writes test cases
+for ``eval --generate-tests``, :mod:`.queries` trigger queries (with near misses, checked for
+leaks) for ``triggers --generate-queries``, one skill or a whole ``--library``.
 """
 
 from upskill_hub.generate.loop import GenerateOptions, GenerateResult, generate_skill, generate_skill_async

@@ -354,7 +354,8 @@ def build_skill(
     return skill, []
 
 
-def _extract_json(text: str) -> Any:
+def extract_json_answer(text: str) -> Any:
+    """The JSON value in a teacher answer: a fenced or whole-answer JSON, else the outermost ``{...}``."""
     from upskill_hub.lift.grading.assertions import extract_json
 
     found = extract_json(text)
@@ -372,7 +373,7 @@ def _extract_json(text: str) -> Any:
 
 def parse_cases(text: str, *, min_cases: int = 1) -> tuple[list[Case] | None, list[str]]:
     """Test cases from a teacher answer (our schema, upskill's, or a plain list)."""
-    data = _extract_json(text)
+    data = extract_json_answer(text)
     if data is None:
         return None, ['no JSON found: reply with {"cases": [...]} in a ```json block']
     try:

@@ -1,0 +1,1 @@
+"""Fixtures of the generation tests (issue 36): a published-style library and scripted teachers."""
