@@ -14,6 +14,12 @@ import typer
 
 from upskill_hub._util.limits import env_int
 from upskill_hub._util.retry import DEFAULT_TIMEOUT_S
+from upskill_hub.cli._agent_options import (
+    agent_env_option,
+    agent_real_home_option,
+    agent_timeout_option,
+    keep_workspaces_option,
+)
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli._output import make_console
 from upskill_hub.errors import OptionError, UpskillError
@@ -186,32 +192,10 @@ def eval_command(
         "e.g. claude-code:sonnet) or cmd:'COMMAND {prompt}'. Without --model, only the agents run.",
         rich_help_panel="Agent harnesses",
     ),  # fmt: skip
-    agent_env: list[str] = typer.Option(
-        None,
-        "--agent-env",
-        help="Environment variable the agent CLI also gets (NAME or NAME=VALUE), repeatable; "
-        "by default it gets only its provider key.",
-        rich_help_panel="Agent harnesses",
-    ),  # fmt: skip
-    agent_timeout: float = typer.Option(
-        600.0,
-        "--agent-timeout",
-        help="Seconds per agent call before its process group is killed.",
-        rich_help_panel="Agent harnesses",
-    ),  # fmt: skip
-    keep_workspaces: bool = typer.Option(
-        False,
-        "--keep-workspaces",
-        help="Keep each call's workspace (its path is in the run folder's agents/).",
-        rich_help_panel="Agent harnesses",
-    ),  # fmt: skip
-    agent_real_home: bool = typer.Option(
-        False,
-        "--agent-real-home",
-        help="Run agents with your real HOME (subscription logins); refused while a "
-        "user-level skill of the same name exists.",
-        rich_help_panel="Agent harnesses",
-    ),  # fmt: skip
+    agent_env: list[str] = agent_env_option(),
+    agent_timeout: float = agent_timeout_option(600.0),
+    keep_workspaces: bool = keep_workspaces_option(),
+    agent_real_home: bool = agent_real_home_option(),
     allow_commands: bool = typer.Option(
         False,
         "--allow-commands",

@@ -17,6 +17,12 @@ import typer
 from rich.progress import MofNCompleteColumn, Progress
 from rich.text import Text
 
+from upskill_hub.cli._agent_options import (
+    agent_env_option,
+    agent_real_home_option,
+    agent_timeout_option,
+    keep_workspaces_option,
+)
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli._output import make_console
 from upskill_hub.errors import OptionError, UpskillError
@@ -86,32 +92,10 @@ def triggers_command(
         "distractors; it triggered iff the CLI's transcript shows the skill loaded or its files read.",
         rich_help_panel="Agent harnesses",
     ),  # fmt: skip
-    agent_env: list[str] = typer.Option(
-        None,
-        "--agent-env",
-        help="Environment variable the agent CLI also gets (NAME or NAME=VALUE), repeatable; "
-        "by default it gets only its provider key.",
-        rich_help_panel="Agent harnesses",
-    ),  # fmt: skip
-    agent_timeout: float | None = typer.Option(
-        None,
-        "--agent-timeout",
-        help="Seconds per agent call before its process group is killed (default 600).",
-        rich_help_panel="Agent harnesses",
-    ),  # fmt: skip
-    keep_workspaces: bool = typer.Option(
-        False,
-        "--keep-workspaces",
-        help="Keep each agent call's workspace (its path is in the run folder's agents/).",
-        rich_help_panel="Agent harnesses",
-    ),  # fmt: skip
-    agent_real_home: bool = typer.Option(
-        False,
-        "--agent-real-home",
-        help="Run agents with your real HOME (subscription logins); refused while a "
-        "user-level skill of the same name exists.",
-        rich_help_panel="Agent harnesses",
-    ),  # fmt: skip
+    agent_env: list[str] = agent_env_option(),
+    agent_timeout: float | None = agent_timeout_option(None),
+    keep_workspaces: bool = keep_workspaces_option(),
+    agent_real_home: bool = agent_real_home_option(),
     fmt: OutputFormat | None = format_option(),
     as_json: bool = json_option(),
     generate_queries: int | None = typer.Option(

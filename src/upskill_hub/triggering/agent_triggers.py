@@ -35,19 +35,18 @@ import hashlib
 import json
 import shlex
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from upskill_hub import __version__
-from upskill_hub._util.fsutil import FileRefused, write_json_atomic, write_text_atomic
+from upskill_hub._util.fsutil import write_json_atomic, write_text_atomic
 from upskill_hub._util.redact import redact
 from upskill_hub._util.timestamps import utc_now
 from upskill_hub.agents import install_skill
 from upskill_hub.cases import TriggerQuery
 from upskill_hub.errors import UpskillError
-from upskill_hub.lift.figures.stats import stats_from_counts
 from upskill_hub.lift.harness.base import PromptRefused, UnknownOutput
 from upskill_hub.lift.harness.process import MAX_STDOUT_BYTES, ProcessResult, run_process
 from upskill_hub.lift.harness.run import (
@@ -60,28 +59,21 @@ from upskill_hub.lift.harness.run import (
 )
 from upskill_hub.lift.harness.spec import AgentClient, HarnessOptions, parse_agent_spec, prepare_agents
 from upskill_hub.lift.harness.workspace import Workspace
-from upskill_hub.rundir.schema import RunSummary, TriggerRow
-from upskill_hub.rundir.trigger_rows import (
-    TRIGGERS_FILE,
-    RowAppender,
-    RowLines,
-    parse_row_line,
-    write_query_rates,
-)
+from upskill_hub.rundir.schema import TriggerRow
 from upskill_hub.session.cache import default_cache_dir
 from upskill_hub.session.clients import load_distractors
 from upskill_hub.skill import Skill, require_skill
 from upskill_hub.triggering.candidates import candidate_skill, check_candidate_description
-from upskill_hub.triggering.query_verdicts import DEFAULT_THRESHOLD, check_threshold, query_rate
+from upskill_hub.triggering.query_verdicts import DEFAULT_THRESHOLD, check_threshold
 from upskill_hub.triggering.trigger_queries import check_plan_size, resolve_queries
 from upskill_hub.triggering.triggers import (
-    MAX_WRONG_KEPT,
     PLAN_FILE,
     TriggerResult,
+    TriggerRunPlan,
     check_run_options,
     concurrency_of,
+    drive_trigger_run,
     open_run_dir,
-    run_workers,
 )
 
 #: Bump when a cached agent trigger outcome changes meaning.
@@ -317,107 +309,19 @@ async def run_agent_triggers_async(
               "candidate_description": candidate},
     )  # fmt: skip
     setup = _Setup(skill, installed, run_dir, run_dir.name, cache)
-    nq, na = len(queries), len(clients)
-    qindex = {q.id: i for i, q in enumerate(queries)}
-    aindex = {c.model: i for i, c in enumerate(clients)}
 
-    def index_of(row: TriggerRow) -> int | None:
-        """The row's place in the plan (repeat, query, agent), or None when it is not in this plan."""
-        qi, ai = qindex.get(row.query_id), aindex.get(row.model)
-        if qi is None or ai is None or row.skill_name != skill.name or not 0 <= row.repeat < runs:
-            return None
-        return (row.repeat * nq + qi) * na + ai
+    async def call(ci: int, q: TriggerQuery, repeat: int) -> tuple[TriggerRow, bool]:
+        return await _call(clients[ci], setup, q, repeat)
 
-    answered, loads, errs = ([[0] * nq for _ in clients] for _ in range(3))
-    wrong: list[tuple[int, TriggerRow]] = []
-
-    def count(i: int, row: TriggerRow) -> None:
-        ai, qi = i % na, (i // na) % nq
-        if row.error is not None or row.triggered is None:
-            errs[ai][qi] += 1
-            return
-        answered[ai][qi] += 1
-        loads[ai][qi] += bool(row.triggered)
-        if row.triggered != row.should_trigger:
-            wrong.append((i, row))
-
-    done: set[int] = set()
-    path = run_dir / TRIGGERS_FILE
-    lines = RowLines(path)
-    for number, line in lines:
-        row = parse_row_line(path, number, line)
-        if row is None or row.error is not None or (i := index_of(row)) is None:
-            continue  # failed calls are asked again
-        if i in done:
-            raise FileRefused(path, f"line {number} answers a call an earlier line already answered (agent "
-                              f"{row.model!r}, query {row.query_id!r}, repeat {row.repeat}); a run holds one answer per call")  # fmt: skip
-        done.add(i)
-        count(i, row)
-    left = [runs * nq - sum(1 for i in done if i % na == ai) for ai in range(na)]
-
-    def todo_of(ai: int) -> Iterator[tuple[int, TriggerQuery, int]]:
-        """Agent ``ai``'s calls still to make, in plan order, made up as they are taken."""
-        for r in range(runs):
-            for qi, q in enumerate(queries):
-                if (i := (r * nq + qi) * na + ai) not in done:
-                    yield i, q, r
-
-    if on_plan is not None:
-        on_plan(sum(left), len(done))
-    fresh = failed = 0
-    first_error: str | None = None
-    with RowAppender(path, trim_to=lines.complete_bytes if lines.torn else None) as out:
-
-        async def worker(agent: AgentClient, calls: Iterator[tuple[int, TriggerQuery, int]]) -> None:
-            nonlocal fresh, failed, first_error
-            for i, q, r in calls:  # shared by the agent's workers: each call goes once
-                row, ran = await _call(agent, setup, q, r)
-                out.write(row)
-                fresh += ran
-                count(i, row)
-                if row.error is not None:
-                    failed += 1
-                    first_error = first_error or row.error
-                if on_row is not None:
-                    on_row(row)
-
-        await run_workers(
-            worker(c, calls)
-            for ai, c in enumerate(clients)
-            for calls in [todo_of(ai)]
-            for _ in range(min(concurrency_of(c, concurrency), left[ai]))
-        )
-    stats = []
-    for ai, c in enumerate(clients):
-        should = [qi for qi, q in enumerate(queries) if q.should_trigger]
-        should_not = [qi for qi, q in enumerate(queries) if not q.should_trigger]
-        n_err = sum(errs[ai])
-        n_s, tp = sum(answered[ai][qi] for qi in should), sum(loads[ai][qi] for qi in should)
-        n_n, fp = sum(answered[ai][qi] for qi in should_not), sum(loads[ai][qi] for qi in should_not)
-        if n_s + n_n + n_err:
-            stats.append(stats_from_counts(c.model, n_s, tp, n_n, fp, n_err))
     params = json.dumps({"mode": "harness", "agents": [json.loads(agent_params(c)) for c in clients]}, sort_keys=True)
-    summary = RunSummary(
-        run_id=setup.run_id, timestamp=utc_now(), tool_version=__version__, skill_name=skill.name,
-        skill_version=skill.version, models=[c.model for c in clients], runs_per_case=runs, n_cases=0,
-        params=params, n_results=sum(map(sum, answered)) + sum(map(sum, errs)), triggers=stats,
-    )  # fmt: skip
-    write_json_atomic(run_dir / "summary.json", summary.to_dict())
-    rates = [
-        query_rate(c.model, q, answered[ai][qi], loads[ai][qi], errs[ai][qi], threshold)
-        for ai, c in enumerate(clients) for qi, q in enumerate(queries)
-        if answered[ai][qi] or errs[ai][qi]
-    ]  # fmt: skip
-    write_query_rates(
-        run_dir, {"run_id": setup.run_id, "skill_name": skill.name, "skill_version": skill.version, "runs": runs,
-                  "threshold": threshold, "mode": "harness", "candidate_description": candidate}, rates,
-    )  # fmt: skip
-    wrong.sort(key=lambda x: x[0])
-    return TriggerResult(
-        run_dir, stats, source, skill_name=skill.name, fresh_calls=fresh, skipped=len(done),
-        wrong=[r for _, r in wrong[:MAX_WRONG_KEPT]], n_wrong=len(wrong), failed=failed, first_error=first_error,
-        threshold=threshold, queries=rates, description=description,
-        description_source=candidate["source"] if candidate else None, _order=index_of,
+    return await drive_trigger_run(
+        TriggerRunPlan(
+            skill=skill, queries=queries, source=source, labels=[c.model for c in clients],
+            workers=[concurrency_of(c, concurrency) for c in clients], runs=runs, run_dir=run_dir,
+            params_json=params, threshold=threshold, description=description, candidate=candidate,
+            queries_meta={"mode": "harness"},
+        ),
+        call, on_plan=on_plan, on_row=on_row,
     )  # fmt: skip
 
 

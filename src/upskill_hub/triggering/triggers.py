@@ -337,27 +337,6 @@ async def run_workers(workers: Iterable[Coroutine[Any, Any, None]]) -> None:
         raise first from None
 
 
-@dataclass
-class _Tally:
-    """One model's answered calls, counted as they land (a streamed run keeps no rows)."""
-
-    n_should: int = 0
-    tp: int = 0
-    n_should_not: int = 0
-    fp: int = 0
-    errors: int = 0
-
-    def add(self, row: TriggerRow) -> None:
-        if row.error is not None or row.triggered is None:
-            self.errors += 1
-        elif row.should_trigger:
-            self.n_should += 1
-            self.tp += bool(row.triggered)
-        else:
-            self.n_should_not += 1
-            self.fp += bool(row.triggered)
-
-
 class _Wrong:
     """The first :data:`MAX_WRONG_KEPT` wrong answers in plan order, whatever order they land in."""
 
@@ -377,6 +356,149 @@ class _Wrong:
 
     def rows(self) -> list[TriggerRow]:
         return [r for _, _, r in sorted(self.heap, key=lambda x: -x[0])]
+
+
+@dataclass
+class TriggerRunPlan:
+    """What :func:`drive_trigger_run` needs of a trigger run, whoever answers its calls (models
+    through a catalog, or agent CLIs): one label and one worker count per answering client."""
+
+    skill: Skill
+    queries: list[TriggerQuery]
+    source: str
+    labels: list[str]
+    workers: list[int]
+    runs: int
+    run_dir: Path
+    params_json: str
+    threshold: float
+    description: str | None = None
+    candidate: dict[str, Any] | None = None
+    #: Extra keys for ``trigger-queries.json`` (e.g. ``mode``).
+    queries_meta: dict[str, Any] = field(default_factory=dict)
+
+
+async def drive_trigger_run(
+    plan: TriggerRunPlan,
+    call: Callable[[int, TriggerQuery, int], Coroutine[Any, Any, tuple[TriggerRow, bool]]],
+    *,
+    on_plan: Callable[[int, int], None] | None = None,
+    on_row: Callable[[TriggerRow], None] | None = None,
+) -> TriggerResult:
+    """Make a trigger run's missing calls and sum it up: the part both kinds of trigger run share.
+
+    Rows already in ``triggers.jsonl`` are counted and not asked again (failed ones are);
+    ``call(client_index, query, repeat)`` answers one call with ``(row, made_a_fresh_call)``;
+    each row is appended as it lands. Per client and query three integers are kept (answered,
+    loads, failed), never the rows, so the figures of a 100,000-query run cost kilobytes.
+    Writes ``summary.json`` and ``trigger-queries.json``.
+    """
+    skill, queries, runs, run_dir = plan.skill, plan.queries, plan.runs, plan.run_dir
+    nq, nc = len(queries), len(plan.labels)
+    qindex: dict[str, int] = {}  # built on first use: a fresh run never needs it
+    cindex = {label: i for i, label in enumerate(plan.labels)}
+
+    def index_of(row: TriggerRow) -> int | None:
+        """The row's place in the plan (repeat, query, client), or None when it is not in this plan."""
+        if not qindex:
+            qindex.update((q.id, i) for i, q in enumerate(queries))
+        qi, ci = qindex.get(row.query_id), cindex.get(row.model)
+        if qi is None or ci is None or row.skill_name != skill.name or not 0 <= row.repeat < runs:
+            return None
+        return (row.repeat * nq + qi) * nc + ci
+
+    wrong = _Wrong()
+    answered, loads, errs = ([array("L", bytes(array("L").itemsize * nq)) for _ in range(nc)] for _ in range(3))
+
+    def count(i: int, row: TriggerRow) -> None:
+        ci, qi = i % nc, (i // nc) % nq
+        if row.error is not None or row.triggered is None:
+            errs[ci][qi] += 1
+        else:
+            answered[ci][qi] += 1
+            loads[ci][qi] += bool(row.triggered)
+        wrong.add(i, row)
+
+    done: set[int] = set()
+    path = run_dir / TRIGGERS_FILE
+    lines = RowLines(path)
+    for number, line in lines:  # streamed: one row in memory at a time
+        row = parse_row_line(path, number, line)
+        if row is None or row.error is not None or (i := index_of(row)) is None:
+            continue  # failed calls are asked again
+        if i in done:
+            raise FileRefused(path, f"line {number} answers a call an earlier line already answered (by "
+                              f"{row.model!r}, query {row.query_id!r}, repeat {row.repeat}); a run holds one answer per call")  # fmt: skip
+        done.add(i)
+        count(i, row)
+    left = [runs * nq - sum(1 for i in done if i % nc == ci) for ci in range(nc)]
+    if on_plan is not None:
+        on_plan(sum(left), len(done))
+    fresh = failed = 0
+    first_error: str | None = None
+
+    def todo_of(ci: int) -> Iterator[tuple[int, TriggerQuery, int]]:
+        """Client ``ci``'s calls still to make, in plan order, made up as they are taken."""
+        for r in range(runs):
+            for qi, q in enumerate(queries):
+                i = (r * nq + qi) * nc + ci
+                if i not in done:
+                    yield i, q, r
+
+    with RowAppender(path, trim_to=lines.complete_bytes if lines.torn else None) as out:
+
+        async def worker(ci: int, calls: Iterator[tuple[int, TriggerQuery, int]]) -> None:
+            nonlocal fresh, failed, first_error
+            for i, q, r in calls:  # the iterator is shared by the client's workers: each call goes once
+                row, called = await call(ci, q, r)
+                out.write(row)
+                fresh += called
+                count(i, row)
+                if row.error is not None:
+                    failed += 1
+                    first_error = first_error or row.error
+                if on_row is not None:
+                    on_row(row)
+
+        await run_workers(
+            worker(ci, calls)
+            for ci in range(nc)
+            for calls in [todo_of(ci)]
+            for _ in range(min(plan.workers[ci], left[ci]))
+        )
+    stats = []
+    should = [q.should_trigger for q in queries]
+    for ci, label in enumerate(plan.labels):
+        n_s = tp = n_n = fp = 0
+        for qi, s_ in enumerate(should):
+            if s_:
+                n_s, tp = n_s + answered[ci][qi], tp + loads[ci][qi]
+            else:
+                n_n, fp = n_n + answered[ci][qi], fp + loads[ci][qi]
+        if n_s + n_n + sum(errs[ci]):
+            stats.append(stats_from_counts(label, n_s, tp, n_n, fp, sum(errs[ci])))
+    summary = RunSummary(
+        run_id=run_dir.name, timestamp=utc_now(), tool_version=__version__, skill_name=skill.name,
+        skill_version=skill.version, models=list(plan.labels), runs_per_case=runs, n_cases=0,
+        params=plan.params_json, n_results=sum(map(sum, answered)) + sum(map(sum, errs)), triggers=stats,
+    )  # fmt: skip
+    write_json_atomic(run_dir / "summary.json", summary.to_dict())
+    rates = [
+        query_rate(label, q, answered[ci][qi], loads[ci][qi], errs[ci][qi], plan.threshold)
+        for ci, label in enumerate(plan.labels)
+        for qi, q in enumerate(queries)
+        if answered[ci][qi] or errs[ci][qi]
+    ]
+    write_query_rates(
+        run_dir, {"run_id": run_dir.name, "skill_name": skill.name, "skill_version": skill.version, "runs": runs,
+                  "threshold": plan.threshold, **plan.queries_meta, "candidate_description": plan.candidate}, rates,
+    )  # fmt: skip
+    return TriggerResult(
+        run_dir, stats, plan.source, skill_name=skill.name, fresh_calls=fresh, skipped=len(done), wrong=wrong.rows(),
+        n_wrong=wrong.n, failed=failed, first_error=first_error, threshold=plan.threshold, queries=rates,
+        description=plan.description, description_source=plan.candidate["source"] if plan.candidate else None,
+        _order=index_of,
+    )  # fmt: skip
 
 
 async def run_triggers_async(
@@ -430,115 +552,21 @@ async def run_triggers_async(
         plan={"source": source, "skill_name": skill.name, "models": [c.model for c in clients],
               "catalog": plan.catalog.names(), "runs": runs, "candidate_description": candidate},
     )  # fmt: skip
-    run_id = run_dir.name
-    nq, nc = len(queries), len(clients)
-    qindex: dict[str, int] = {}  # built on first use: a fresh run never needs it
-    cindex = {c.model: i for i, c in enumerate(clients)}
-
-    def index_of(row: TriggerRow) -> int | None:
-        """The row's place in the plan (repeat, query, model), or None when it is not in this plan."""
-        if not qindex:
-            qindex.update((q.id, i) for i, q in enumerate(queries))
-        qi, ci = qindex.get(row.query_id), cindex.get(row.model)
-        if qi is None or ci is None or row.skill_name != skill.name or not 0 <= row.repeat < runs:
-            return None
-        return (row.repeat * nq + qi) * nc + ci
-
-    tallies = {c.model: _Tally() for c in clients}
-    wrong = _Wrong()
-    # Per model and query: answered calls, loads, failed calls (three integers, not rows).
-    answered, loads, errs = ([array("L", bytes(array("L").itemsize * nq)) for _ in clients] for _ in range(3))
-
-    def count(i: int, row: TriggerRow) -> None:
-        ci, qi = i % nc, (i // nc) % nq
-        if row.error is not None or row.triggered is None:
-            errs[ci][qi] += 1
-        else:
-            answered[ci][qi] += 1
-            loads[ci][qi] += bool(row.triggered)
-
-    done: set[int] = set()
-    path = run_dir / TRIGGERS_FILE
-    lines = RowLines(path)
-    for number, line in lines:  # streamed: one row in memory at a time
-        row = parse_row_line(path, number, line)
-        if row is None or row.error is not None or (i := index_of(row)) is None:
-            continue  # failed calls are asked again
-        if i in done:
-            raise FileRefused(path, f"line {number} answers a call an earlier line already answered (model "
-                              f"{row.model!r}, query {row.query_id!r}, repeat {row.repeat}); a run holds one answer per call")  # fmt: skip
-        done.add(i)
-        tallies[row.model].add(row)
-        wrong.add(i, row)
-        count(i, row)
-    total = runs * nq * nc
-    todo_count = total - len(done)
-    if on_plan is not None:
-        on_plan(todo_count, len(done))
-    fresh = failed = 0
-    first_error: str | None = None
     params_json = plan.params.to_json()
     system = plan.system
 
-    def todo_of(ci: int) -> Iterator[tuple[int, TriggerQuery, int]]:
-        """Client ``ci``'s calls still to make, in plan order, made up as they are taken."""
-        for r in range(runs):
-            for qi, q in enumerate(queries):
-                i = (r * nq + qi) * nc + ci
-                if i not in done:
-                    yield i, q, r
+    async def call(ci: int, q: TriggerQuery, repeat: int) -> tuple[TriggerRow, bool]:
+        return await _trigger_call(
+            system, skill, plan.params, clients[ci], q, repeat, run_dir.name, cache, cost_fn, params_json
+        )
 
-    with RowAppender(path, trim_to=lines.complete_bytes if lines.torn else None) as out:
-
-        async def worker(client: ModelClient, calls: Iterator[tuple[int, TriggerQuery, int]]) -> None:
-            nonlocal fresh, failed, first_error
-            for i, q, r in calls:  # the iterator is shared by the client's workers: each call goes once
-                row, called = await _trigger_call(
-                    system, skill, plan.params, client, q, r, run_id, cache, cost_fn, params_json
-                )
-                out.write(row)
-                fresh += called
-                tallies[client.model].add(row)
-                wrong.add(i, row)
-                count(i, row)
-                if row.error is not None:
-                    failed += 1
-                    first_error = first_error or row.error
-                if on_row is not None:
-                    on_row(row)
-
-        if todo_count:
-            await run_workers(
-                worker(c, calls)
-                for ci, c in enumerate(clients)
-                for calls in [todo_of(ci)]
-                for _ in range(min(concurrency_of(c, concurrency), todo_count))
-            )
-    stats = [
-        stats_from_counts(m, t.n_should, t.tp, t.n_should_not, t.fp, t.errors)
-        for m, t in tallies.items()
-        if t.n_should + t.n_should_not + t.errors
-    ]
-    summary = RunSummary(
-        run_id=run_id, timestamp=utc_now(), tool_version=__version__, skill_name=skill.name,
-        skill_version=skill.version, models=[c.model for c in clients], runs_per_case=runs, n_cases=0,
-        params=params_json, n_results=sum(t.n_should + t.n_should_not + t.errors for t in tallies.values()), triggers=stats,
-    )  # fmt: skip
-    write_json_atomic(run_dir / "summary.json", summary.to_dict())
-    rates = [
-        query_rate(c.model, q, answered[ci][qi], loads[ci][qi], errs[ci][qi], threshold)
-        for ci, c in enumerate(clients)
-        for qi, q in enumerate(queries)
-        if answered[ci][qi] or errs[ci][qi]
-    ]
-    write_query_rates(
-        run_dir, {"run_id": run_id, "skill_name": skill.name, "skill_version": skill.version, "runs": runs,
-                  "threshold": threshold, "candidate_description": candidate}, rates,
-    )  # fmt: skip
-    return TriggerResult(
-        run_dir, stats, source, skill_name=skill.name, fresh_calls=fresh, skipped=len(done), wrong=wrong.rows(),
-        n_wrong=wrong.n, failed=failed, first_error=first_error, threshold=threshold, queries=rates,
-        description=description, description_source=candidate["source"] if candidate else None, _order=index_of,
+    return await drive_trigger_run(
+        TriggerRunPlan(
+            skill=skill, queries=queries, source=source, labels=[c.model for c in clients],
+            workers=[concurrency_of(c, concurrency) for c in clients], runs=runs, run_dir=run_dir,
+            params_json=params_json, threshold=threshold, description=description, candidate=candidate,
+        ),
+        call, on_plan=on_plan, on_row=on_row,
     )  # fmt: skip
 
 
