@@ -82,3 +82,25 @@ def test_torch_wrapper_parses_against_torch_headers(tmp_path):
             capture_output=True, text=True, timeout=600,
         )
         assert proc.returncode == 0, f"{src}:\n{proc.stderr[-3000:]}"
+
+
+def _ptx(arch: str, tmp_path: Path) -> str:
+    out = tmp_path / f"rmsnorm_{arch}.ptx"
+    proc = nvcc(arch, tmp_path, "-ptx", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return out.read_text()
+
+
+@needs_nvcc
+def test_row_loads_carry_an_l2_eviction_priority_from_sm80(tmp_path):
+    # The measured win on H100/H200 (README): the row read once is marked evict_last; the
+    # two-pass path marks its second read evict_first. sm_75 has no cache hints: plain loads.
+    ptx = _ptx("sm_90", tmp_path)
+    assert "createpolicy.fractional.L2::evict_last" in ptx
+    assert "createpolicy.fractional.L2::evict_first" in ptx
+    hinted = re.findall(r"ld\.global\.L2::cache_hint\.v4\.u32", ptx)
+    # Every vector kernel (3 dtypes x (8 cached + 1 stream)) loads its row with a hint.
+    entries = re.findall(r"\.entry \w*(?:cached|stream)_kernel", ptx)
+    assert len(entries) == 3 * 9, entries
+    assert len(hinted) >= len(entries), len(hinted)
+    assert "cache_hint" not in _ptx("sm_75", tmp_path)

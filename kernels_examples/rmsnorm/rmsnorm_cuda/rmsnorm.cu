@@ -15,14 +15,23 @@
 //    88 % to 98 % of the measured copy bandwidth;
 //  * for short batches, where one block's memory latency is the time, the
 //    weight's loads are issued with the row's, before the reduction;
+//  * the row's loads carry an L2 eviction priority (sm_80+): evict_last for
+//    a row read once into registers and for the first of two passes, and
+//    evict_first for the second pass. Measured, not derived: on an H200 the
+//    read marked evict_last took bf16 16384 x 8192 from 134.1 to 130.3 us and
+//    fp32 16384 x 8192 from 264.4 to 254.6 us, level with torch.compile, whose
+//    Triton reduction marks its first read the same way; on an H100 it took
+//    bf16 1024 x 4096 (one wave of blocks) from 10.0-10.5 to 9.2 us;
 //  * fp32 accumulation for every dtype; the sum of squares is reduced with
 //    warp shuffles, then across warps through shared memory.
 //
 // rmsnorm_cuda_forward picks the path and block size (choose_path);
 // rmsnorm_cuda_forward_path runs a given one, so that a benchmark can measure
-// the choice (benchmarks/rmsnorm_paths.py). Tuned on H100 (sm_90); the same
-// code runs on sm_75+. Tried and dropped: staging the row in shared memory
-// with cp.async (fewer registers, but never faster than registers here).
+// the choice (benchmarks/rmsnorm_paths.py). Tuned on H100 and measured on
+// H200 (sm_90; figures in kernels_examples/rmsnorm/README.md); the same code
+// runs on sm_75+. Tried and dropped: staging the row in shared memory with
+// cp.async (fewer registers, but never faster than registers here), and
+// streaming or evict_first hints on the row (4-8 % slower on large batches).
 //
 // No torch headers here on purpose: this file builds with a bare `nvcc -c`.
 // The torch-facing checks and stream handling live in rmsnorm_torch.cpp.
@@ -122,6 +131,39 @@ __device__ __forceinline__ void opaque(uint4& p) {
   asm volatile("" : "+r"(p.x), "+r"(p.y), "+r"(p.z), "+r"(p.w));
 }
 
+// L2 eviction policies for ld.global.L2::cache_hint (sm_80+). On older
+// cards the policy is unused and loads are plain.
+__device__ __forceinline__ uint64_t l2_policy_evict_last() {
+  uint64_t policy = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+#endif
+  return policy;
+}
+
+__device__ __forceinline__ uint64_t l2_policy_evict_first() {
+  uint64_t policy = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#endif
+  return policy;
+}
+
+// A 16-byte load with an L2 eviction policy. volatile: the loads stay in
+// program order, all of a row's issued before its first use.
+__device__ __forceinline__ uint4 load_with_policy(const uint4* p, uint64_t policy) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint4 v;
+  asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p), "l"(policy));
+  return v;
+#else
+  (void)policy;
+  return *p;
+#endif
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int offset = kWarpSize / 2; offset > 0; offset >>= 1) {
@@ -167,11 +209,12 @@ __global__ void __launch_bounds__(CachedBounds<PACKS>::kThreads)
   uint4 cache[PACKS];
   uint4 wcache[PREFETCH_W ? PACKS : 1];
   float sum_sq = 0.f;
+  const uint64_t keep = l2_policy_evict_last();
 #pragma unroll
   for (int k = 0; k < PACKS; ++k) {
     const int i = threadIdx.x + k * blockDim.x;
     if (i < num_packs) {
-      cache[k] = x[i];
+      cache[k] = load_with_policy(x + i, keep);
       if constexpr (PREFETCH_W) wcache[k] = __ldg(w + i);
     }
   }
@@ -195,7 +238,8 @@ __global__ void __launch_bounds__(CachedBounds<PACKS>::kThreads)
 }
 
 // Rows too long to cache: the second pass re-reads the row, which
-// the block touched microseconds earlier, from L2.
+// the block touched microseconds earlier, from L2 (kept there by the first
+// pass's evict_last, released by the second's evict_first).
 template <typename T>
 __global__ void __launch_bounds__(kMaxThreads)
     rmsnorm_vec_stream_kernel(T* out, const T* in, const T* __restrict__ weight, int num_packs,
@@ -206,12 +250,14 @@ __global__ void __launch_bounds__(kMaxThreads)
   const uint4* w = reinterpret_cast<const uint4*>(weight);
 
   float sum_sq = 0.f;
+  const uint64_t keep = l2_policy_evict_last();
   for (int i = threadIdx.x; i < num_packs; i += blockDim.x) {
-    sum_sq += pack_sum_squares<T>(x[i]);
+    sum_sq += pack_sum_squares<T>(load_with_policy(x + i, keep));
   }
   const float inv_rms = rsqrtf(block_sum(sum_sq) * inv_hidden + eps);
+  const uint64_t done = l2_policy_evict_first();
   for (int i = threadIdx.x; i < num_packs; i += blockDim.x) {
-    y[i] = pack_scale<T>(x[i], __ldg(w + i), inv_rms);
+    y[i] = pack_scale<T>(load_with_policy(x + i, done), __ldg(w + i), inv_rms);
   }
 }
 
