@@ -18,8 +18,10 @@ Classes: 1 regex budget in JSON Schemas, 2 file types and sizes, 3 numbers and n
 Round 3 (issue 33) runs the attacks of ``benchmarks/hostile3_*.py``, one module per area, with
 the same verdict rules; each class has at least one attack.
 
-Run: ``.venv/bin/python benchmarks/hostile_inputs.py`` (local servers only; ``--round2`` or
-``--round3`` runs only that part).
+Round 4 (issue 45) runs ``benchmarks/hostile4_*.py`` the same way.
+
+Run: ``.venv/bin/python benchmarks/hostile_inputs.py`` (local servers only; ``--round2``,
+``--round3`` or ``--round4`` runs only that part).
 """
 
 from __future__ import annotations
@@ -358,10 +360,34 @@ def round3() -> bool:
     return all(results)
 
 
+# --------------------------------------------------------------------------- round 4 (issue 45)
+#: Round 4's end-to-end attacks (the workspace, streams, --against, tune, run folders); the rest
+#: of round 4 (the judge prompt, its verdict, tables, numbers) is unit-tested under tests/.
+ROUND4 = ("hostile4_workspace",)
+
+
+def round4() -> bool:
+    """Issue 45's attacks that need a whole command: staging, keys in file names, a 6 MB stream,
+    raw line separators, non-UTF-8 names, 101 tool calls, --against trees and revisions,
+    tune --write on an alias, a tampered summary.json."""
+    import importlib
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    tmp = Path(tempfile.mkdtemp(prefix="hostile-r4-"))
+    os.environ.setdefault("UPSKILL_HUB_CACHE", str(tmp / "cache"))
+    results: list[bool] = []
+    for name in ROUND4:
+        area = tmp / name
+        area.mkdir()
+        results += importlib.import_module(name).attacks(area)
+    print(f"round 4: {sum(results)} of {len(results)} checks ok")
+    return all(results)
+
+
 if __name__ == "__main__":
-    rounds = {"--round2": round2, "--round3": round3}
+    rounds = {"--round2": round2, "--round3": round3, "--round4": round4}
     chosen = [fn for flag, fn in rounds.items() if flag in sys.argv]
     if not chosen:
         main()
-        chosen = [round2, round3]
+        chosen = [round2, round3, round4]
     sys.exit(0 if all([fn() for fn in chosen]) else 1)

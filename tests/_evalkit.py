@@ -33,6 +33,27 @@ def make_skill(root: Path, cases: list | None = None, name: str = "greeting") ->
     return skill.write(root / name)
 
 
+#: The widget skill of the new-vs-old tests: the new body adds the one instruction the
+#: scripted model answers to (WX-42), so the new version lifts the pass rate.
+WIDGET_OLD_BODY = "# Widget answers\n\nAnswer in one short sentence.\n"
+WIDGET_NEW_BODY = WIDGET_OLD_BODY + "End every answer with the code WX-42.\n"
+
+
+def widget_cases(n: int) -> list[dict]:
+    return [{"id": f"q{i}", "input": f"Question {i} about widgets.", "assert": [{"type": "contains", "value": "WX-42"}]}
+            for i in range(n)]  # fmt: skip
+
+
+def widget_script(system: str, messages: list[dict[str, str]], params: dict) -> str:
+    """The scripted model: it says WX-42 only when its system prompt asks for it."""
+    return "A widget answer. WX-42" if "WX-42" in system else "A widget answer."
+
+
+def write_widget_skill(folder: Path, body: str, n_cases: int) -> Path:
+    meta = parse_meta({"schema_version": 1, "cases": widget_cases(n_cases)})
+    return Skill.create("widget-answers", "Answers widget questions. Use for widgets.", body, meta=meta).write(folder)
+
+
 class InProcessClient:
     """A ModelClient whose answers come from ``answer(system, user_text, n)``."""
 

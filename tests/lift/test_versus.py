@@ -23,27 +23,21 @@ from upskill_hub.skill import Skill
 from upskill_hub.testing.llm_server import running_llm_server
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
+from _evalkit import WIDGET_NEW_BODY, WIDGET_OLD_BODY, widget_cases, widget_script, write_widget_skill  # noqa: E402
 from cli_runner import run_cli  # noqa: E402
 
-OLD_BODY = "# Widget answers\n\nAnswer in one short sentence.\n"
-NEW_BODY = OLD_BODY + "End every answer with the code WX-42.\n"
-CASES = [{"id": f"q{i}", "input": f"Question {i} about widgets.", "assert": [{"type": "contains", "value": "WX-42"}]}
-         for i in range(8)]  # fmt: skip
-
-
-def script(system: str, messages: list[dict[str, str]], params: dict) -> str:
-    return "A widget answer. WX-42" if "WX-42" in system else "A widget answer."
+OLD_BODY, NEW_BODY = WIDGET_OLD_BODY, WIDGET_NEW_BODY
+CASES = widget_cases(8)
 
 
 @pytest.fixture
 def llm():
-    with running_llm_server(script) as server:
+    with running_llm_server(widget_script) as server:
         yield server
 
 
 def _write(folder: Path, body: str) -> Path:
-    meta = parse_meta({"schema_version": 1, "cases": CASES})
-    return Skill.create("widget-answers", "Answers widget questions. Use for widgets.", body, meta=meta).write(folder)
+    return write_widget_skill(folder, body, len(CASES))
 
 
 def _eval(args: list[str], llm, tmp_path, capsys, monkeypatch) -> tuple[int, str, str]:

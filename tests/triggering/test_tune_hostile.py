@@ -270,3 +270,38 @@ def test_the_writer_refuses_a_description_with_control_characters(tmp_path: Path
     with pytest.raises(UpskillError, match="U[+]202E"):
         write_description(md, "Use when \u202egnp.exe")
     assert md.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- issue 45: a description alias
+def _aliased(skill: Path) -> bytes:
+    """SKILL.md whose description is a YAML alias (``description: *d``) of another key's value."""
+    md = skill / "SKILL.md"
+    md.write_text(md.read_text().replace(f"description: {VAGUE}", f"x-note: &d {VAGUE}\ndescription: *d"))
+    assert "description: *d" in md.read_text()
+    return md.read_bytes()
+
+
+def test_write_with_a_description_alias_is_one_line_before_any_call(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    from cli_runner import run_cli
+
+    skill = write_skill(tmp_path / "skills")
+    before = _aliased(skill)
+    with running_llm_server(ScriptedTeacher([GOOD])) as srv:
+        code, _out, err = run_cli(["tune", str(skill), "-m", MODEL, "--teacher", TEACHER, "--base-url",
+                                   srv.openai_base_url, "--runs", "1", "--distractors", "none",
+                                   "-o", str(tmp_path / "out"), "--write"], capsys, monkeypatch)  # fmt: skip
+        assert srv.completion_requests == []  # refused before the run, not after it
+    assert code == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("Error: ") and "--write cannot replace its description alone" in err
+    assert (skill / "SKILL.md").read_bytes() == before and not (tmp_path / "out").exists()
+
+
+def test_a_frontmatter_error_raised_past_the_loader_is_an_upskill_error(tmp_path: Path) -> None:
+    from upskill_hub.descriptions import replace_description
+
+    text = _aliased(write_skill(tmp_path / "skills")).decode()
+    with pytest.raises(UpskillError) as err:  # the rewrite parsed back: an undefined alias
+        replace_description(text, GOOD)
+    assert "\n" not in str(err.value)

@@ -54,6 +54,8 @@ MAX_CONFIG_BYTES = int(env_number("UPSKILL_MAX_CONFIG_MB", 4) * 1_000_000)
 MAX_RESULTS_BYTES = int(env_number("UPSKILL_MAX_RESULTS_MB", 1024) * 1_000_000)
 #: Most tokens one model call may report (input, output or cached); more is an error row.
 MAX_TOKENS_PER_CALL = env_int("UPSKILL_MAX_TOKENS_PER_CALL", 100_000_000)
+#: Highest cost one agent CLI run may report (USD); more, or NaN/Infinity, is an error row.
+MAX_COST_PER_CALL_USD = env_number("UPSKILL_MAX_COST_PER_CALL_USD", 1000.0)
 #: Largest TOML file parsed (``build.toml``; KB). tomlkit's parser is slower than linear:
 #: 1 MB of one string takes ~20 s, so the cap sits far above real files (a few KB) and
 #: far below that.

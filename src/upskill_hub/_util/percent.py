@@ -8,12 +8,23 @@ its noun (``1 skill``, ``2 skills``): "1 skills · 1 models" reads as a slip.
 
 from __future__ import annotations
 
+import math
+import numbers
+
 #: Shown for a value that was not measured (no answered calls, no baseline...).
 MISSING = "–"
 
 
 def _missing(x: object) -> bool:
-    return x is None or (isinstance(x, float) and x != x)  # None or NaN
+    """None, NaN, an infinity, or a figure too large to show in points (1e308 x 100 overflows).
+
+    Figures come from run folders and Hub tables anyone may edit; their readers refuse what is
+    out of range, and this is the last guard: a figure that cannot be a number on screen is
+    shown as :data:`MISSING`, never as ``+inf pts`` or ``nan%``.
+    """
+    if not isinstance(x, numbers.Real):  # None (numpy scalars are Real too)
+        return True
+    return not math.isfinite(float(x) * 100)
 
 
 def pct(x: float | None) -> str:

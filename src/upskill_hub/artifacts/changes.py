@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from upskill_hub._util.fsutil import shown_path
 from upskill_hub._util.redact import redact
 from upskill_hub.artifacts import budgets
 from upskill_hub.artifacts.kinds import HEAD_BYTES, guess_from_name, sniff
@@ -67,13 +68,20 @@ class ChangeSet:
         point a symlink, with a key it was given): for everything shown or stored."""
         extra = list(secrets)
         files = [
-            ChangedFile(redact(f.path, extra), f.status, f.kind, f.size, f.sha256, redact(f.note, extra))
+            ChangedFile(masked_path(f.path, extra), f.status, f.kind, f.size, f.sha256, redact(f.note, extra))
             for f in self.files
         ]
         return ChangeSet(files, self.omitted, [redact(c, extra) for c in self.cut])
 
     def paths(self, status: str | None = None) -> list[str]:
         return [f.path for f in self.files if status is None or f.status == status]
+
+
+def masked_path(path: str, secrets: Sequence[str] = ()) -> str:
+    """A changed file's path as it may be shown or stored (a change set, ``changed.json``):
+    one printable line (:func:`~upskill_hub._util.fsutil.shown_path`) with any key in it
+    masked, since an agent may name a file with a key it was given."""
+    return redact(shown_path(path), list(secrets))
 
 
 def _symlink_note(rel: str, target: str) -> str:

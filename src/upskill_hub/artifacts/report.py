@@ -16,21 +16,42 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from upskill_hub._util.fsutil import write_json_atomic, write_text_atomic
+from upskill_hub._util.printable import escape_controls
 from upskill_hub._util.redact import redact
 from upskill_hub.artifacts import budgets
 from upskill_hub.artifacts.changes import ChangedFile, ChangeSet
 from upskill_hub.artifacts.render import Rendered
 from upskill_hub.artifacts.safeio import human_size
 
+#: Line breaks :func:`escape_controls` leaves alone (they are not controls) but a reader obeys.
+_SEPARATORS = {"\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: every control and line break shown as an escape (``\\x0a``)."""
+    shown = escape_controls(text, one_line=True)
+    for sep, esc in _SEPARATORS.items():
+        shown = shown.replace(sep, esc)
+    return shown
+
 
 def header(f: ChangedFile) -> str:
-    """``=== out/report.xlsx (created, xlsx, 5.1 KB, sha256 1f2e…) ===``."""
+    """``=== out/report.xlsx (created, xlsx, 5.1 KB, sha256 1f2e…) ===``, on one line whatever
+    the file's name holds (a name with a line break would start a block of its own)."""
     bits = [f.status, f.kind]
     if f.size is not None:
         bits.append(human_size(f.size))
     if f.sha256:
         bits.append(f"sha256 {f.sha256[:12]}…")
-    return f"=== {f.path} ({', '.join(bits)}) ==="
+    return f"=== {_one_line(f.path)} ({', '.join(bits)}) ==="
+
+
+def _unheadered(body: str) -> str:
+    """``body`` with no line a reader could take for a block header: a file's own line that
+    starts with ``===`` (after any blanks) is shown with a backslash before it (``\\=== …``).
+    Lines are split as :meth:`str.splitlines` does, so a ``\\r`` or ``\\u2028`` counts too."""
+    lines = body.splitlines(keepends=True)
+    return "".join("\\" + ln if ln.lstrip().startswith("===") else ln for ln in lines)
 
 
 def _fit(text: str, room: int) -> str:
@@ -41,7 +62,10 @@ def _fit(text: str, room: int) -> str:
 
 
 def judge_section(
-    changes: ChangeSet, rendered: Sequence[Rendered], max_chars: int | None = None, secrets: Sequence[str] = ()
+    changes: ChangeSet,
+    rendered: Sequence[Rendered],
+    max_chars: int | None = None,
+    secrets: Sequence[str] = (),
 ) -> str:
     """The body of the judge prompt's ``<artifacts>`` section ("" when the run changed nothing),
     masked like answers (the rendered texts already are; paths and notes are here)."""
@@ -61,11 +85,13 @@ def judge_section(
             body = "(not rendered)"
         if f.status == "deleted":
             body = "(deleted by the run)"
-        block = f"{header(f)}\n{body}"
+        block = f"{header(f)}\n{_unheadered(body)}"
         room = cap - used
         if room < 200:
             rest = len(changes.files) - i
-            parts.append(f"… truncated: {rest} more changed files not shown (artifact budget {cap} characters)")
+            parts.append(
+                f"… truncated: {rest} more changed files not shown (artifact budget {cap} characters)"
+            )
             break
         block = _fit(block, room - 60)
         parts.append(block)
@@ -111,6 +137,10 @@ def write_rendered(
             entries.append(entry)
         write_json_atomic(
             folder / "changes.json",
-            {"files": entries, "omitted": changes.omitted, "cut": [redact(c, extra=list(secrets)) for c in changes.cut]},
+            {
+                "files": entries,
+                "omitted": changes.omitted,
+                "cut": [redact(c, extra=list(secrets)) for c in changes.cut],
+            },
             fsync=False,
         )

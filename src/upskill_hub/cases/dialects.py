@@ -95,7 +95,7 @@ def upskill_extras(raw: dict[str, Any], text: str, loc: str) -> tuple[str, list[
         raise CasesError(f"{loc}.context.files", "must map file names to their text")
     check_file_count(len(files), f"{loc}.context.files")
     for name in files:
-        schema.checked_relpath(name, f"{loc}.context.files")
+        schema.checked_input_file(name, f"{loc}.context.files")
     parts = [text.rstrip(), *(schema.file_block(name, content) for name, content in files.items())]
     return "\n\n".join(parts), list(files.items())
 
@@ -280,6 +280,8 @@ def _parse_case_entry(
             rubrics = [_negated(r) for r in rubrics]
     params = _params(ev.get("params"), f"{loc}.params", unused)
     parts, files = attachments.case_parts(ev.get("files", []), f"{loc}.files")
+    for staged, _ in files:  # by the name it is staged under (agent-skill-eval keeps only the last part)
+        schema.checked_input_file(staged, f"{loc}.files")
     asserts = tuple(Assertion(type="llm-rubric", value=r, judge_required=True) for r in rubrics) + tool_checks
     description = ev.get("name") if isinstance(ev.get("name"), str) else ""
     text = "\n\n".join([prompt.rstrip(), *parts])

@@ -27,7 +27,7 @@ def _parse_files(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
         raise CasesError(where, "must map relative file paths to their text")
     check_file_count(len(raw), where)
     for name in raw:
-        schema.checked_relpath(name, where)
+        schema.checked_input_file(name, where)
     return tuple(raw.items())
 
 

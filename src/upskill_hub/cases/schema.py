@@ -88,6 +88,71 @@ def checked_relpath(rel: str, where: str) -> str:
         raise CasesError(where, str(exc)) from None
 
 
+#: Names git reads as a repository's metadata or configuration wherever they sit in a tree:
+#: a ``.git`` gitfile points git at another repository (whose config runs filters and hooks),
+#: ``.gitattributes`` names filters, ``.gitmodules`` submodules. ``.gitignore`` only hides files.
+GIT_METADATA_NAMES = frozenset({".git", ".gitmodules", ".gitattributes", ".gitconfig"})
+#: What git on NTFS also reads as ``.git`` / ``.gitmodules`` (8.3 short names).
+_GIT_SHORT_NAMES = frozenset({"git~1", "gitmod~1"})
+#: Code points HFS+ ignores in names (git refuses ``.g\u200cit`` for that reason).
+_HFS_IGNORED = dict.fromkeys(
+    [0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF]
+)
+#: Folders of a project where some agent looks for skills: those of
+#: :data:`upskill_hub.agents.AGENTS` and the older ones agents still read (``.codex/skills``,
+#: OpenCode's ``skill/``). A case file there would plant a skill in the baseline workspace.
+SKILLS_FOLDERS = (
+    ".claude/skills",
+    ".agents/skills",
+    ".codex/skills",
+    ".opencode/skills",
+    ".opencode/skill",
+    ".cursor/skills",
+    ".gemini/skills",
+)
+
+
+def _folded(part: str) -> str:
+    """A path component as a case-insensitive file system may resolve it: case folded, the
+    code points HFS+ ignores dropped, trailing dots and spaces (Windows) and a stream
+    suffix (``.git::$INDEX_ALLOCATION``, NTFS) cut."""
+    return part.translate(_HFS_IGNORED).casefold().split(":", 1)[0].rstrip(". ")
+
+
+def input_file_problem(rel: str) -> str | None:
+    """Why a case's input file ``rel`` (a safe relative path) may not be put in an agent's
+    workspace, or ``None``.
+
+    The one rule the case parsers and the workspace apply: no component git would read as
+    repository metadata (a staged ``.git`` gitfile made ``git add`` run the filter of another
+    repository's config), and nothing in or over a skills folder (a planted ``SKILL.md``
+    turns the baseline into a with-skill run, and the real install then fails).
+    """
+    parts = [_folded(p) for p in rel.split("/")]
+    for part in parts:
+        if part in GIT_METADATA_NAMES or part in _GIT_SHORT_NAMES:
+            return (
+                "git reads it as repository metadata or configuration; rename it "
+                "(no .git, .gitattributes, .gitmodules)"
+            )
+    for folder in SKILLS_FOLDERS:
+        steps = folder.split("/")
+        n = min(len(steps), len(parts))
+        if parts[:n] == steps[:n]:
+            return f"it lands in (or on the way to) {folder}/, where agents look for skills; put it elsewhere"
+    return None
+
+
+def checked_input_file(rel: str, where: str) -> str:
+    """``rel`` when it is a safe relative path an agent's workspace may receive, else a
+    :class:`CasesError` in one line (see :func:`input_file_problem`)."""
+    checked_relpath(rel, where)
+    problem = input_file_problem(rel)
+    if problem is not None:
+        raise CasesError(where, f"input file {rel!r} is refused: {problem}")
+    return rel
+
+
 def file_block(name: str, content: str | bytes) -> str:
     """An input file as it is appended to a prompt: a text file in full, any other named only."""
     if isinstance(content, bytes):

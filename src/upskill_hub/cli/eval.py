@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from upskill_hub._util.limits import env_int
+from upskill_hub._util.printable import escape_controls
 from upskill_hub._util.retry import DEFAULT_TIMEOUT_S
 from upskill_hub.cli._agent_options import (
     agent_env_option,
@@ -483,7 +484,7 @@ def _run_scenarios(path: Path, models: list[str], options, out, compare, against
 
     def on_scenario(sc, skill_dir: Path) -> None:  # noqa: ANN001 - Scenario
         if out.human:
-            err_console.print(f"scenario {sc.id}: {skill_dir} on {len(sc.cases)} case(s) from {sc.tests_source}",
+            err_console.print(f"scenario {escape_controls(sc.id, one_line=True)}: {skill_dir} on {len(sc.cases)} case(s) from {sc.tests_source}",
                               markup=False, highlight=False, soft_wrap=True)  # fmt: skip
 
     def on_done(run) -> None:  # noqa: ANN001 - ScenarioRun
@@ -508,7 +509,9 @@ def _run_scenarios(path: Path, models: list[str], options, out, compare, against
                                 on_scenario=on_scenario, on_done=on_done)  # fmt: skip
     rows = ci.score_table_rows(runs)
     if out.human:
-        make_console().print(scenario_table(rows, max_increase))
+        # A scenario id is the file's author's text: one line, its controls escaped, in its cell.
+        shown = [{**r, "scenario": escape_controls(str(r["scenario"]), one_line=True)} for r in rows]
+        make_console().print(scenario_table(shown, max_increase))
     else:
         data = [{**(r.result.summary.to_dict() if r.result.summary else {}), **r.record(),
                  **({"comparison": comparisons[id(r)].to_dict()} if id(r) in comparisons else {})} for r in runs]  # fmt: skip

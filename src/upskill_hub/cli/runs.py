@@ -37,6 +37,10 @@ def runs_command(
     if not directory.is_dir():
         raise UpskillError(f"{directory} is not a folder of eval runs")
     infos, damaged = scan_runs(directory)
+    if damaged and _is_one_run(directory):
+        # One run folder asked for, and it cannot be read (a summary.json out of range, say):
+        # that is the answer, in one line, not a warning followed by "no readable runs".
+        raise UpskillError(damaged[0])
     for line in damaged:
         err_console.print(f"Warning: skipped a damaged run: {line}", markup=False, highlight=False, soft_wrap=True)
     batches = find_batches(directory)
@@ -105,6 +109,15 @@ def runs_command(
     triggered = [(info.summary, tr) for info in infos for tr in info.summary.triggers]
     if triggered:
         make_console().print(_triggers_table(triggered))
+
+
+def _is_one_run(directory: Path) -> bool:
+    """Whether ``directory`` is itself a run folder (it holds ``run.json`` or ``summary.json``)."""
+    import os
+
+    from upskill_hub.rundir import RUN_FILE, SUMMARY_FILE
+
+    return any(os.path.lexists(directory / name) for name in (RUN_FILE, SUMMARY_FILE))
 
 
 def _triggers_table(items: list) -> Table:

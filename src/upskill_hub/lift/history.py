@@ -42,11 +42,15 @@ def load_run(run_dir: Path) -> RunInfo | None:
     Raises :class:`UpskillError` when the folder has a ``run.json`` that cannot be read (a
     damaged run must be reported, not taken for "no runs").
     """
+    from upskill_hub._util.fsutil import FileRefused
+
     plan = rundir.read_plan(run_dir)
     try:
         summary = rundir.read_summary(run_dir)
-    except UpskillError:  # a damaged summary: the rows still tell what the run found
+    except FileRefused:  # an unreadable summary (a FIFO, not JSON): the rows still tell what the run found
         summary = None
+    # A summary that reads but states impossible figures (a pass rate of 7.0, a count of -4)
+    # is a PathError naming the file and field: the run is reported damaged, never shown.
     if plan is None:
         if summary is None or not summary.triggers:
             return None

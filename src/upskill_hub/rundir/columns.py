@@ -14,7 +14,7 @@ from dataclasses import fields, is_dataclass
 from typing import Any
 
 from upskill_hub._util import safejson
-from upskill_hub.rundir.schema import ResultRow, RunSummary
+from upskill_hub.rundir.schema import ResultRow, RunSummary, record_problem
 
 
 # --------------------------------------------------------------------------- arrow
@@ -111,7 +111,13 @@ def summary_record(summary: RunSummary) -> dict[str, Any]:
 
 
 def summary_from_record(row: dict[str, Any]) -> RunSummary:
-    """A ``runs`` table row read back from parquet, as the :class:`RunSummary` it was."""
+    """A ``runs`` table row read back from parquet, as the :class:`RunSummary` it was.
+
+    A Hub table is anyone's to write: its figures are checked as ``summary.json``'s are
+    (:func:`record_problem`: types, finite numbers, shares in [0, 1], lifts in [-1, 1],
+    counts not negative), so a pass rate of 7.0 or a lift of 1e308 is a ``ValueError``
+    naming the field, never a "700 %" or a "+inf pts" shown or republished.
+    """
     d = dict(row)
     if isinstance(d.get("holdout"), str):
         d["holdout"] = safejson.loads(d["holdout"])  # a pulled table: bounded nesting
@@ -126,4 +132,6 @@ def summary_from_record(row: dict[str, Any]) -> RunSummary:
     ]
     d["lifts"] = [dict(x) for x in d.get("lifts") or []]
     d["triggers"] = [dict(x) for x in d.get("triggers") or []]
+    if (problem := record_problem(RunSummary, d)) is not None:
+        raise ValueError(f"not a valid run summary ({problem})")
     return RunSummary.from_dict(d)

@@ -32,6 +32,20 @@ CallKey = tuple[str, str, str, str, int]
 #: Field metadata: store this integer as a 64-bit parquet column (the default is 32-bit).
 INT64 = {"arrow": "int64"}
 
+# Field metadata: the range a figure must lie in when it is read back (:func:`record_problem`).
+# A run folder or a Hub table is anyone's to edit: a pass rate of 7.0 would show as 700 %,
+# a lift of 1e308 as "+inf pts", a count of -4 would be published. ``None`` is an open end.
+#: A share: a pass rate, an interval bound of one, a p-value, recall, precision.
+RATE = {"range": (0.0, 1.0)}
+#: A difference of two shares (a lift, new minus old): whole percentage points are x 100.
+LIFT = {"range": (-1.0, 1.0)}
+#: A count of calls, cases, repeats or assertions.
+COUNT = {"range": (0, None)}
+#: A count stored as a 64-bit column.
+COUNT64 = {**INT64, **COUNT}
+#: An amount that cannot be negative: tokens, seconds, dollars.
+AMOUNT = {"range": (0.0, None)}
+
 
 def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` limited to ``cls``'s fields: files written by newer versions still load."""
@@ -53,17 +67,17 @@ class ResultRow:
     params: str  # JSON text: temperature, max_tokens, seed, ...
     condition: str  # "with_skill" | "baseline"
     case_id: str
-    repeat: int
+    repeat: int = field(metadata=COUNT)
     passed: bool | None  # None when the call failed (see ``error``)
-    assertions_passed: int
-    assertions_total: int
+    assertions_passed: int = field(metadata=COUNT)
+    assertions_total: int = field(metadata=COUNT)
     assertion_details: str  # JSON text: [{"type", "passed", "evidence", ...}]
     output: str
-    input_tokens: int | None = field(default=None, metadata=INT64)
-    output_tokens: int | None = field(default=None, metadata=INT64)
-    cached_tokens: int | None = field(default=None, metadata=INT64)
-    latency_s: float | None = None
-    cost_usd: float | None = None
+    input_tokens: int | None = field(default=None, metadata=COUNT64)
+    output_tokens: int | None = field(default=None, metadata=COUNT64)
+    cached_tokens: int | None = field(default=None, metadata=COUNT64)
+    latency_s: float | None = field(default=None, metadata=AMOUNT)
+    cost_usd: float | None = field(default=None, metadata=AMOUNT)
     error: str | None = None
     cached: bool = False
     split: str = "train"
@@ -74,8 +88,8 @@ class ResultRow:
     triggered: bool | None = None  # catalog / harness: the skill under test was loaded
     loaded: str = "[]"  # JSON text: names of the skills loaded, in order
     files_read: str = "[]"  # JSON text: "skill/relative/path" of each file read, in order
-    turns: int | None = None  # model turns the answer took (catalog / harness)
-    tool_calls: int | None = None  # tool calls made along the way
+    turns: int | None = field(default=None, metadata=COUNT)  # model turns the answer took (catalog / harness)
+    tool_calls: int | None = field(default=None, metadata=COUNT)  # tool calls made along the way
     tokens_unavailable: bool = False  # the harness reported no token counts (not zero tokens)
     #: JSON text: the tool calls the answer made (catalog / harness; see session/transcript.py),
     #: ``{"calls": [{"name", "kind", "arguments", "result", ...}], "total", "cut"?, "missing"?}``;
@@ -148,19 +162,19 @@ class TriggerStats:
     """Trigger figures for one model: recall on should-trigger queries, false triggers on the rest."""
 
     model: str
-    n_should: int  # answered should-trigger calls
-    triggered_should: int
-    recall: float | None
-    recall_ci_low: float | None
-    recall_ci_high: float | None
-    n_should_not: int  # answered should-not-trigger calls (negative controls)
-    triggered_should_not: int
-    false_trigger_rate: float | None
-    fpr_ci_low: float | None
-    fpr_ci_high: float | None
-    precision: float | None
-    f1: float | None
-    errors: int = 0
+    n_should: int = field(metadata=COUNT)  # answered should-trigger calls
+    triggered_should: int = field(metadata=COUNT)
+    recall: float | None = field(metadata=RATE)
+    recall_ci_low: float | None = field(metadata=RATE)
+    recall_ci_high: float | None = field(metadata=RATE)
+    n_should_not: int = field(metadata=COUNT)  # answered should-not-trigger calls (negative controls)
+    triggered_should_not: int = field(metadata=COUNT)
+    false_trigger_rate: float | None = field(metadata=RATE)
+    fpr_ci_low: float | None = field(metadata=RATE)
+    fpr_ci_high: float | None = field(metadata=RATE)
+    precision: float | None = field(metadata=RATE)
+    f1: float | None = field(metadata=RATE)
+    errors: int = field(default=0, metadata=COUNT)
 
 
 @dataclass
@@ -169,20 +183,20 @@ class ConditionStats:
 
     model: str
     condition: str
-    n: int  # answered calls (errors excluded)
-    passed: int
-    errors: int
-    pass_rate: float | None
-    ci_low: float | None
-    ci_high: float | None
-    mean_assertions: float | None  # mean fraction of assertions passed
-    mean_input_tokens: float | None
-    mean_output_tokens: float | None
-    mean_total_tokens: float | None
-    mean_latency_s: float | None
-    total_cost_usd: float | None
-    pass_at_k: dict[str, float] = field(default_factory=dict)
-    cached_calls: int = 0
+    n: int = field(metadata=COUNT)  # answered calls (errors excluded)
+    passed: int = field(metadata=COUNT)
+    errors: int = field(metadata=COUNT)
+    pass_rate: float | None = field(metadata=RATE)
+    ci_low: float | None = field(metadata=RATE)
+    ci_high: float | None = field(metadata=RATE)
+    mean_assertions: float | None = field(metadata=RATE)  # mean fraction of assertions passed
+    mean_input_tokens: float | None = field(metadata=AMOUNT)
+    mean_output_tokens: float | None = field(metadata=AMOUNT)
+    mean_total_tokens: float | None = field(metadata=AMOUNT)
+    mean_latency_s: float | None = field(metadata=AMOUNT)
+    total_cost_usd: float | None = field(metadata=AMOUNT)
+    pass_at_k: dict[str, float] = field(default_factory=dict, metadata=RATE)
+    cached_calls: int = field(default=0, metadata=COUNT)
     mode: str = "inject"
 
 
@@ -191,11 +205,11 @@ class LiftStats:
     """with_skill minus baseline for one model, paired over cases."""
 
     model: str
-    lift: float | None
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float | None
-    n_cases: int
+    lift: float | None = field(metadata=LIFT)
+    ci_low: float | None = field(metadata=LIFT)
+    ci_high: float | None = field(metadata=LIFT)
+    p_value: float | None = field(metadata=RATE)
+    n_cases: int = field(metadata=COUNT)
     method: str  # how ci_low/ci_high and p_value were computed (see intervals.py)
     token_savings: float | None  # baseline mean total tokens minus with-skill mean
     conclusive: bool
@@ -215,16 +229,16 @@ class VersusStats:
 
     model: str
     mode: str
-    lift: float | None
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float | None
-    n_cases: int
+    lift: float | None = field(metadata=LIFT)
+    ci_low: float | None = field(metadata=LIFT)
+    ci_high: float | None = field(metadata=LIFT)
+    p_value: float | None = field(metadata=RATE)
+    n_cases: int = field(metadata=COUNT)
     method: str
     conclusive: bool
     note: str = ""
-    new_lift: float | None = None
-    old_lift: float | None = None
+    new_lift: float | None = field(default=None, metadata=LIFT)
+    old_lift: float | None = field(default=None, metadata=LIFT)
 
     @property
     def regression(self) -> bool:
@@ -248,25 +262,25 @@ class BenchmarkStats:
     condition: str
     mode: str = "inject"
     agent: str | None = None
-    runs: int = 0  # repeats with at least one answered call
-    pass_rate_mean: float | None = None
-    pass_rate_stddev: float | None = None
-    pass_rate_min: float | None = None
-    pass_rate_max: float | None = None
-    assertion_rate_mean: float | None = None
-    assertion_rate_stddev: float | None = None
-    assertion_rate_min: float | None = None
-    assertion_rate_max: float | None = None
-    latency_s_mean: float | None = None
-    latency_s_stddev: float | None = None
-    latency_s_min: float | None = None
-    latency_s_max: float | None = None
-    tokens_mean: float | None = None
-    tokens_stddev: float | None = None
-    tokens_min: float | None = None
-    tokens_max: float | None = None
-    delta_pass_rate: float | None = None
-    delta_assertion_rate: float | None = None
+    runs: int = field(default=0, metadata=COUNT)  # repeats with at least one answered call
+    pass_rate_mean: float | None = field(default=None, metadata=RATE)
+    pass_rate_stddev: float | None = field(default=None, metadata=RATE)
+    pass_rate_min: float | None = field(default=None, metadata=RATE)
+    pass_rate_max: float | None = field(default=None, metadata=RATE)
+    assertion_rate_mean: float | None = field(default=None, metadata=RATE)
+    assertion_rate_stddev: float | None = field(default=None, metadata=RATE)
+    assertion_rate_min: float | None = field(default=None, metadata=RATE)
+    assertion_rate_max: float | None = field(default=None, metadata=RATE)
+    latency_s_mean: float | None = field(default=None, metadata=AMOUNT)
+    latency_s_stddev: float | None = field(default=None, metadata=AMOUNT)
+    latency_s_min: float | None = field(default=None, metadata=AMOUNT)
+    latency_s_max: float | None = field(default=None, metadata=AMOUNT)
+    tokens_mean: float | None = field(default=None, metadata=AMOUNT)
+    tokens_stddev: float | None = field(default=None, metadata=AMOUNT)
+    tokens_min: float | None = field(default=None, metadata=AMOUNT)
+    tokens_max: float | None = field(default=None, metadata=AMOUNT)
+    delta_pass_rate: float | None = field(default=None, metadata=LIFT)
+    delta_assertion_rate: float | None = field(default=None, metadata=LIFT)
     delta_latency_s: float | None = None
     delta_tokens: float | None = None
 
@@ -283,15 +297,15 @@ class AssertionFlag:
 
     model: str
     case_id: str
-    index: int  # position of the assertion in the case (0-based)
+    index: int = field(metadata=COUNT)  # position of the assertion in the case (0-based)
     assertion: str  # its type and value, shortened
     kind: str
     mode: str = "inject"
     agent: str | None = None
-    baseline_passed: int = 0
-    baseline_calls: int = 0
-    with_skill_passed: int = 0
-    with_skill_calls: int = 0
+    baseline_passed: int = field(default=0, metadata=COUNT)
+    baseline_calls: int = field(default=0, metadata=COUNT)
+    with_skill_passed: int = field(default=0, metadata=COUNT)
+    with_skill_calls: int = field(default=0, metadata=COUNT)
     flaky_conditions: list[str] = field(default_factory=list)  # conditions whose repeats differ
 
 
@@ -305,12 +319,12 @@ class RunSummary:
     skill_name: str
     skill_version: str
     models: list[str]
-    runs_per_case: int
-    n_cases: int
+    runs_per_case: int = field(metadata=COUNT)
+    n_cases: int = field(metadata=COUNT)
     judge_model: str | None = None
     params: str = "{}"
     holdout: dict[str, Any] | None = None
-    n_results: int | None = field(default=None, metadata=INT64)
+    n_results: int | None = field(default=None, metadata=COUNT64)
     conditions: list[ConditionStats] = field(default_factory=list)
     lifts: list[LiftStats] = field(default_factory=list)
     triggers: list[TriggerStats] = field(default_factory=list)
@@ -319,7 +333,7 @@ class RunSummary:
     #: Weak assertions (see :class:`AssertionFlag`); ``None``: not analysed (an older run).
     assertion_flags: list[AssertionFlag] | None = None
     #: How many assertions (model x mode x case x position) the analysis looked at.
-    assertions_checked: int | None = None
+    assertions_checked: int | None = field(default=None, metadata=COUNT)
     #: ``eval --against``: the old version as named (a folder, ``git:REF``, ``OWNER/NAME[@REV]``),
     #: its version hash, the run that answered with it, and the new-minus-old figures.
     against: str | None = None
@@ -421,6 +435,33 @@ def _kind(value: Any) -> str:
     return {list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
+#: Slack for float rounding at a range's ends (a mean of shares may come out 1.0000000000000002).
+_RANGE_SLACK = 1e-9
+
+
+def range_problem(value: float, meta: typing.Mapping[str, Any]) -> str | None:
+    """Why finite ``value`` lies outside the ``range`` its field's metadata sets (``None`` when inside).
+
+    The one range rule for figures read back (summary.json, result rows, Hub tables): a share
+    lies in [0, 1], a lift in [-1, 1], a count or an amount is not negative (:data:`RATE`,
+    :data:`LIFT`, :data:`COUNT`, :data:`AMOUNT`).
+    """
+    bounds = meta.get("range")
+    if bounds is None:
+        return None
+    lo, hi = bounds
+    if (lo is None or value >= lo - _RANGE_SLACK) and (hi is None or value <= hi + _RANGE_SLACK):
+        return None
+    if hi is None:
+        return f"is {value!r}, below {lo:g}"
+    return f"is {value!r}, outside [{lo:g}, {hi:g}]"
+
+
+def _item_meta(meta: typing.Mapping[str, Any]) -> typing.Mapping[str, Any]:
+    """The metadata a list's or a dict's items are checked with: the field's range, not its column type."""
+    return {"range": meta["range"]} if "range" in meta else {}
+
+
 def _value_problem(value: Any, tp: Any, meta: typing.Mapping[str, Any]) -> str | None:
     """Why ``value`` cannot be stored in a field annotated ``tp`` (``None`` when it can)."""
     origin = typing.get_origin(tp)
@@ -439,17 +480,19 @@ def _value_problem(value: Any, tp: Any, meta: typing.Mapping[str, Any]) -> str |
         if isinstance(value, bool) or not isinstance(value, int):
             return f"is {_kind(value)}, not a whole number"
         bound = _INT_BOUNDS[meta.get("arrow", "int32")]
-        return None if -bound <= value < bound else "is too large"
+        return range_problem(value, meta) if -bound <= value < bound else "is too large"
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"is {_kind(value)}, not a number"
-        return None if math.isfinite(value) else f"is {value!r} (NaN and Infinity are not stored)"
+        if not math.isfinite(value):
+            return f"is {value!r} (NaN and Infinity are not stored)"
+        return range_problem(value, meta)
     if (origin or tp) is list:
         if not isinstance(value, list):
             return f"is {_kind(value)}, not a list"
         (item,) = typing.get_args(tp) or (Any,)
         for i, v in enumerate(value):
-            if (why := _value_problem(v, item, {})) is not None:
+            if (why := _value_problem(v, item, _item_meta(meta))) is not None:
                 return f"item {i} {why}"
         return None
     if (origin or tp) is dict:
@@ -457,7 +500,7 @@ def _value_problem(value: Any, tp: Any, meta: typing.Mapping[str, Any]) -> str |
             return f"is {_kind(value)}, not an object"
         _, item = typing.get_args(tp) or (str, Any)
         for k, v in value.items():
-            if (why := _value_problem(v, item, {})) is not None:
+            if (why := _value_problem(v, item, _item_meta(meta))) is not None:
                 return f"key {str(k)[:40]!r} {why}"
         return None
     if is_dataclass(tp):

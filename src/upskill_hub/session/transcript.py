@@ -6,7 +6,9 @@ tool call (:mod:`upskill_hub.lift.harness`). A row keeps it as JSON text, grader
 (``tool-called``, ``skill-loaded``, ``file-read``) and the judge read it.
 
 It is bounded however the agent behaved: at most :data:`MAX_CALLS` calls are kept (the
-names of the others are counted), each call's arguments (as JSON) to
+names of the others are counted, the first :data:`MAX_DROPPED_NAMES` of them by name, and
+the kind of every one of them: :data:`TOOL_KINDS` is short and fixed, so ``tool-not-called``
+can always tell a ``shell`` call past the cap), each call's arguments (as JSON) to
 :data:`MAX_ARG_BYTES` and its result to :data:`MAX_RESULT_BYTES`; whatever was cut says so.
 Agent output is untrusted: a 50 MB argument is never copied whole, 100,000 calls keep 100.
 
@@ -35,8 +37,11 @@ MAX_CALLS = env_int("UPSKILL_TRANSCRIPT_MAX_CALLS", 100)
 MAX_ARG_BYTES = env_int("UPSKILL_TRANSCRIPT_MAX_ARG_BYTES", 2_000)
 #: Bytes of one call's result a row keeps (``UPSKILL_TRANSCRIPT_MAX_RESULT_BYTES``).
 MAX_RESULT_BYTES = env_int("UPSKILL_TRANSCRIPT_MAX_RESULT_BYTES", 1_000)
-#: Distinct names of calls not kept that are still counted (the rest are summed as "other").
+#: Distinct names of calls not kept that are still counted (the rest are summed as :data:`LUMPED`).
 MAX_DROPPED_NAMES = 50
+#: The ``dropped`` entry counting calls not kept whose names were past :data:`MAX_DROPPED_NAMES`:
+#: whether one of them was a given tool is unknown, which graders must say, never pass.
+LUMPED = "(other)"
 #: Characters of a tool name kept.
 MAX_NAME_CHARS = 100
 #: How much longer than the cut the text read at parse time is: secrets up to this long that
@@ -140,7 +145,9 @@ class ToolEvent:
 class Transcript:
     """The tool calls one answer made, in order (at most :data:`MAX_CALLS` kept).
 
-    ``total`` counts every call seen; ``dropped`` names the calls not kept, with counts.
+    ``total`` counts every call seen; ``dropped`` names the calls not kept, with counts
+    (names past :data:`MAX_DROPPED_NAMES` are summed under :data:`LUMPED`), and
+    ``dropped_kinds`` counts every call not kept by its kind (never lumped).
     ``missing`` says why there is no transcript at all (a ``cmd:`` agent prints only its
     answer; Claude Code's lone ``result`` object shows no calls): graders then say so
     instead of reading "no calls".
@@ -150,6 +157,7 @@ class Transcript:
     total: int = 0
     dropped: tuple[tuple[str, int], ...] = ()
     missing: str | None = None
+    dropped_kinds: tuple[tuple[str, int], ...] = ()
 
     @classmethod
     def unavailable(cls, why: str) -> Transcript:
@@ -205,6 +213,8 @@ class Transcript:
         d: dict[str, Any] = {"calls": [e.to_dict() for e in t.events], "total": t.total}
         if t.dropped:
             d["dropped"] = dict(t.dropped)
+        if t.dropped_kinds:
+            d["dropped_kinds"] = dict(t.dropped_kinds)
         if t.missing:
             d["missing"] = t.missing
         notes = t.notes()
@@ -223,15 +233,16 @@ class Transcript:
         calls = data.get("calls") if isinstance(data.get("calls"), list) else []
         events = tuple(ToolEvent.from_dict(c) for c in calls[:MAX_CALLS] if isinstance(c, dict))
         total = data.get("total")
-        dropped = data.get("dropped") if isinstance(data.get("dropped"), dict) else {}
         missing = data.get("missing")
         return cls(
             events=events,
             total=max(total, len(events))
             if isinstance(total, int) and not isinstance(total, bool)
             else len(events),
-            dropped=tuple(
-                (str(k), v) for k, v in list(dropped.items())[:MAX_DROPPED_NAMES] if isinstance(v, int)
+            # The names, plus the LUMPED entry the builder adds after them.
+            dropped=_counts(data.get("dropped"), MAX_DROPPED_NAMES + 1),
+            dropped_kinds=tuple(
+                (k, n) for k, n in _counts(data.get("dropped_kinds"), 100) if k in TOOL_KINDS
             ),
             missing=missing if isinstance(missing, str) else None,
         )
@@ -246,6 +257,14 @@ class Transcript:
             return cls.unavailable("the recorded transcript is not readable JSON")
 
 
+def _counts(data: Any, most: int) -> tuple[tuple[str, int], ...]:
+    """``{name: count}`` read back from a row: at most ``most`` entries, whole counts >= 0."""
+    if not isinstance(data, dict):
+        return ()
+    items = list(data.items())[:most]
+    return tuple((str(k), v) for k, v in items if type(v) is int and v >= 0)
+
+
 @dataclass
 class TranscriptBuilder:
     """Collects calls as a stream shows them: :meth:`call`, then :meth:`result` by call id.
@@ -258,6 +277,7 @@ class TranscriptBuilder:
     _events: list[ToolEvent] = field(default_factory=list)
     _by_id: dict[str, int] = field(default_factory=dict)
     _dropped: dict[str, int] = field(default_factory=dict)
+    _dropped_kinds: dict[str, int] = field(default_factory=dict)
     _total: int = 0
     _missing: str | None = None
 
@@ -266,15 +286,16 @@ class TranscriptBuilder:
         its index, or ``None`` when it was not kept (over the count)."""
         name = name if isinstance(name, str) and name else "(unnamed)"
         self._total += 1
+        kind = kind if kind in TOOL_KINDS else tool_kind(name)
         if len(self._events) >= self.max_calls:
             key = name[:MAX_NAME_CHARS]
-            if key in self._dropped or len(self._dropped) < MAX_DROPPED_NAMES:
-                self._dropped[key] = self._dropped.get(key, 0) + 1
-            else:
-                self._dropped["(other)"] = self._dropped.get("(other)", 0) + 1
+            if key not in self._dropped and len(self._dropped) >= MAX_DROPPED_NAMES:
+                key = LUMPED
+            self._dropped[key] = self._dropped.get(key, 0) + 1
+            self._dropped_kinds[kind] = self._dropped_kinds.get(kind, 0) + 1  # at most len(TOOL_KINDS) keys
             return None
         args, cut = bounded_json(arguments, MAX_ARG_BYTES + _MARGIN)
-        self._events.append(ToolEvent(name=name[: MAX_NAME_CHARS + _MARGIN], kind=kind or tool_kind(name), arguments=args,
+        self._events.append(ToolEvent(name=name[: MAX_NAME_CHARS + _MARGIN], kind=kind, arguments=args,
                                       arguments_cut=cut))  # fmt: skip
         index = len(self._events) - 1
         if isinstance(call_id, str) and call_id and len(self._by_id) < self.max_calls:
@@ -306,6 +327,7 @@ class TranscriptBuilder:
             total=self._total,
             dropped=tuple(self._dropped.items()),
             missing=self._missing,
+            dropped_kinds=tuple(self._dropped_kinds.items()),
         )
 
 
@@ -388,13 +410,18 @@ def result_text(output: Any, limit: int) -> tuple[str, int]:
         and blocks
         and all(isinstance(b, dict) and b.get("type") for b in blocks[:100])
     ):
+        # One pass, counting as it goes: 200,000 empty blocks cost 200,000 steps, not 200,000².
         parts: list[str] = []
-        size = 0
-        for b in blocks:
-            t = b.get("text") if isinstance(b.get("text"), str) else f"[{str(b.get('type'))[:40]}]"
-            size += len(t) + (1 if parts or size else 0)
-            if sum(len(p) for p in parts) < limit:
-                parts.append(t[:limit])
+        size = kept = 0
+        for i, b in enumerate(blocks):
+            if not isinstance(b, dict):  # past the first 100 checked above
+                t = f"[{type(b).__name__}]"
+            else:
+                t = b.get("text") if isinstance(b.get("text"), str) else f"[{str(b.get('type'))[:40]}]"
+            size += len(t) + (1 if i else 0)
+            if kept < limit:
+                parts.append(t[: limit - kept])
+                kept += len(parts[-1]) + 1
         return "\n".join(parts)[:limit], size
     if output is None:
         return "", 0

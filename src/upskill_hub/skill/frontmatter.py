@@ -16,6 +16,7 @@ from upskill_hub._util import fsutil, limits, safeyaml
 from upskill_hub._util.printable import text_problem
 from upskill_hub._util.problems import Problem
 from upskill_hub.cases.schema import FieldError
+from upskill_hub.errors import UpskillError
 
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
@@ -72,8 +73,19 @@ def name_problem(name: Any) -> str | None:
     return None
 
 
-class FrontmatterError(FieldError):
-    """SKILL.md whose frontmatter cannot be read."""
+class FrontmatterError(FieldError, UpskillError):
+    """SKILL.md whose frontmatter cannot be read.
+
+    An :class:`UpskillError` too: one raised past the loader (``tune --write`` parsing the
+    rewritten SKILL.md back) is printed as one ``Error:`` line, never a traceback.
+    ``field`` and ``message`` keep :class:`FieldError`'s meaning (the message without the field).
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        FieldError.__init__(self, field, message)
+
+    def describe(self) -> str:
+        return f"{self.field}: {self.message}"
 
 
 class _UniqueKeyLoader(safeyaml.DepthLimitedLoader):
@@ -335,13 +347,19 @@ class _FrontmatterCheck:
             return
         raw_md = dict(p for p in self.raw.get("metadata", []) if p[0] is not None)
         for k, v in md.items():
-            if isinstance(k, str) and isinstance(v, list) and all(isinstance(x, (str, int, float)) for x in v):
+            if (
+                isinstance(k, str)
+                and isinstance(v, list)
+                and all(isinstance(x, (str, int, float)) for x in v)
+            ):
                 # Real skills write `tags: [a, b]`; the spec wants a string. Lenient: a warning.
                 self.err(f"metadata.{k}", _list_advice(k, v), "error" if self.strict else "warning")
                 continue
             if not isinstance(k, str) or not isinstance(v, str):
                 hint = _quote_hint(str(k), v, raw_md.get(str(k)))
-                self.err("metadata", f"entry {k!r}: {v!r} is not string -> string ({hint or 'quote the value'})")
+                self.err(
+                    "metadata", f"entry {k!r}: {v!r} is not string -> string ({hint or 'quote the value'})"
+                )
                 break
             why = text_problem(k) or text_problem(v)
             if why:
@@ -368,9 +386,7 @@ class _FrontmatterCheck:
             if isinstance(value, list):
                 # `argument-hint: [file]` is a YAML list; most authors meant the text.
                 shown = "[" + ", ".join(str(x) for x in value) + "]"
-                note += (
-                    f'; YAML reads it as the list {value!r}: if you meant the text, quote it: {key}: "{shown}"'
-                )
+                note += f'; YAML reads it as the list {value!r}: if you meant the text, quote it: {key}: "{shown}"'
             self.err(str(key), note, "error" if self.strict else "warning")
 
 
@@ -378,10 +394,14 @@ def check_body(body: str, where: str, strict: bool) -> list[Problem]:
     """The instructions after the frontmatter: present, not overlong, without terminal controls."""
     problems: list[Problem] = []
     if not body.strip():
-        problems.append(Problem(where, "body", "SKILL.md has no instructions after the frontmatter", "warning"))
+        problems.append(
+            Problem(where, "body", "SKILL.md has no instructions after the frontmatter", "warning")
+        )
     elif body.count("\n") + 1 > BODY_LINES_SOFT_MAX:
         problems.append(
-            Problem(where, "body", f"over {BODY_LINES_SOFT_MAX} lines; move detail into references/", "warning")
+            Problem(
+                where, "body", f"over {BODY_LINES_SOFT_MAX} lines; move detail into references/", "warning"
+            )
         )
     if why := text_problem(body):
         problems.append(Problem(where, "body", why, "error" if strict else "warning"))

@@ -24,6 +24,7 @@ Why this shape:
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -98,6 +99,8 @@ class Library:
     routing: Any = None
     #: Views computed for this commit (figures, leaderboard pages): the data cannot change under them.
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+    #: What reading the tables left out (values of the wrong type read as missing), shown with the library.
+    notes: list[str] = field(default_factory=list)
 
     def cached(self, key: Any, compute):
         """``compute()`` once per key for this library (bounded; figures are not small)."""
@@ -164,13 +167,16 @@ def _read_parquets(
     *,
     budget: ReadBudget | None = None,
     table: str = "",
+    notes: list[str] | None = None,
 ) -> pd.DataFrame:
     """Read and stack parquet files, keeping ``columns`` (older shards may lack some).
 
     With the table's known ``schema`` the files are scanned as one ``pyarrow.dataset``
     (multi-threaded; a column missing from a shard reads as nulls): 1,000 one-row skill
     shards load several times faster than file by file. A shard that does not fit the
-    schema falls back to the file-by-file path, which unifies what it finds.
+    schema falls back to the file-by-file path, which unifies what it finds (pandas stacks
+    shards whose types arrow cannot merge); every value is then checked against the schema
+    (:func:`conform`): a value of the wrong type reads as missing, and ``notes`` says so.
 
     With a ``budget`` the files' footers are checked first, and the data is read in
     batches whose real decompressed size counts against it too (a footer can lie): a
@@ -190,10 +196,16 @@ def _read_parquets(
     if schema is not None:
         try:
             cols = [c for c in columns if c in schema.names] if columns else None
-            batches = pads.dataset([str(f) for f in files], format="parquet", schema=schema).to_batches(columns=cols)
+            dataset = pads.dataset([str(f) for f in files], format="parquet", schema=schema)
+            if not all(_types_fit(frag.physical_schema, schema) for frag in dataset.get_fragments()):
+                raise pa.ArrowTypeError(
+                    "a shard's column types differ from the table's"
+                )  # arrow would cast "0.5"
+            batches = dataset.to_batches(columns=cols)
             table_out = pa.Table.from_batches(_metered(batches, budget, table), schema=_project(schema, cols))
         except (OSError, pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             table_out = None
+    fits = table_out is not None
     if table_out is None:
         tables = []
         for f in files:
@@ -205,12 +217,269 @@ def _read_parquets(
                 tables.append(pa.Table.from_batches(batches, schema=_project(pf.schema_arrow, cols)))
             except (OSError, pa.ArrowInvalid) as exc:
                 raise UpskillError(f"{f.name}: not a readable parquet file ({_one_line(exc)})") from None
-        table_out = pa.concat_tables(tables, promote_options="permissive")
-    df = table_out.to_pandas()
+        try:
+            table_out = pa.concat_tables(tables, promote_options="permissive")
+        except (
+            pa.ArrowInvalid,
+            pa.ArrowTypeError,
+        ):  # shards disagree on a column's type: let pandas stack them
+            table_out = None
+    if table_out is not None:
+        df = table_out.to_pandas()
+    else:
+        df = pd.concat([t.to_pandas() for t in tables], ignore_index=True)
+    if schema is not None and not fits:  # read as it is: check each value against the schema
+        df = conform(df, schema, table, notes)
     for c in columns or ():
         if c not in df.columns:
             df[c] = None
     return df
+
+
+def _types_fit(physical, expected) -> bool:
+    """Whether a shard's own schema reads as ``expected`` without turning text into numbers.
+
+    The dataset scan casts each shard to the table's schema, and arrow casts the text
+    ``"0.5"`` to the number 0.5 (and fails on ``"x"``): a string column where a figure belongs
+    must take the checked path (:func:`conform`) instead, so one shard reads the same
+    whatever the text holds. Widening (int to float), nulls and absent fields fit.
+    """
+    import pyarrow as pa
+
+    def fits(p, e) -> bool:
+        if p == e or pa.types.is_null(p):
+            return True
+        if pa.types.is_dictionary(p):
+            return fits(p.value_type, e)
+        numeric = (pa.types.is_integer, pa.types.is_floating)
+        if any(t(p) for t in numeric) and any(t(e) for t in numeric):
+            return True
+        strings = (pa.types.is_string, pa.types.is_large_string)
+        if any(t(p) for t in strings) and any(t(e) for t in strings):
+            return True
+        lists = (pa.types.is_list, pa.types.is_large_list)
+        if any(t(p) for t in lists) and any(t(e) for t in lists):
+            return fits(p.value_type, e.value_type)
+        if pa.types.is_struct(p) and pa.types.is_struct(e):
+            names = {f.name: f.type for f in e}
+            return all(fits(f.type, names[f.name]) for f in p if f.name in names)
+        return False
+
+    names = {f.name: f.type for f in expected}
+    return all(fits(f.type, names[f.name]) for f in physical if f.name in names)
+
+
+def conform(df: pd.DataFrame, schema, table: str, notes: list[str] | None = None) -> pd.DataFrame:
+    """``df`` with every value the table's ``schema`` types wrongly read as missing, and a note saying so.
+
+    A visitor's table is anyone's data: a shard that does not fit the schema is read file by
+    file, as it is, and a benchmark figure may then arrive as the text ``"0.5"``. Checked here,
+    where the table is read, every view and formatter downstream gets a number or ``None``
+    (in lists of structs too, field by field), never a string where a number belongs.
+    """
+    import pandas as pd
+
+    wrong: dict[str, int] = {}
+    out = df
+    for name in schema.names:
+        if name not in df.columns:
+            continue
+        typ = schema.field(name).type
+        bad: dict[str, int] = {}
+        values = list(df[name])
+        fixed = [_fit(v, typ, name, bad) for v in values]
+        if bad or any(a is not b for a, b in zip(fixed, values, strict=True)):  # a NaN list became None
+            out = out if out is not df else df.copy()
+            out[name] = pd.Series(fixed, index=df.index)
+            for k, n in bad.items():
+                wrong[k] = wrong.get(k, 0) + n
+    _note(notes, table, "of the wrong type", wrong)
+    return out
+
+
+def _note(notes: list[str] | None, table: str, why: str, counts: dict[str, int]) -> None:
+    """Add ``"<table> table: N values <why> read as missing: a.b (n), …"`` to ``notes`` (nothing when none)."""
+    if not counts or notes is None:
+        return
+    shown = ", ".join(f"{k} ({n:,})" for k, n in list(counts.items())[:4]) + (
+        ", …" if len(counts) > 4 else ""
+    )
+    notes.append(f"{table} table: {sum(counts.values()):,} values {why} read as missing: {shown}")
+
+
+def _fit(value: Any, typ, path: str, bad: dict[str, int]) -> Any:
+    """``value`` when it has the Python type ``typ`` (an arrow type) reads as; else ``None``, counted in ``bad``."""
+    import numbers
+
+    import numpy as np
+    import pyarrow as pa
+
+    if value is None or (isinstance(value, float) and value != value):
+        # A null stays a null; pandas stacks a shard without the column as NaN, which is None
+        # where a list or text belongs (views take len() of a list cell).
+        return value if pa.types.is_integer(typ) or pa.types.is_floating(typ) else None
+    ok: bool
+    if pa.types.is_integer(typ) or pa.types.is_floating(typ):
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)  # numpy's bool is no Real
+    elif pa.types.is_boolean(typ):
+        ok = isinstance(value, (bool, np.bool_))
+    elif pa.types.is_string(typ) or pa.types.is_large_string(typ):
+        ok = isinstance(value, str)
+    elif pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        if not isinstance(value, (list, tuple)) and type(value).__name__ != "ndarray":
+            ok = False
+        else:
+            return [_fit(v, typ.value_type, path, bad) for v in value]
+    elif pa.types.is_struct(typ):
+        if not isinstance(value, dict):
+            ok = False
+        else:
+            return {f.name: _fit(value.get(f.name), f.type, f"{path}.{f.name}", bad) for f in typ}
+    else:
+        return value  # timestamps, binary: nothing a formatter reads as a number
+    if not ok:
+        bad[path] = bad.get(path, 0) + 1
+        return None
+    return value
+
+
+#: One field of a range plan: (name, "num", its metadata) for a figure with a ``range``;
+#: (name, "one" or "list", the nested plan) for a dataclass or a list of them.
+_PlanItem = tuple[str, str, Any]
+
+
+@functools.cache
+def _range_plan(cls: type) -> tuple[_PlanItem, ...]:
+    """The fields of dataclass ``cls`` (nested ones too) whose figures have a ``range``, from their metadata.
+
+    Derived from the dataclasses themselves (:mod:`upskill_hub.rundir.schema` declares the
+    ranges once), computed once per class. ``X | None`` is ``X``; dict fields are JSON text
+    in the tables and carry no figure to check.
+    """
+    import types
+    import typing
+    from dataclasses import fields, is_dataclass
+
+    hints = typing.get_type_hints(cls)
+    plan: list[_PlanItem] = []
+    for f in fields(cls):
+        tp = hints[f.name]
+        if typing.get_origin(tp) in (typing.Union, types.UnionType):
+            args = [a for a in typing.get_args(tp) if a is not type(None)]
+            tp = args[0] if len(args) == 1 else None
+        if typing.get_origin(tp) is list and is_dataclass(item := (typing.get_args(tp) or (None,))[0]):
+            if sub := _range_plan(item):
+                plan.append((f.name, "list", sub))
+        elif isinstance(tp, type) and is_dataclass(tp):
+            if sub := _range_plan(tp):
+                plan.append((f.name, "one", sub))
+        elif tp in (int, float) and "range" in f.metadata:
+            plan.append((f.name, "num", f.metadata))
+    return tuple(plan)
+
+
+def in_range(df: pd.DataFrame, cls: type, table: str, notes: list[str] | None = None) -> pd.DataFrame:
+    """``df`` with every figure outside the range its ``cls`` field declares read as missing, and a note.
+
+    A visitor's table is anyone's data: a ``runs`` row whose benchmark pass rate is 7.0 would
+    show as 700 %, a trigger recall of 3.0 as 300 %, a lift of 9.0 as +900 pts. The range is
+    the one :func:`upskill_hub.rundir.schema.range_problem` applies to run folders (NaN is a
+    null and stays; an infinity is out of every range, as run folders refuse it too).
+    Checked here, where the table is read, every view downstream gets a figure in range or
+    ``None``, top-level columns and fields inside lists of structs alike.
+
+    Cost: each field is first checked as a whole, its values gathered across rows (and across
+    the items of struct lists) into one float array whose min and max alone go to
+    ``range_problem``; only the fields that fail are walked value by value. The ``runs`` table
+    holds one row per run, so even the walk is small; the check keeps a well-formed
+    library's load about as fast as before.
+    """
+    import pandas as pd
+
+    bad: dict[str, int] = {}
+    out = df
+    for name, kind, sub in _range_plan(cls):
+        if name not in df.columns:
+            continue
+        values = df[name].to_numpy()
+        failing = _failing(values, kind, sub)
+        if failing is None:
+            continue  # the fast path
+        before = sum(bad.values())
+        fixed = [_check_range(v, kind, failing, name, bad) for v in values]
+        if sum(bad.values()) != before:
+            out = out if out is not df else df.copy()
+            out[name] = pd.Series(fixed, index=df.index, dtype=object)
+    _note(notes, table, "out of range", bad)
+    return out
+
+
+def _failing(values: Any, kind: str, sub: Any) -> Any:
+    """The part of a plan item whose figures are not all in range (``None`` when all are), vectorised.
+
+    ``values`` are the item's values over all rows. A figure field fails as a whole when the
+    min or max of its values is out (or a value is no number: the walk then decides); a struct
+    or a list of them keeps only its failing fields, so the walk visits nothing else.
+    """
+    import numpy as np
+
+    if kind == "num":
+        try:
+            arr = np.asarray(values, dtype=float)  # None reads as NaN: a null
+        except (TypeError, ValueError):
+            return sub
+        arr = arr[~np.isnan(arr)]
+        ok = not arr.size or (_figure_ok(arr.min(), sub) and _figure_ok(arr.max(), sub))
+        return None if ok else sub
+    if kind == "list":
+        values = [x for v in values if isinstance(v, (list, tuple, np.ndarray)) for x in v]
+    dicts = [v for v in values if isinstance(v, dict)]
+    pruned = tuple(
+        (n, k, f) for n, k, s in sub if (f := _failing([d.get(n) for d in dicts], k, s)) is not None
+    )
+    return pruned or None
+
+
+def _figure_ok(value: Any, meta) -> bool:
+    """Whether a numeric ``value`` lies in the ``range`` of ``meta`` (finite, and ``range_problem`` finds nothing)."""
+    import math
+
+    from upskill_hub.rundir.schema import range_problem
+
+    v = float(value)
+    return math.isfinite(v) and range_problem(v, meta) is None
+
+
+def _check_range(value: Any, kind: str, sub: Any, path: str, bad: dict[str, int]) -> Any:
+    """``value`` checked against its plan item; an out-of-range figure becomes ``None``, counted in ``bad``.
+
+    Containers are copied only when something inside them changes.
+    """
+    import numbers
+
+    if kind == "num":
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or type(value).__name__ == "bool_":
+            return value  # not a figure (conform already made wrong types None)
+        if value != value or _figure_ok(value, sub):
+            return value  # NaN is how pandas spells a null
+        bad[path] = bad.get(path, 0) + 1
+        return None
+    if kind == "one":
+        if not isinstance(value, dict):
+            return value
+        out = value
+        for name, k, s in sub:
+            if name in value:
+                new = _check_range(value[name], k, s, f"{path}.{name}", bad)
+                if new is not value[name]:
+                    out = out if out is not value else dict(value)
+                    out[name] = new
+        return out
+    if not isinstance(value, (list, tuple)) and type(value).__name__ != "ndarray":
+        return value  # a null list
+    items = list(value)
+    fixed = [_check_range(v, "one", sub, path, bad) for v in items]
+    return fixed if any(a is not b for a, b in zip(fixed, items, strict=True)) else value
 
 
 def _project(schema, cols: list[str] | None):
@@ -257,13 +526,24 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
 
     root = Path(root)
     if not (root / "data").is_dir():
-        raise UpskillError(f"{source or root} has no data/ folder: is it a dataset made by 'upskill-hub push'?")
+        raise UpskillError(
+            f"{source or root} has no data/ folder: is it a dataset made by 'upskill-hub push'?"
+        )
     from upskill_hub.hub.dataset_repo import skills_arrow_schema
     from upskill_hub.rundir import result_arrow_schema, runs_arrow_schema
+    from upskill_hub.rundir.schema import RunSummary
 
     budget = ReadBudget(source or str(root))
+    notes: list[str] = []
     skills = _normalise_skills(
-        _read_parquets(list(root.glob(SKILLS_GLOB)), SKILL_COLUMNS, skills_arrow_schema(), budget=budget, table="skills")
+        _read_parquets(
+            list(root.glob(SKILLS_GLOB)),
+            SKILL_COLUMNS,
+            skills_arrow_schema(),
+            budget=budget,
+            table="skills",
+            notes=notes,
+        )
     )
     results = _read_parquets(
         [*root.glob(RESULTS_GLOB), *root.glob(SHARDED_RESULTS_GLOB)],
@@ -271,12 +551,23 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
         result_arrow_schema(),
         budget=budget,
         table="results",
+        notes=notes,
     )
-    runs = _read_parquets(list(root.glob(RUNS_GLOB)), None, runs_arrow_schema(), budget=budget, table="runs")
+    runs = _read_parquets(
+        list(root.glob(RUNS_GLOB)), None, runs_arrow_schema(), budget=budget, table="runs", notes=notes
+    )
+    runs = in_range(runs, RunSummary, "runs", notes)  # a pass rate of 7.0 is no figure: missing, noted
     from upskill_hub.rundir import arrow_schema
     from upskill_hub.rundir.routing_rows import RoutingRow
 
-    routing = _read_parquets(list(root.glob(ROUTING_GLOB)), None, arrow_schema(RoutingRow), budget=budget, table="routing")
+    routing = _read_parquets(
+        list(root.glob(ROUTING_GLOB)),
+        None,
+        arrow_schema(RoutingRow),
+        budget=budget,
+        table="routing",
+        notes=notes,
+    )
     aggregates = compute_aggregates(skills, results, runs)
     return Library(
         source=source or str(root),
@@ -289,6 +580,7 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
         routing=routing,
         is_local=source is None,
         nbytes=budget.used_bytes,
+        notes=notes,
     )
 
 
@@ -414,7 +706,9 @@ def load_library(
 
     patterns = plan_download(repo, listing)  # refuses a repo too big before a byte is fetched
     try:
-        local = snapshot_download(repo, repo_type="dataset", revision=sha, allow_patterns=patterns, token=token)
+        local = snapshot_download(
+            repo, repo_type="dataset", revision=sha, allow_patterns=patterns, token=token
+        )
     except Exception as exc:
         raise UpskillError(f"cannot download dataset repo {repo!r}: {_one_line(exc)}") from None
     lib = load_library_dir(Path(local), source=repo, revision=sha)
@@ -513,7 +807,9 @@ def skill_cases(lib: Library, name: str) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     if path.stat().st_size > MAX_META_BYTES:
-        raise UpskillError(f"skill {name!r}: skill_meta.json is larger than {MAX_META_BYTES // MB} MB; not shown")
+        raise UpskillError(
+            f"skill {name!r}: skill_meta.json is larger than {MAX_META_BYTES // MB} MB; not shown"
+        )
     try:
         meta = load_meta_text(path.read_bytes())
     except CasesError as exc:

@@ -165,9 +165,13 @@ def pass_chart_for(cond: pd.DataFrame) -> str:
     from upskill_hub.space import charts
 
     by: dict[str, dict[str, Any]] = {}
-    for m, c, p, lo, hi in zip(cond["model"], cond["condition"], cond["pass_rate"], cond["ci_low"], cond["ci_high"], strict=True):
+    for m, c, p, lo, hi in zip(
+        cond["model"], cond["condition"], cond["pass_rate"], cond["ci_low"], cond["ci_high"], strict=True
+    ):
         by.setdefault(str(m), {})[c] = charts.Interval(_num(p), _num(lo), _num(hi))
-    return charts.pass_rate_chart([(m, v.get("baseline"), v.get("with_skill")) for m, v in sorted(by.items())])
+    return charts.pass_rate_chart(
+        [(m, v.get("baseline"), v.get("with_skill")) for m, v in sorted(by.items())]
+    )
 
 
 def _sorted_lifts(agg: Aggregates, sort_by: str, query: str, limit: int):
@@ -190,7 +194,9 @@ def _sorted_lifts(agg: Aggregates, sort_by: str, query: str, limit: int):
     return lifts, models, best, list(keys[:limit])
 
 
-def leaderboard(agg: Aggregates, *, sort_by: str = "best", query: str = "", limit: int = 500) -> tuple[list[str], list[list[Any]]]:
+def leaderboard(
+    agg: Aggregates, *, sort_by: str = "best", query: str = "", limit: int = 500
+) -> tuple[list[str], list[list[Any]]]:
     """Skills x models matrix of lift with intervals, sorted by a model's lift or the best.
 
     Returns (headers, rows). Sorting is numeric on the lift (not on the formatted text),
@@ -223,7 +229,11 @@ def leaderboard_heatmap(agg: Aggregates, *, sort_by: str = "best", query: str = 
         (k, [charts.Interval(v[i, j], lo[i, j], hi[i, j]) for j in range(len(models))])
         for i, k in enumerate(keys[:limit])
     ]
-    note = f"Showing the first {limit} of {len(keys)} skills; the table below lists more." if len(keys) > limit else ""
+    note = (
+        f"Showing the first {limit} of {len(keys)} skills; the table below lists more."
+        if len(keys) > limit
+        else ""
+    )
     return charts.heatmap(models, rows, note=note)
 
 
@@ -236,6 +246,7 @@ def library_status(lib: Library, note: str) -> str:
         + (f" @ `{lib.revision[:8]}`" if lib.revision else "")
         + f" · {count(len(lib.skills), 'skill')} · {count(len(lib.results), 'result row')}"
         + f" · {count(len(lib.aggregates.models), 'model')} · {note}"
+        + "".join(f" · note: {escape(n)}" for n in getattr(lib, "notes", ()))
     )
 
 
@@ -251,12 +262,17 @@ def skill_summary_markdown(lib: Library, name: str) -> str:
         "",
         f"version `{escape(row.get('version') or '')}` · ~{count(int(row['token_estimate']), 'token')} · "
         f"{count(int(row['n_cases']), 'test case')} · {count(int(agg_row['n_results']), 'result row')}"
-        + (f" · licence {escape(str(row['license']))}" if isinstance(row.get("license"), str) and row["license"] else ""),
+        + (
+            f" · licence {escape(str(row['license']))}"
+            if isinstance(row.get("license"), str) and row["license"]
+            else ""
+        ),
     ]
     lines += trigger_markdown(lib.aggregates, name)
     lines += versions_markdown(lib.runs, name)
     lines += benchmark_markdown(lib.runs, name)
     lines += flagged_assertions_markdown(lib.runs, name)
+    lines += [f"\n_Note: {escape(n)}_" for n in getattr(lib, "notes", ())]
     return "\n".join(lines)
 
 
@@ -278,7 +294,9 @@ def newest_run_with(runs: pd.DataFrame | None, name: str, column: str) -> Any:
     mine = runs[(runs["skill_name"] == name) & runs[column].map(_present)]
     if not len(mine):
         return None
-    mine = mine.assign(_ts=mine["timestamp"].fillna("").astype(str), _id=mine["run_id"].fillna("").astype(str))
+    mine = mine.assign(
+        _ts=mine["timestamp"].fillna("").astype(str), _id=mine["run_id"].fillna("").astype(str)
+    )
     return next(mine.sort_values(["_ts", "_id"], kind="stable").tail(1).itertuples(index=False))
 
 
@@ -326,7 +344,9 @@ def versions_markdown(runs: pd.DataFrame | None, name: str) -> list[str]:
     if runs is None or not len(runs) or "skill_version" not in runs.columns:
         return []
     mine = runs[runs["skill_name"] == name]
-    mine = mine.assign(_ts=mine["timestamp"].fillna("").astype(str), _id=mine["run_id"].fillna("").astype(str))
+    mine = mine.assign(
+        _ts=mine["timestamp"].fillna("").astype(str), _id=mine["run_id"].fillna("").astype(str)
+    )
     newest = mine.sort_values(["_ts", "_id"], kind="stable").groupby("skill_version", sort=False).tail(1)
     newest = newest.sort_values(["_ts", "_id"], kind="stable").tail(MAX_VERSIONS_SHOWN)
     if len(newest) < 1:
@@ -337,9 +357,15 @@ def versions_markdown(runs: pd.DataFrame | None, name: str) -> list[str]:
     for run in newest.itertuples(index=False):
         lifts = _structs(getattr(run, "lifts", None))
         vs = {(v.get("model"), v.get("mode")): v for v in _structs(getattr(run, "versus", None))}
-        keys = list(dict.fromkeys([*((x.get("model"), x.get("mode")) for x in lifts), *vs]))[:MAX_MODELS_PER_VERSION]
+        keys = list(dict.fromkeys([*((x.get("model"), x.get("mode")) for x in lifts), *vs]))[
+            :MAX_MODELS_PER_VERSION
+        ]
         keys = keys or [(None, None)]
-        against = str(getattr(run, "against_version", None) or "")[:12] if _present(getattr(run, "against_version", None)) else "–"
+        against = (
+            str(getattr(run, "against_version", None) or "")[:12]
+            if _present(getattr(run, "against_version", None))
+            else "–"
+        )
         for model, mode in keys:
             lift = next((x for x in lifts if (x.get("model"), x.get("mode")) == (model, mode)), None)
             who = "–" if model is None else f"{model}" + ("" if mode in (None, "inject") else f" ({mode})")
@@ -395,14 +421,22 @@ def flagged_assertions_markdown(runs: pd.DataFrame | None, name: str) -> list[st
     checked = int(run.assertions_checked) if _present(run.assertions_checked) else 0
     head = f"### Assertions to check (run `{_cell_text(str(run.run_id))}`)"
     if not flags:
-        return ["", head, f"None of {count(checked, 'assertion')} passes in both conditions, fails in both, or flips between repeats."]
+        return [
+            "",
+            head,
+            f"None of {count(checked, 'assertion')} passes in both conditions, fails in both, or flips between repeats.",
+        ]
     kinds = [k for k in KINDS if any(f["kind"] == k for f in flags)]
     lines = ["", head, f"{count(len(flags), 'flag')} on {count(checked, 'assertion')} checked:", ""]
     for k in kinds:
         mine = [f for f in flags if f["kind"] == k]
         cases = ", ".join(dict.fromkeys(str(f["case_id"]) for f in mine))
         lines.append(f"- **{NAME[k]}** ({MEANING[k]}): {len(mine)}, cases {_cell_text(cases)}")
-    lines += ["", "| kind | model | case | # | assertion | baseline passed | with skill passed |", "|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| kind | model | case | # | assertion | baseline passed | with skill passed |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for f in flags[:MAX_FLAGS_SHOWN]:
         who = label((str(f["model"]), f.get("mode") or "inject", f.get("agent")))
         lines.append(

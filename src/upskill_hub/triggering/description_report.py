@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from upskill_hub._util.percent import interval, pct
+from upskill_hub._util.printable import escape_controls
 from upskill_hub.lift.report import _share  # the trigger table's cell: 62% (5/8) / [31%, 86%]
 from upskill_hub.rundir.routing_rows import RoutingReport
 from upskill_hub.rundir.trigger_rows import QUERIES_FILE, QueryRate
@@ -48,8 +49,8 @@ def failing_table(res: TriggerResult, failing: list[QueryRate]) -> Table:
     for col in ("model", "expected", "triggered", "query"):
         t.add_column(col, justify="right" if col == "triggered" else "left")
     for r in failing:
-        t.add_row(Text(r.model), "should trigger" if r.should_trigger else "should not", _rate_cell(r),
-                  Text(r.query[:160]))  # fmt: skip
+        t.add_row(Text(escape_controls(r.model, one_line=True)), "should trigger" if r.should_trigger else "should not",
+                  _rate_cell(r), Text(escape_controls(r.query[:160], one_line=True)))  # fmt: skip
     return t
 
 

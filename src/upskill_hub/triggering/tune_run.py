@@ -190,14 +190,20 @@ def run_tune(
     others = load_distractors(distractors, skill.name)
     queries, source = resolve_queries(skill, others, triggers_file)
     teacher_spec = teacher or DEFAULT_TEACHER
-    session = TriggerSession([model], base_url=base_url, use_cache=use_cache, cache_dir=cache_dir, concurrency=concurrency)
+    session = TriggerSession(
+        [model], base_url=base_url, use_cache=use_cache, cache_dir=cache_dir, concurrency=concurrency
+    )
     try:
-        (teacher_client,) = open_clients([teacher_spec], teacher_base_url or base_url, timeout=120.0, max_retries=4)
+        (teacher_client,) = open_clients(
+            [teacher_spec], teacher_base_url or base_url, timeout=120.0, max_retries=4
+        )
     except BaseException:
         session.close()
         raise
     (client,) = session.clients
-    coach = ModelTeacher(teacher_client, skill.name, skill_md=skill.skill_md_text, cache=session.cache, label=teacher_spec)
+    coach = ModelTeacher(
+        teacher_client, skill.name, skill_md=skill.skill_md_text, cache=session.cache, label=teacher_spec
+    )
     try:
         fp = _fingerprint({
             "skill": skill.name, "description": start, "model": [client.provider, client.endpoint, client.model],
@@ -262,6 +268,11 @@ def write_description(skill_md: Path, description: str) -> None:
     SkillMdGuard.take(skill_md).write(description)
 
 
+#: A description :meth:`SkillMdGuard.take` rewrites SKILL.md with (in memory only) to learn
+#: before any call whether ``--write`` could put the winner there.
+_PROBE = "A description that --write checks it can put in place. Use when checking."
+
+
 def _refuse(path: Path, why: str) -> UpskillError:
     return UpskillError(f"{shown_path(path)}: {why}; SKILL.md was not changed")
 
@@ -287,7 +298,24 @@ class SkillMdGuard:
         data = cls._read(target)
         guard = cls(path, target, link, data)
         guard._check_writable()
+        guard._rewritten(_PROBE, after="run tune without --write")  # the loop may take minutes: fail now
         return guard
+
+    def _rewritten(self, description: str, *, after: str) -> bytes:
+        """SKILL.md as taken, with only its description replaced by ``description``.
+
+        A description the rewrite cannot replace alone (a YAML alias such as
+        ``description: *d``, a tag, a second key) is refused in one line ending with ``after``.
+        """
+        try:
+            text = self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _refuse(self.path, "is not UTF-8 text") from None
+        try:
+            return replace_description(text, description).encode("utf-8")
+        except UpskillError as exc:  # FrontmatterError too (the rewritten text did not parse back)
+            why = f"--write cannot replace its description alone ({exc}); write it as plain text, or {after}"
+            raise _refuse(self.path, why) from None
 
     @staticmethod
     def _target(path: Path) -> tuple[str | None, Path]:
@@ -350,11 +378,7 @@ class SkillMdGuard:
         if self._read(target) != self.data:
             raise _refuse(self.path, f"was changed by someone else during the run; {again}")
         self._check_writable()
-        try:
-            text = self.data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise _refuse(self.path, "is not UTF-8 text") from None
-        new = replace_description(text, description).encode("utf-8")
+        new = self._rewritten(description, after=again)
         try:
             write_bytes_atomic(target, new, mode=stat.S_IMODE(os.lstat(target).st_mode))
         except UpskillError:  # a full or read-only disk: StorageError says what to do

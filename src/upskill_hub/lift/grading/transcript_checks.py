@@ -26,7 +26,7 @@ from upskill_hub._util import safejson
 from upskill_hub._util.limits import env_int
 from upskill_hub.cases.schema import TRANSCRIPT_TYPES, Assertion
 from upskill_hub.lift.grading.assertions import AssertionResult
-from upskill_hub.session.transcript import ToolEvent, Transcript
+from upskill_hub.session.transcript import LUMPED, MAX_NAME_CHARS, ToolEvent, Transcript
 
 #: Characters of the judge prompt's ``<transcript>`` section (``UPSKILL_TRANSCRIPT_PROMPT_MAX_CHARS``).
 PROMPT_MAX_CHARS = env_int("UPSKILL_TRANSCRIPT_PROMPT_MAX_CHARS", 8_000)
@@ -138,22 +138,56 @@ def _at_path(e: ToolEvent, path: str) -> tuple[bool, object]:
     return True, cur
 
 
+def _dropped_matches(want: str, t: Transcript) -> int:
+    """How many calls not kept in the row surely match ``want`` (by name, MCP name or kind)."""
+    key = want[:MAX_NAME_CHARS]  # names not kept are counted cut to this length
+    by_name = sum(
+        n
+        for name, n in t.dropped
+        if name != LUMPED and key in (name.lower(), name.lower().rsplit("__", 1)[-1])
+    )
+    by_kind = sum(n for kind, n in t.dropped_kinds if kind == want)
+    return max(by_name, by_kind)  # a call may match both ways: never counted twice
+
+
+def _undecided(t: Transcript) -> str | None:
+    """Why calls not kept in the row may hide any given tool, or ``None`` when none can.
+
+    A call not kept is known only by its counted name and kind; calls past the distinct-name
+    cap are lumped under :data:`LUMPED`, and a row written before kinds were counted lacks them.
+    """
+    not_kept = t.total - len(t.events)
+    if not_kept <= 0:
+        return None
+    lumped = sum(n for name, n in t.dropped if name == LUMPED)
+    named = sum(n for name, n in t.dropped if name != LUMPED)
+    kinds = sum(n for _, n in t.dropped_kinds)
+    if lumped or named < not_kept:
+        return f"{not_kept - named:,} of the {not_kept:,} calls not kept in the row are counted without their names"
+    if kinds < not_kept:
+        return f"{not_kept - kinds:,} of the {not_kept:,} calls not kept in the row are counted without their kinds"
+    return None
+
+
 def _tool_not_called(a: Assertion, t: Transcript) -> tuple[bool, str]:
     want = str(a.value).strip().lower()
     hits = [(i, e) for i, e in enumerate(t.events, 1) if want in _names(e)]
     if hits:
         i, e = hits[0]
         return False, f"called anyway: call {i} of {t.total}: {e.name} {_clip(e.arguments)}"
-    dropped = sum(n for name, n in t.dropped if want == name.lower())
+    dropped = _dropped_matches(want, t)
     if dropped:
-        return False, f"{dropped} call(s) of {a.value} among the calls not kept in the row"
+        return False, f"called anyway: {dropped} call(s) of {a.value} among the calls not kept in the row"
+    unknown = _undecided(t)
+    if unknown:  # an unclear signal is reported as unclear, never as a pass
+        return False, f"unclear: no kept call of {a.value!r}, but {unknown}: one of them may be it"
     return True, f"no call of {a.value!r} among {t.total} call(s){_called(t)}"
 
 
 def _tool_called(a: Assertion, t: Transcript) -> tuple[bool, str]:
     want = str(a.value).strip().lower()
     hits = [(i, e) for i, e in enumerate(t.events, 1) if want in _names(e)]
-    dropped = sum(n for name, n in t.dropped if want == name.lower())
+    dropped = _dropped_matches(want, t)
     needle = a.args
     if needle is None:
         if hits:
@@ -229,8 +263,13 @@ def _file_read(value: str, activity: Activity) -> tuple[bool, str]:
 
 
 # --------------------------------------------------------------------------- for the judge
+#: Every character :meth:`str.splitlines` breaks at, ``\r`` aside: a tool's result holding
+#: one must not start a line of its own (a fake ``2. Bash …`` call) in the judge's section.
+_BREAKS = re.compile("[\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def _line(text: str, n: int) -> str:
-    one = text[: n * 2].replace("\r", "").replace("\n", "\\n")
+    one = _BREAKS.sub(r"\\n", text[: n * 2].replace("\r", ""))
     return one if len(one) <= n and len(text) <= n * 2 else one[: n - 1] + "…"
 
 

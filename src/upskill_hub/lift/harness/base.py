@@ -10,13 +10,14 @@ its version: a CLI update that changes the format must not pass for a wrong answ
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from upskill_hub._util import safejson
-from upskill_hub.models.base import token_count
+from upskill_hub._util import limits, safejson
+from upskill_hub.models.base import ImplausibleUsage, token_count
 from upskill_hub.session.transcript import Transcript
 
 
@@ -131,6 +132,9 @@ def json_events(stdout: str, cli: str) -> list[dict[str, Any]]:
     """A JSON Lines stream (or one JSON array of events) as a list of objects.
 
     Blank lines are skipped; any other line that is not a JSON object is an unknown shape.
+    Lines end at ``\n`` only (a ``\r`` before it is stripped): JSON text may hold U+2028,
+    U+2029 or U+0085 raw inside a string (Node's ``JSON.stringify`` prints U+2028 as is),
+    and ``str.splitlines`` would cut a valid event in two there.
     """
     text = stdout.strip()
     if not text:
@@ -143,7 +147,7 @@ def json_events(stdout: str, cli: str) -> list[dict[str, Any]]:
         if isinstance(data, list) and all(isinstance(e, dict) for e in data):
             return data
     events = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):
         line = line.strip()
         if not line:
             continue
@@ -175,8 +179,25 @@ def add(a: int | None, b: int | None) -> int | None:
     return a + b
 
 
-def as_cost(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+def as_cost(value: Any, field: str = "cost") -> float | None:
+    """A cost in USD as a CLI reports it (a number >= 0); anything else is unknown.
+
+    Like :func:`~upskill_hub.models.base.token_count`: NaN, Infinity or more than
+    ``UPSKILL_MAX_COST_PER_CALL_USD`` raises :class:`ImplausibleUsage` (the call becomes an
+    error row), so no such number reaches a row or a summary's sum.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    cap = limits.MAX_COST_PER_CALL_USD
+    # An int such as 10**400 is compared, never turned into a float (that would overflow).
+    if (isinstance(value, float) and not math.isfinite(value)) or value > cap:
+        digits = str(value) if isinstance(value, int) else ""
+        shown = f"{digits[:40]}… ({len(digits)} digits)" if len(digits) > 60 else repr(value)
+        raise ImplausibleUsage(
+            f"implausible cost in the reply: {field} = {shown} "
+            f"(a cost must be a finite number up to {cap:,g} USD; UPSKILL_MAX_COST_PER_CALL_USD)"
+        )
+    if value < 0:
         return None
     return float(value)
 

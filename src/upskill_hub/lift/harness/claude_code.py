@@ -62,7 +62,8 @@ class ClaudeCode(Adapter):
             write = as_int(usage.get("cache_creation_input_tokens")) or 0
             run.input_tokens, run.cached_tokens = uncached + read + write, read
         run.output_tokens = as_int(usage.get("output_tokens"))
-        run.cost_usd = as_cost(result.get("total_cost_usd", result.get("cost_usd")))
+        cost_key = "total_cost_usd" if "total_cost_usd" in result else "cost_usd"
+        run.cost_usd = as_cost(result.get(cost_key), f"result.{cost_key}")
         run.turns = as_int(result.get("num_turns"))
         if result.get("is_error") is True or str(result.get("subtype", "success")).startswith("error"):
             run.error = f"{self.name} reported {result.get('subtype') or 'an error'}: {answer or ''}".strip()

@@ -50,6 +50,9 @@ class OpenCode(Adapter):
             raise UnknownOutput(f"{self.name}: no 'step_finish' event in the output")
         run = ParsedRun(text="", tool_calls=0, turns=0)
         step_text: list[str] = []
+        # The answer: the text of the last finished step, joined once at the end (joining at
+        # every step_finish would cost steps × text on a stream of repeated step_finish events).
+        answer: tuple[list[str], int] | None = None
         cost: float | None = None
         seen_calls: set[str] = set()
         calls = TranscriptBuilder()
@@ -83,15 +86,18 @@ class OpenCode(Adapter):
                 run.input_tokens = add(run.input_tokens, inp)
                 run.output_tokens = add(run.output_tokens, out)
                 run.cached_tokens = add(run.cached_tokens, as_int(cache.get("read")))
-                c = as_cost(part.get("cost"))
+                c = as_cost(part.get("cost"), "part.cost")
                 cost = c if cost is None else (cost if c is None else cost + c)
                 if step_text:
-                    run.text = "".join(step_text)
+                    answer = (step_text, len(step_text))
             elif kind == "error":
                 err = dict_of(ev.get("error"))
                 msg = dict_of(err.get("data")).get("message") or err.get("message") or err.get("name")
                 run.error = f"{self.name}: {msg if isinstance(msg, str) else 'error'}"
-        run.cost_usd = cost
+        if answer is not None:
+            run.text = "".join(answer[0][: answer[1]])
+        # Each step is at most the cap, so the sum stays finite; the run as a whole is one call.
+        run.cost_usd = as_cost(cost, "the sum of part.cost")
         run.transcript = calls.build()
         return run
 

@@ -49,6 +49,7 @@ from upskill_hub.artifacts import (
     render_one,
     write_rendered,
 )
+from upskill_hub.artifacts.changes import masked_path
 from upskill_hub.cases import Case
 from upskill_hub.lift.grading import transcript_checks
 from upskill_hub.lift.grading.assertions import JudgeCall, JudgeContext, JudgeError, evaluate_case
@@ -295,6 +296,7 @@ async def run_agent_call(
                                           transcript=transcript_checks.checker(activity), **kw)  # fmt: skip
         except JudgeError as exc:
             return _error(agent, str(exc), case)
+        shown_changed = [masked_path(p, secrets) for p in sorted(changed)]  # as changes.json shows them
         result = HarnessOutcome(
             passed=outcome.passed,
             assertions_passed=outcome.n_passed,
@@ -315,10 +317,10 @@ async def run_agent_call(
             params=agent_params(agent),
             transcript=transcript.to_json(secrets),
             changes=json.dumps(changes.masked(secrets).to_dict(), ensure_ascii=False),
-            extra={"changed": sorted(changed), "snapshot_cut": list(after.cut)},
+            extra={"changed": shown_changed, "snapshot_cut": [redact(c, extra=secrets) for c in after.cut]},
         )
         with contextlib.suppress(OSError):
-            write_json_atomic(art / "changed.json", sorted(changed), fsync=False)
+            write_json_atomic(art / "changed.json", shown_changed, fsync=False)
         await asyncio.to_thread(write_rendered, art, changes, rendered, secrets=secrets)
         if cache is not None:
             cache.put(key, result)

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from upskill_hub._util.fsutil import DIR_NOFOLLOW, FILE_NOFOLLOW, FolderReplaced, open_folder_fd
+from upskill_hub._util.fsutil import DIR_NOFOLLOW, FILE_NOFOLLOW, FolderReplaced, open_folder_fd, shown_path
 
 
 class NotAFolder(Exception):
@@ -43,6 +43,7 @@ class Budget:
     cut: list[str] = field(default_factory=list)
     entries: int = 0
     hashed: int = 0
+    odd_names: int = 0  # entries skipped for a name that is not UTF-8
 
     def note(self, text: str) -> None:
         if text not in self.cut and len(self.cut) < 20:
@@ -102,9 +103,22 @@ def _digest(dir_fd: int, name: str, st: os.stat_result, budget: Budget) -> str:
         os.close(fd)
 
 
+def _utf8(name: str) -> bool:
+    """Whether a name read from the disk is UTF-8 (otherwise it holds lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def walk_files(root_fd: int, budget: Budget) -> dict[str, str]:
     """``relative path -> digest`` of the regular files (and ``symlink:TARGET`` of the symlinks)
-    under the folder ``root_fd``, within ``budget``. ``root_fd`` stays open (the caller's)."""
+    under the folder ``root_fd``, within ``budget``. ``root_fd`` stays open (the caller's).
+
+    An entry whose name is not UTF-8 (and all under it) is skipped and named, escaped, in the
+    ``cut`` notes: no such name can be shown, stored or graded, and one must not turn the
+    whole call into an error."""
     files: dict[str, str] = {}
     # Each frame: (descriptor, relative prefix, depth, subfolder names still to visit).
     stack: list[tuple[int, str, int, list[str]]] = []
@@ -128,6 +142,11 @@ def walk_files(root_fd: int, budget: Budget) -> dict[str, str]:
             if time.monotonic() > budget.deadline:
                 break
             rel = prefix + name
+            if not _utf8(name):  # every later sink (JSON, parquet, a prompt) writes UTF-8
+                budget.odd_names += 1
+                if budget.odd_names == 1:
+                    budget.note(f"names that are not UTF-8 not read (first: {shown_path(rel)})")
+                continue
             try:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except OSError:

@@ -26,6 +26,7 @@ from pathlib import Path
 from upskill_hub._util import limits
 from upskill_hub._util.fsutil import check_relpath
 from upskill_hub.agents import install_skill
+from upskill_hub.cases.schema import input_file_problem
 from upskill_hub.errors import UpskillError
 from upskill_hub.lift.harness.tree import Budget, NotAFolder, open_folder, remove_tree, walk_files
 from upskill_hub.skill import Skill
@@ -135,6 +136,10 @@ class Workspace:
     def write_files(self, files: Iterable[tuple[str, str | bytes]], git_stage: bool = False) -> None:
         """The case's input files (text or bytes), each checked to stay inside ``project/``.
 
+        Each must also pass :func:`~upskill_hub.cases.schema.input_file_problem`, the rule the
+        case parsers apply (no ``.git``/``.gitattributes``, nothing in a skills folder), so
+        files that did not come through a parser are held to it too.
+
         ``git_stage`` (agent-skill-eval's ``stage_files``): ``project/`` becomes a git
         repository and the files are added to its index (``git add``), so the agent finds
         them as staged changes.
@@ -142,6 +147,9 @@ class Workspace:
         written: list[str] = []
         for rel, content in files:
             check_relpath(rel)
+            problem = input_file_problem(rel)
+            if problem is not None:
+                raise UpskillError(f"input file {rel!r} refused: {problem}")
             dest = self.project / rel
             if not dest.resolve().is_relative_to(self.project):
                 raise UpskillError(f"input file {rel!r} escapes the workspace")
@@ -151,17 +159,47 @@ class Workspace:
         if git_stage and written:
             self._git_stage(written)
 
+    def _git_env(self) -> dict[str, str]:
+        """The environment of the workspace's own git: no config but the new repository's.
+
+        Built from :data:`BASE_ENV` (no ``GIT_*`` of ours leaks in), with no system or global
+        config (the user's filters and hooks stay out), and the repository named outright
+        (``GIT_DIR``/``GIT_WORK_TREE``) so git never looks for one: not through a ``.git``
+        gitfile, not in a folder above the workspace.
+        """
+        return self.env({}) | {
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_DIR": str(self.project / ".git"),
+            "GIT_WORK_TREE": str(self.project),
+            "GIT_CEILING_DIRECTORIES": str(self.root),
+            "GIT_TERMINAL_PROMPT": "0",
+        }
+
     def _git_stage(self, rels: list[str]) -> None:
-        """``git init`` in ``project/`` (a committer name set) and ``git add`` the input files."""
+        """``git init`` a new repository in ``project/`` (a committer name set) and ``git add``
+        the input files, running nothing the files or any config could name.
+
+        ``project/.git`` must not exist before: git would take it (a gitfile) for the way to
+        another repository and write that one's config and index, running its filters. The
+        ``-c`` overrides switch off what a config could still run (hooks, fsmonitor, an
+        attributes file); ``--template=`` copies no hooks in.
+        """
         import shutil
         import subprocess
 
         git = shutil.which("git")
         if git is None:
             raise UpskillError("stage_files needs git on PATH to add the input files to a repository")
-        env = self.env({}) | {"GIT_CONFIG_NOSYSTEM": "1"}
+        if os.path.lexists(self.project / ".git"):
+            raise UpskillError(
+                "stage_files: project/.git exists before `git init`; refusing to stage into it"
+            )
+        env = self._git_env()
+        safe = ["-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=false",
+                "-c", f"core.attributesFile={os.devnull}"]  # fmt: skip
         steps = [
-            ["init", "-q"],
+            ["init", "-q", "--template="],
             ["config", "user.name", "upskill-hub eval"],
             ["config", "user.email", "eval@upskill-hub.invalid"],
             ["add", "--", *rels],
@@ -169,7 +207,12 @@ class Workspace:
         for args in steps:
             try:
                 res = subprocess.run(
-                    [git, *args], cwd=self.project, env=env, capture_output=True, timeout=60, check=False
+                    [git, *safe, *args],
+                    cwd=self.project,
+                    env=env,
+                    capture_output=True,
+                    timeout=60,
+                    check=False,
                 )
             except (OSError, subprocess.TimeoutExpired) as exc:
                 raise UpskillError(f"stage_files: `git {args[0]}` failed: {exc}") from None
