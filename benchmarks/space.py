@@ -13,20 +13,33 @@ schema), then measures, against the goals in the issue:
 * with ``--browser`` (needs /usr/bin/chromium): the same two in headless Chromium, from
   navigation to the filled table, and from a keystroke to the updated table.
 
+Under load (issue 50), with the Space in its own process (as on a Space) and the clients here:
+
+* the skill page (``/open_skill`` of a skill with results, through ``gradio_client``): calls
+  per second and median latency with 1 client and with ``--clients`` (20) clients, each
+  calling as fast as it is answered for ``--load-seconds``, and the ratio of the two;
+* memory: the server's RSS before and after ``--sessionless`` (1,000) plain HTTP calls of
+  ``/open_skill``, each with a fresh ``session_hash`` (an API caller or crawler), per call.
+
 Usage: python benchmarks/space.py [--skills 1000] [--rows 100000] [--repeat 20] [--browser]
+       python benchmarks/space.py --only-load [--clients 20] [--load-seconds 4] [--sessionless 1000]
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import os
 import random
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 
@@ -39,14 +52,36 @@ def build_dataset(root: Path, n_skills: int, n_rows: int, seed: int = 7) -> None
     from upskill_hub.skill import Skill
 
     rng = random.Random(seed)
-    words = ["json", "csv", "parse", "api", "test", "docs", "review", "sql", "rust", "python", "plot", "kernel", "cuda", "data", "chart", "lint"]
+    words = [
+        "json",
+        "csv",
+        "parse",
+        "api",
+        "test",
+        "docs",
+        "review",
+        "sql",
+        "rust",
+        "python",
+        "plot",
+        "kernel",
+        "cuda",
+        "data",
+        "chart",
+        "lint",
+    ]
     (root / "data" / "skills").mkdir(parents=True)
     (root / "data" / "results").mkdir(parents=True)
     versions = {}
     for i in range(n_skills):
         name = f"skill-{i:04d}-{rng.choice(words)}"
         desc = f"Helps with {' '.join(rng.sample(words, 4))} tasks. Use when the user asks about {rng.choice(words)}."
-        body = "# " + name + "\n\n" + "\n".join(f"- step {j}: {' '.join(rng.sample(words, 6))}" for j in range(30))
+        body = (
+            "# "
+            + name
+            + "\n\n"
+            + "\n".join(f"- step {j}: {' '.join(rng.sample(words, 6))}" for j in range(30))
+        )
         sk = Skill.create(name, desc, body)
         versions[name] = sk.version
         (root / dr.skill_table_path(name)).write_bytes(dr.skill_table_bytes(sk))
@@ -62,15 +97,31 @@ def build_dataset(root: Path, n_skills: int, n_rows: int, seed: int = 7) -> None
             name = skills[k % 10]
             rows.append(
                 {
-                    "run_id": run_id, "timestamp": "2026-11-21T00:00:00Z", "tool_version": "0.1.0",
-                    "skill_name": name, "skill_version": versions[name], "model": models[(k // 10) % 4],
-                    "provider": "openai-compatible", "params": "{}",
-                    "condition": "with_skill" if k % 2 else "baseline", "case_id": f"case-{(k // 40) % 5}",
-                    "repeat": (k // 200) % 5, "passed": rng.random() < (0.7 if k % 2 else 0.5),
-                    "assertions_passed": 1, "assertions_total": 1, "assertion_details": "[]",
-                    "output": "answer " * 40, "input_tokens": 300 + k % 50, "output_tokens": 80 + k % 30,
-                    "cached_tokens": 0, "latency_s": 0.5, "cost_usd": None, "error": None, "cached": False,
-                    "split": "train", "finish_reason": "stop",
+                    "run_id": run_id,
+                    "timestamp": "2026-11-21T00:00:00Z",
+                    "tool_version": "0.1.0",
+                    "skill_name": name,
+                    "skill_version": versions[name],
+                    "model": models[(k // 10) % 4],
+                    "provider": "openai-compatible",
+                    "params": "{}",
+                    "condition": "with_skill" if k % 2 else "baseline",
+                    "case_id": f"case-{(k // 40) % 5}",
+                    "repeat": (k // 200) % 5,
+                    "passed": rng.random() < (0.7 if k % 2 else 0.5),
+                    "assertions_passed": 1,
+                    "assertions_total": 1,
+                    "assertion_details": "[]",
+                    "output": "answer " * 40,
+                    "input_tokens": 300 + k % 50,
+                    "output_tokens": 80 + k % 30,
+                    "cached_tokens": 0,
+                    "latency_s": 0.5,
+                    "cost_usd": None,
+                    "error": None,
+                    "cached": False,
+                    "split": "train",
+                    "finish_reason": "stop",
                 }  # fmt: skip
             )
         buf = io.BytesIO()
@@ -172,12 +223,189 @@ def _gradio_floor(browser) -> list[float]:
     return out
 
 
+def serve_in_subprocess(root: Path, port: int) -> subprocess.Popen:
+    """The Space on ``root`` in its own process, as a Space runs it; returns once it answers."""
+    code = (
+        "import sys; from upskill_hub.space.ui import launch; "
+        "launch(sys.argv[1], host='127.0.0.1', port=int(sys.argv[2]))"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(root), str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).read()
+            return proc
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise SystemExit(
+                    f"the Space did not start:\n{proc.stdout.read() if proc.stdout else ''}"
+                ) from None
+            time.sleep(0.3)
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds ``pid`` has used, all its threads (Linux /proc)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_kb(pid: int) -> int:
+    """Resident memory of ``pid`` (Linux /proc), in kB."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+        return int(fh.read().split("VmRSS:")[1].split()[0])
+
+
+class HttpCaller:
+    """One visitor calling an endpoint over plain HTTP (``/call/<api>``, then its result stream).
+
+    Its own session hash, like a browser tab. Lighter than ``gradio_client``, whose every
+    call costs about 75 ms on the client's side even against an empty app (it would cap one
+    client at ~12 calls/s whatever the server does).
+    """
+
+    def __init__(self, url: str, session_hash: str | None = None) -> None:
+        import httpx
+
+        self.http = httpx.Client(base_url=url.rstrip("/") + "/gradio_api", timeout=60)
+        self.session_hash = session_hash
+
+    def predict(self, *args, api_name: str) -> None:
+        api = api_name.lstrip("/")
+        body: dict = {"data": list(args), "session_hash": self.session_hash or uuid.uuid4().hex}
+        r = self.http.post(f"/call/{api}", json=body)
+        r.raise_for_status()
+        with self.http.stream("GET", f"/call/{api}/{r.json()['event_id']}") as stream:
+            text = "".join(stream.iter_text())
+        if "event: complete" not in text:
+            raise SystemExit(f"/{api} failed: {text[-500:]}")
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def make_caller(url: str, via: str):
+    if via == "gradio_client":
+        from gradio_client import Client
+
+        return Client(url, verbose=False)
+    return HttpCaller(url, session_hash=uuid.uuid4().hex)
+
+
+def calls_per_second(
+    url: str, root: str, names: list[str], clients: int, seconds: float, via: str = "http"
+) -> tuple[float, list[float]]:
+    """``clients`` visitors opening skill pages back to back for ``seconds``: calls/s, latencies.
+
+    Each client opens ``names`` in turn, starting at its own place in the list.
+    """
+    pool = [make_caller(url, via) for _ in range(clients)]
+    for c in pool:  # each client's first call (its session) is not measured
+        c.predict(root, names[-1], api_name="/open_skill")
+    latencies: list[float] = []
+    lock = threading.Lock()
+    start = threading.Barrier(clients + 1)
+    stop = 0.0  # set once every client is ready
+
+    def work(client, k: int) -> None:
+        start.wait()
+        mine = []
+        while time.perf_counter() < stop:
+            t = time.perf_counter()
+            client.predict(root, names[(k + len(mine)) % len(names)], api_name="/open_skill")
+            mine.append(time.perf_counter() - t)
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=work, args=(c, k * 7)) for k, c in enumerate(pool)]
+    for th in threads:
+        th.start()
+    began = time.perf_counter()
+    stop = began + seconds
+    start.wait()
+    for th in threads:
+        th.join()
+    took = time.perf_counter() - began
+    for c in pool:
+        c.close()
+    return len(latencies) / took, latencies
+
+
+def sessionless_calls(url: str, data: list, api_name: str, n: int) -> None:
+    """``n`` plain HTTP calls, each with a new session hash (as an API caller or a crawler makes them)."""
+    caller = HttpCaller(url)  # no session hash of its own: a fresh one per call
+    try:
+        for _ in range(n):
+            caller.predict(*data, api_name=api_name)
+    finally:
+        caller.close()
+
+
+def under_load(root: Path, lib, clients: int, seconds: float, sessionless: int, via: str = "http") -> None:
+    """Issue 50: the skill page's calls/s with 1 and ``clients`` clients; RSS per sessionless call."""
+    from upskill_hub.space import views
+
+    names = views.search_skills(lib.aggregates, "", with_results=True)["name"].tolist()
+    port = free_port()
+    proc = serve_in_subprocess(root, port)
+    url = f"http://127.0.0.1:{port}/"
+    rows = []
+    try:
+        # Every call a different skill (pages built, as visitors browsing or a crawler make them),
+        # then one skill over and over (its page is built once per library commit).
+        for label, pick in (("a different skill each call", names), ("the same skill each call", names[:1])):
+            for n in (1, clients):
+                c0 = cpu_s(proc.pid)
+                rate, lat = calls_per_second(url, str(root), pick, n, seconds, via)
+                cpu = (cpu_s(proc.pid) - c0) / (len(lat) + n) * 1000  # n unmeasured first calls
+                rows.append((label, n, rate, lat, cpu))
+        args = [str(root), names[0]]
+        sessionless_calls(url, args, "open_skill", 20)  # warm: first allocations of this path
+        before = rss_kb(proc.pid)
+        t = time.perf_counter()
+        sessionless_calls(url, args, "open_skill", sessionless)
+        took = time.perf_counter() - t
+        after = rss_kb(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"under load: skill pages with results ({len(names)} skills), {cores} cores for the server and "
+          f"the clients together, clients via {via}, {seconds:g} s per row:")  # fmt: skip
+    single = {}
+    for label, n, rate, lat, cpu in rows:
+        line = (f"{label:28s} {n:2d} client{'s' if n > 1 else ' '}: {rate:6.1f} calls/s   "
+                f"p50 {statistics.median(lat) * 1000:7.1f} ms   server CPU {cpu:5.1f} ms/call")  # fmt: skip
+        if n == 1:
+            single[label] = rate
+        else:
+            ratio = rate / single[label]
+            line += f"   {ratio:.2f}x one client (goal >= 1.40x: {'OK' if ratio >= 1.4 else 'below'})"
+        print(line)
+    per_call = (after - before) / sessionless
+    print(f"{sessionless:,} sessionless calls ({sessionless / took:.0f}/s): server RSS {before / 1024:.0f} MB -> "
+          f"{after / 1024:.0f} MB, {per_call:.1f} kB per call   goal < 20 kB  {'OK' if per_call < 20 else 'GROWS'}")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--skills", type=int, default=1000)
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--browser", action="store_true", help="also measure in headless Chromium (Playwright)")
+    ap.add_argument(
+        "--clients", type=int, default=20, help="concurrent clients of the skill page (under load)"
+    )
+    ap.add_argument("--load-seconds", type=float, default=4.0, help="seconds per calls/s phase (0: skip)")
+    ap.add_argument("--sessionless", type=int, default=1000, help="sessionless calls for the memory figure")
+    ap.add_argument("--only-load", action="store_true", help="only the under-load figures (issue 50)")
+    ap.add_argument(
+        "--via", choices=("http", "gradio_client"), default="http", help="how the load clients call"
+    )
     args = ap.parse_args()
 
     from gradio_client import Client
@@ -189,12 +417,18 @@ def main() -> None:
         root = Path(tmp) / "dataset"
         t = time.perf_counter()
         build_dataset(root, args.skills, args.rows)
-        print(f"dataset: {args.skills} skills, {args.rows} result rows written in {time.perf_counter() - t:.1f}s")
+        print(
+            f"dataset: {args.skills} skills, {args.rows} result rows written in {time.perf_counter() - t:.1f}s"
+        )
 
         t = time.perf_counter()
         lib = data.load_library(str(root))
         load_s = time.perf_counter() - t
         print(f"load + aggregate (once per dataset commit): {load_s * 1000:8.1f} ms")
+        if args.load_seconds > 0:
+            under_load(root, lib, args.clients, args.load_seconds, args.sessionless, args.via)
+        if args.only_load:
+            return
         import gradio as gr
         import pandas as pd
 
@@ -219,8 +453,12 @@ def main() -> None:
             search = []
             for i in range(args.repeat):
                 q = queries[i % len(queries)]
-                search += timed(lambda q=q: client.predict(str(root), q, 0, False, "best lift", api_name="/search"), 1)
-            open_skill = timed(lambda: client.predict(str(root), lib.skill_names[3], api_name="/open_skill"), 5)
+                search += timed(
+                    lambda q=q: client.predict(str(root), q, 0, False, "best lift", api_name="/search"), 1
+                )
+            open_skill = timed(
+                lambda: client.predict(str(root), lib.skill_names[3], api_name="/open_skill"), 5
+            )
             lb = timed(lambda: client.predict(str(root), "m-large", "", api_name="/leaderboard"), 5)
             browser = browser_figures(url, lib, queries, args.repeat) if args.browser else None
         finally:

@@ -57,7 +57,7 @@ def test_range_requests(hub_server, hub_repo_id):
     api.upload_file(path_or_fileobj=data, path_in_repo="d/data.bin", repo_id=hub_repo_id, repo_type="dataset")
     url = f"{hub_server.url}/datasets/{hub_repo_id}/resolve/main/d/data.bin"
 
-    full = httpx2.get(url)
+    full = httpx2.get(url, follow_redirects=True)  # a branch redirects to its commit
     assert full.status_code == 200 and full.content == data
     assert full.headers["content-length"] == str(len(data))
     assert full.headers["accept-ranges"] == "bytes"
@@ -69,14 +69,14 @@ def test_range_requests(hub_server, hub_repo_id):
         "bytes=10200-99999": data[10200:],
     }
     for header, expected in cases.items():
-        r = httpx2.get(url, headers={"Range": header})
+        r = httpx2.get(url, headers={"Range": header}, follow_redirects=True)
         assert r.status_code == 206, header
         assert r.content == expected, header
         assert r.headers["content-length"] == str(len(expected))
         assert r.headers["content-range"].endswith(f"/{len(data)}")
-    r = httpx2.get(url, headers={"Range": "bytes=20000-"})
+    r = httpx2.get(url, headers={"Range": "bytes=20000-"}, follow_redirects=True)
     assert r.status_code == 416 and r.headers["content-range"] == f"bytes */{len(data)}"
-    head = httpx2.head(url)
+    head = httpx2.head(url, follow_redirects=True)
     assert (
         head.status_code == 200 and head.headers["content-length"] == str(len(data)) and head.content == b""
     )

@@ -266,10 +266,12 @@ def push(
     as_json: bool = json_option(),
 ) -> None:
     """Upload build/ to a Hub kernel repo on branch v<N> in one commit, with a card and benchmarks."""
+    from upskill_hub.hub.client import quiet_progress
     from upskill_hub.kernels.push import push_kernel
 
     out = printer(fmt, as_json)
-    with err_console.status(f"pushing to {repo or 'the repo in build.toml'}…"):
+    # huggingface_hub's upload bars would glue themselves to the one-line error of a failed push.
+    with err_console.status(f"pushing to {repo or 'the repo in build.toml'}…"), quiet_progress():
         res = push_kernel(path, repo, version=version, private=private, create_pr=create_pr)
     if not out.human:
         data = {

@@ -31,10 +31,11 @@ def pull_cmd(
     as_json: bool = json_option(),
 ) -> None:
     """Download skills from a Hub dataset repo, byte-identical, after checking every file's hash."""
+    from upskill_hub.hub.client import quiet_progress
     from upskill_hub.hub.pull import pull
 
     out = printer(fmt, as_json)
-    with err_console.status(f"Pulling from {repo}..."):
+    with err_console.status(f"Pulling from {repo}..."), quiet_progress():
         result = pull(repo, skill_names or None, revision=revision, out_dir=output, force=force)
     if not out.human:
         rows = [

@@ -37,10 +37,11 @@ def push_cmd(
     as_json: bool = json_option(),
 ) -> None:
     """Publish skills and their eval results to a Hub dataset repo, in one commit."""
+    from upskill_hub.hub.client import quiet_progress
     from upskill_hub.hub.push import push
 
     out = printer(fmt, as_json)
-    with err_console.status("Pushing...") as spinner:
+    with err_console.status("Pushing...") as spinner, quiet_progress():
         result = push(
             skill_dirs or [],
             repo,

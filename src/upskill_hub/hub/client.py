@@ -71,13 +71,77 @@ def _first_line(exc: BaseException) -> str:
     return first
 
 
-@contextmanager
-def hub_errors(repo_id: str, *, action: str, kind: str = "dataset repo", prefix: str = "") -> Iterator[None]:
-    """Turn Hub client exceptions raised inside the block into :class:`HubError` s (one line each).
+#: ``Server error '507 Insufficient Storage' for url 'https://…'``: the words httpx puts first.
+_STATUS_LINE_RE = re.compile(r"(?:Client|Server) error '(\d{3}[^']*)' for url '[^']*'")
+#: The query of a URL in a message: a signed LFS or CDN address carries its signature there.
+_URL_QUERY_RE = re.compile(r"(https?://[^\s'\"?]*)\?[^\s'\"]*")
+#: What ``huggingface_hub`` says when it wraps a failed LFS upload.
+_UPLOAD_RE = re.compile(r"^Error while uploading '(.*)' to the Hub\.?$")
 
-    The one mapper of Hub failures: dataset repos, Jobs and kernel repos (``kind``) alike.
-    ``prefix`` says what the failure left behind (``"upload failed, nothing was committed: "``).
+
+def _server_text(exc: BaseException) -> str:
+    """``HTTP 507 Insufficient Storage: <what the server said>``, redacted, without URLs' queries."""
+    line = _STATUS_LINE_RE.sub(lambda m: f"HTTP {m.group(1)}", _first_line(exc))
+    return redact(_URL_QUERY_RE.sub(r"\1", line))
+
+
+def _hint(status: int | None) -> str:
+    """What the user can do after the Hub answered ``status`` (empty when we cannot say)."""
+    if status == 507:
+        return "the Hub's disk is full and nothing was stored: free space on the Hub or ask its operator, then run the command again"
+    if status in (409, 412):
+        return "the branch moved while pushing: run the command again"
+    if status == 429 or (status is not None and 500 <= status <= 599):
+        return "the Hub is busy or failing: retry later"
+    return ""
+
+
+def _is_hub_failure(exc: BaseException) -> bool:
+    """An HTTP error of the Hub client, or the connection to the Hub failing."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    return isinstance(exc, (HfHubHTTPError, ConnectionError, TimeoutError)) or is_transport_error(exc)
+
+
+def is_transport_error(exc: BaseException) -> bool:
+    """An httpx/httpcore exception (``huggingface_hub`` vendors httpx as ``httpx2``)."""
+    return type(exc).__module__.split(".")[0] in ("httpx2", "httpx", "httpcore")
+
+
+def hub_cause(exc: BaseException) -> BaseException | None:
+    """The Hub client's HTTP or connection error that ``exc`` is or wraps; ``None`` for anything else.
+
+    ``huggingface_hub`` raises ``RuntimeError("Error while uploading …")`` from a failed LFS
+    upload and ``LocalEntryNotFoundError`` from a download the Hub failed (a 5xx, a dropped
+    connection); the error with the server's message is their cause. Only those wrappers
+    are looked through, link by link: a ``RuntimeError`` of our own stays a bug.
     """
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if _is_hub_failure(current):
+            return current
+        if not isinstance(current, (RuntimeError, LocalEntryNotFoundError)):
+            return None
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _what_failed(exc: BaseException) -> str:
+    """``uploading 'data/x.parquet': `` when ``exc`` wraps a failed LFS upload, else nothing."""
+    found = _UPLOAD_RE.match(str(exc).strip()) if isinstance(exc, RuntimeError) else None
+    return f"uploading '{found.group(1)}': " if found else ""
+
+
+def describe_failure(exc: BaseException, *, kind: str = "dataset repo") -> tuple[str, int | None]:
+    """The problem (one line, redacted) and HTTP status of a Hub failure :func:`hub_cause` found.
+
+    The server's own words come first, then what to do about them (see :func:`_hint`).
+    """
+    from huggingface_hub import constants
     from huggingface_hub.errors import (
         GatedRepoError,
         HfHubHTTPError,
@@ -87,37 +151,66 @@ def hub_errors(repo_id: str, *, action: str, kind: str = "dataset repo", prefix:
         RevisionNotFoundError,
     )
 
-    def fail(problem: str, status: int | None = None) -> HubError:
-        return HubError(repo_id, prefix + problem, action=action, status=status)
+    if isinstance(exc, OfflineModeIsEnabled):
+        return "HF_HUB_OFFLINE is set", None
+    if not isinstance(exc, HfHubHTTPError):  # the connection, not the server
+        endpoint = redact(_URL_QUERY_RE.sub(r"\1", re.sub(r"//[^/@]*@", "//", constants.ENDPOINT)))
+        why = f"cannot reach the Hub ({_server_text(exc).rstrip(' .')})"
+        return f"{why}; check HF_ENDPOINT ({endpoint}) and your network, then run the command again", None
+    status = http_status(exc)
+    if isinstance(exc, GatedRepoError):
+        return "it is gated and your token has no access", status
+    if isinstance(exc, RepositoryNotFoundError):
+        return f"{kind} not found (or it is private and your token cannot see it)", status
+    if isinstance(exc, RevisionNotFoundError):
+        return "revision not found", status
+    if isinstance(exc, RemoteEntryNotFoundError):
+        return f"a file is missing ({_server_text(exc)})", status
+    if status in (401, 403):
+        return (
+            f"the Hub refused your token (HTTP {status}); "
+            "check that it is a write token with access to this namespace",
+            status,
+        )
+    text, hint = _server_text(exc), _hint(status)
+    return (f"{text.rstrip(' .;')}; {hint}" if hint else text), status
 
+
+@contextmanager
+def hub_errors(repo_id: str, *, action: str, kind: str = "dataset repo", prefix: str = "") -> Iterator[None]:
+    """Turn Hub client exceptions raised inside the block into :class:`HubError` s (one line each).
+
+    The one mapper of Hub failures: dataset repos, Jobs and kernel repos (``kind``) alike.
+    ``prefix`` says what the failure left behind (``"upload failed, nothing was committed: "``).
+    A failure ``huggingface_hub`` wrapped (an LFS upload's ``RuntimeError``, a download's
+    ``LocalEntryNotFoundError``) is mapped like the error it wraps (:func:`hub_cause`);
+    any other exception propagates unchanged.
+    """
     try:
         yield
     except UpskillError:
         raise
-    except GatedRepoError as exc:
-        raise fail("it is gated and your token has no access", http_status(exc)) from None
-    except RepositoryNotFoundError as exc:
-        raise fail(
-            f"{kind} not found (or it is private and your token cannot see it)", http_status(exc)
-        ) from None
-    except RevisionNotFoundError as exc:
-        raise fail("revision not found", http_status(exc)) from None
-    except RemoteEntryNotFoundError as exc:
-        raise fail(f"a file is missing ({redact(_first_line(exc))})", http_status(exc)) from None
-    except HfHubHTTPError as exc:
-        status = http_status(exc)
-        if status in (401, 403):
-            raise fail(
-                f"the Hub refused your token (HTTP {status}); "
-                "check that it is a write token with access to this namespace",
-                status,
-            ) from None
-        raise fail(redact(_first_line(exc)), status) from None
-    except OfflineModeIsEnabled:
-        raise fail("HF_HUB_OFFLINE is set") from None
-    except (ConnectionError, TimeoutError) as exc:  # socket-level failures
-        raise fail(f"cannot reach the Hub ({redact(_first_line(exc))})") from None
     except Exception as exc:
-        if type(exc).__module__.split(".")[0] in ("httpx2", "httpx", "httpcore"):
-            raise fail(f"cannot reach the Hub ({redact(_first_line(exc))})") from None
-        raise
+        cause = hub_cause(exc)
+        if cause is None:
+            raise
+        problem, status = describe_failure(cause, kind=kind)
+        raise HubError(repo_id, prefix + _what_failed(exc) + problem, action=action, status=status) from None
+
+
+@contextmanager
+def quiet_progress() -> Iterator[None]:
+    """Hide ``huggingface_hub``'s progress bars inside the block; the CLI shows its own status.
+
+    Its tqdm bars write to stderr and end without a newline, so the one-line error printed
+    after a failed upload would be glued to a half-drawn bar. The previous setting is restored.
+    """
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    was_disabled = are_progress_bars_disabled()
+    disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            enable_progress_bars()

@@ -245,7 +245,7 @@ def pull_run(
     pulled run exactly like one made here. The folder is replaced atomically.
     """
     import pyarrow.parquet as pq
-    from huggingface_hub.errors import EntryNotFoundError
+    from huggingface_hub.errors import RemoteEntryNotFoundError
 
     from upskill_hub.hub.credentials import find_token
 
@@ -256,8 +256,8 @@ def pull_run(
     def fetch(path: str) -> Path | None:
         try:
             return Path(api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=head))
-        except EntryNotFoundError:
-            return None
+        except RemoteEntryNotFoundError:  # not LocalEntryNotFoundError: a download the Hub failed
+            return None  # is a Hub error for hub_errors, never "no run in the repo"
 
     with hub_errors(repo_id, action="read runs from"):
         head = api.dataset_info(repo_id, revision=revision).sha or revision

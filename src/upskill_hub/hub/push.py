@@ -39,7 +39,17 @@ from upskill_hub.errors import HubError, OptionError, PathError, UpskillError
 from upskill_hub.hub import dataset_repo as dr
 from upskill_hub.hub import layout, table_cache
 from upskill_hub.hub.card import render_card
-from upskill_hub.hub.client import REPO_TYPE, check_repo_id, http_status, hub_errors, make_api, repo_url
+from upskill_hub.hub.client import (
+    REPO_TYPE,
+    check_repo_id,
+    describe_failure,
+    http_status,
+    hub_cause,
+    hub_errors,
+    is_transport_error,
+    make_api,
+    repo_url,
+)
 from upskill_hub.hub.marketplace import MARKETPLACE_PATH, marketplace_bytes
 from upskill_hub.rundir.routing_rows import ROUTING_FILE
 from upskill_hub.rundir.trigger_rows import TRIGGERS_FILE
@@ -416,10 +426,6 @@ def default_message(skills: list[Skill], runs: list[dr.RunBundle]) -> str:
     )
 
 
-def _is_transport_error(exc: BaseException) -> bool:
-    return type(exc).__module__.split(".")[0] in ("httpx2", "httpx", "httpcore")
-
-
 # --------------------------------------------------------------------------- push
 def push(
     skill_dirs: Sequence[str | Path],
@@ -527,17 +533,20 @@ def push(
         return result
 
     def judge(exc: Exception) -> Verdict | None:
-        if isinstance(exc, HfHubHTTPError) and http_status(exc) in RETRY_STATUSES:
-            response = getattr(exc, "response", None)
+        # An LFS upload's failure arrives wrapped in a RuntimeError: judge what it wraps.
+        cause = hub_cause(exc)
+        if isinstance(cause, HfHubHTTPError) and http_status(cause) in RETRY_STATUSES:
+            response = getattr(cause, "response", None)
             return Verdict(True, parse_retry_after(getattr(response, "headers", None)))
-        return Verdict(True) if _is_transport_error(exc) else None
+        return Verdict(True) if cause is not None and is_transport_error(cause) else None
 
     def on_retry(exc: Exception, next_n: int) -> None:
         nonlocal uncertain
-        code = http_status(exc) if isinstance(exc, HfHubHTTPError) else None
+        cause = hub_cause(exc) or exc
+        code = http_status(cause) if isinstance(cause, HfHubHTTPError) else None
         # A 5xx or a dropped connection may hide a commit that landed: the next plan checks.
         uncertain = uncertain or code is None or code >= 500
-        why = f"Hub answered {code}" if code is not None else f"connection problem ({type(exc).__name__})"
+        why = f"Hub answered {code}" if code is not None else f"connection problem ({type(cause).__name__})"
         status(f"{why}; retrying (attempt {next_n}/{max_attempts})")
 
     policy = RetryPolicy(
@@ -545,17 +554,16 @@ def push(
     )
     try:
         return run_with_retries(attempt, policy=policy, judge=judge, on_retry=on_retry)
-    except HfHubHTTPError as exc:
-        if http_status(exc) in (409, 412):
+    except Exception as exc:
+        cause = hub_cause(exc)
+        if isinstance(cause, HfHubHTTPError) and http_status(cause) in (409, 412):
+            problem, code = describe_failure(cause)  # the server's words, then "run the command again"
             raise HubError(
                 repo_id,
-                f"the repo kept changing under us ({max_attempts} attempts); try again",
+                f"the repo kept changing under us ({max_attempts} attempts): {problem}",
                 action="push to",
-                status=http_status(exc),
+                status=code,
             ) from None
-        with hub_errors(repo_id, action="push to"):
-            raise
-    except Exception:
         with hub_errors(repo_id, action="push to"):
             raise
 

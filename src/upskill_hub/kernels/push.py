@@ -141,7 +141,6 @@ def push_kernel(
 ) -> PushResult:
     """Upload ``root/build`` to ``repo_id`` on branch ``v<N>`` in one commit."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
-    from huggingface_hub.errors import HfHubHTTPError
 
     plan = plan_push(root, repo_id, version)
     repo_id = plan.repo_id
@@ -186,9 +185,9 @@ def push_kernel(
                 repo_type=REPO_TYPE,
                 create_pr=create_pr,
             )
-        except HfHubHTTPError:
+        except Exception:  # an HTTP error, or an LFS upload's failure wrapped in a RuntimeError
             if is_new_branch:  # leave no empty v<N> branch behind: get_kernel would find it
-                with contextlib.suppress(HfHubHTTPError):
+                with contextlib.suppress(Exception):  # the failure above is the one to report
                     api.delete_branch(repo_id, branch=branch, repo_type=REPO_TYPE)
             raise
     return PushResult(

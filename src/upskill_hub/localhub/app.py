@@ -10,6 +10,8 @@ which would make ``refs/pr/1`` look like three segments. So repo routes are pars
 raw path, segment by segment. Fixed routes (``/api/whoami-v2``...) use FastAPI as usual.
 
 Every handler that touches the disk runs in the thread pool; the store serializes commits.
+A download by branch, tag or PR name redirects to the commit it names (``resolve_file``), and
+``TmpSweeper`` removes abandoned partial uploads while the server runs.
 
 Hostile callers: the token is checked before a body is read, bodies are read up to a cap
 (``ServerConfig.max_json_bytes`` / ``max_commit_bytes``, 413 past it), every body is
@@ -22,19 +24,21 @@ from __future__ import annotations
 
 import errno
 import logging
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, quote_from_bytes, unquote
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from upskill_hub._util import safeyaml
+from upskill_hub._util.limits import env_number
 from upskill_hub.localhub import payloads
 from upskill_hub.localhub.auth import AuthPolicy
 from upskill_hub.localhub.faults import FaultInjector, RequestRecord
@@ -70,6 +74,52 @@ class ServerConfig:
     jobs_enabled: bool = False
     #: Bounds on Jobs (running at once, queue, log size, kill grace): see :class:`.jobs.JobLimits`.
     job_limits: JobLimits = field(default_factory=JobLimits)
+    #: Seconds between sweeps of abandoned partial uploads; None: ``$UPSKILL_HUB_SWEEP_S``, else 60.
+    sweep_interval_s: float | None = None
+
+
+class TmpSweeper:
+    """Sweeps the store's ``tmp/`` (:meth:`HubStore.sweep_tmp`) every ``interval_s`` on a daemon thread.
+
+    Why while running and not only at start: a client cut off mid-upload leaves its partial
+    file behind, and a server that restarts sooner than the grace period after each crash
+    never reaches an age at which the start-up sweep removes it. Started and stopped with the
+    server (the app's lifespan, or :func:`.testing.running_server`).
+    """
+
+    def __init__(self, store: HubStore, interval_s: float) -> None:
+        self.store = store
+        self.interval_s = min(max(interval_s, 0.01), 86_400.0)  # no busy loop; Event.wait takes no inf
+        #: Sweeps done so far (for tests and logs).
+        self.runs = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="local-hub-sweep", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def sweep(self) -> list[str]:
+        """One sweep now; the names removed. A disk error is logged, never ends the thread."""
+        try:
+            removed = self.store.sweep_tmp()
+        except OSError as exc:
+            logger.warning("sweeping %s failed: %s", self.store.tmp, exc.strerror or exc)
+            removed = []
+        if removed:
+            logger.info("swept %d abandoned partial upload(s) from %s", len(removed), self.store.tmp)
+        self.runs += 1
+        return removed
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.sweep()
 
 
 class HubApp(RepoRoutes, CommitRoutes, LfsRoutes):
@@ -82,6 +132,8 @@ class HubApp(RepoRoutes, CommitRoutes, LfsRoutes):
         self.secret = load_secret(self.store.root)
         self.jobs = JobManager(self.store.root, config.user, config.job_limits)
         self.cards = {}
+        interval = config.sweep_interval_s
+        self.sweeper = TmpSweeper(self.store, interval or env_number("UPSKILL_HUB_SWEEP_S", 60.0))
 
 
 class _FaultAndLogMiddleware:
@@ -154,7 +206,9 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        hub.sweeper.start()
         yield
+        await run_in_threadpool(hub.sweeper.stop)
         await run_in_threadpool(hub.jobs.shutdown)  # no Job outlives the server
 
     app = FastAPI(
@@ -316,7 +370,36 @@ async def _dispatch(hub: HubApp, request: Request, segs: list[str], raw_path: st
         rev, path = split_revision(segs2[3:])
         if not path:
             raise StoreError(404, "Missing file path", "EntryNotFound")
+        before_rev = segs[: len(segs) - len(segs2) + 3]
+        pinned = _pinned_url(before_rev, path, request.scope.get("query_string", b""))
         return await run_in_threadpool(
-            hub.resolve_file, c, method, repo_type, repo_id, rev, "/".join(path), request.headers.get("range")
+            hub.resolve_file,
+            c,
+            method,
+            repo_type,
+            repo_id,
+            rev,
+            "/".join(path),
+            request.headers.get("range"),
+            pinned,
         )
     raise StoreError(404, f"Unknown endpoint {method} {raw_path}", "NotFound")
+
+
+#: Characters a query string may carry as they are (RFC 3986); anything else is percent-encoded.
+_QUERY_SAFE = "!$&'()*+,;=:@/?%"
+
+
+def _pinned_url(before_rev: list[str], path: list[str], query: bytes) -> Callable[[str], str]:
+    """``commit -> /{prefix}{ns}/{name}/resolve/{commit}/{path}?{query}``: where a resolve by name redirects.
+
+    Built from the decoded segments, each encoded anew (a ``/`` inside one stays ``%2F``), so
+    the redirected request looks up exactly the path this one found, and no byte of the
+    client's URL reaches the header unescaped. A path from the root, not a full URL: the
+    Hub's own redirects look so, and older ``huggingface_hub`` releases keep only a
+    relative redirect's path.
+    """
+    prefix = "/" + "/".join(quote(s, safe="") for s in before_rev)
+    tail = "/".join(quote(s, safe="") for s in path)
+    qs = f"?{quote_from_bytes(query, safe=_QUERY_SAFE)}" if query else ""
+    return lambda commit_id: f"{prefix}/{commit_id}/{tail}{qs}"

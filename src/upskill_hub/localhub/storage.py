@@ -13,7 +13,7 @@ ROOT/
     objects/<sha256>                   empty marker: this repo uploaded or committed that blob
     .lock                              flock'ed while a commit is being made
   tmp/                                 partial uploads (same file system => atomic rename);
-                                       emptied when the server starts (a killed upload stays no longer)
+                                       swept at start and while running (see HubStore.sweep_tmp)
 ```
 
 Blobs are shared between repos (stored once), but a repo may only *use* a blob it has
@@ -38,7 +38,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -52,6 +52,9 @@ URL_PREFIXES = {"model": "", "dataset": "datasets/", "space": "spaces/", "kernel
 _NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_])?$")
 _COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 _PR_RE = re.compile(r"^refs/pr/(\d+)$")
+#: Seconds an entry of ``tmp/`` that this process does not hold is left alone (another process
+#: sharing the root may be writing it); older ones are abandoned and swept.
+SWEEP_GRACE_S = 60.0
 #: NUL, CR, LF and the other control characters: never part of a path or ref name.
 CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -121,28 +124,74 @@ class HubStore:
         self.tmp = self.root / "tmp"
         for d in (self.blobs, self.repos, self.tmp):
             d.mkdir(parents=True, exist_ok=True)
-        self._sweep_tmp()
+        #: Names in ``tmp/`` this process is writing or reading now: never swept, whatever their age.
+        self._held: set[str] = set()
+        self._held_guard = threading.Lock()
+        self.sweep_tmp()
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
         self._commit_cache: dict[str, Commit] = {}
         self._head_blob_cache: dict[tuple[str, str, tuple[str, ...]], frozenset[str]] = {}
 
-    def _sweep_tmp(self, grace_s: float = 60.0) -> None:
-        """Remove what earlier runs left in ``tmp/`` (uploads killed mid-way, half-deleted repos).
+    def sweep_tmp(self, grace_s: float = SWEEP_GRACE_S) -> list[str]:
+        """Remove what no live request holds in ``tmp/`` (uploads cut off mid-way, half-deleted repos).
 
-        Entries written in the last ``grace_s`` seconds stay: another process sharing this
-        root may be receiving them right now (a live upload keeps its file's mtime fresh).
+        Runs at start and then periodically while the server runs (``app.TmpSweeper``): a client that
+        dies mid-upload must not leave its bytes there until the next restart. What this
+        process holds (:meth:`scratch_file`, :meth:`_holding`) stays however old it is (a
+        slow upload); anything else stays while younger than ``grace_s``: another process
+        sharing this root may be writing it (a live upload keeps its mtime fresh). Returns the
+        names removed.
         """
         cutoff = time.time() - grace_s
+        removed = []
         for p in self.tmp.iterdir():
-            with contextlib.suppress(FileNotFoundError):
+            with self._held_guard:  # a holder registers under this lock as it creates its entry
+                if p.name in self._held:
+                    continue
+            try:
                 if p.lstat().st_mtime > cutoff:
                     continue
+            except FileNotFoundError:
+                continue
             if p.is_dir() and not p.is_symlink():
                 shutil.rmtree(p, ignore_errors=True)
             else:
                 with contextlib.suppress(FileNotFoundError):
                     p.unlink()
+            removed.append(p.name)
+        return removed
+
+    @contextlib.contextmanager
+    def _holding(self, make: Callable[[], str]) -> Iterator[Path]:
+        """Create an entry in ``tmp/`` with ``make`` (returns its path), keep sweeps off it, remove it at the end."""
+        with self._held_guard:
+            path = Path(make())
+            self._held.add(path.name)
+        try:
+            yield path
+        finally:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            with self._held_guard:
+                self._held.discard(path.name)
+
+    @contextlib.contextmanager
+    def scratch_file(self, prefix: str) -> Iterator[Path]:
+        """A new empty file in ``tmp/`` that no sweep removes while the block runs; removed after.
+
+        Uploads are received here, so a blob is adopted by an atomic rename on the same file system.
+        """
+
+        def make() -> str:
+            fd, name = tempfile.mkstemp(prefix=prefix, dir=self.tmp)
+            os.close(fd)
+            return name
+
+        with self._holding(make) as path:
+            yield path
 
     # ------------------------------------------------------------------ blobs
     def blob_path(self, sha256: str) -> Path:
@@ -190,12 +239,20 @@ class HubStore:
         """sha256 of every file in the repo's branch, tag and PR heads (cached per set of heads)."""
         refs = self.refs(repo_type, repo_id)
         heads = tuple(
-            sorted({*refs["branches"].values(), *(t["commit"] for t in refs["tags"].values()), *refs["prs"].values()})
+            sorted(
+                {
+                    *refs["branches"].values(),
+                    *(t["commit"] for t in refs["tags"].values()),
+                    *refs["prs"].values(),
+                }
+            )
         )
         key = (repo_type, repo_id, heads)
         found = self._head_blob_cache.get(key)
         if found is None:
-            found = frozenset(e.sha256 for h in heads for e in self.get_commit(repo_type, repo_id, h).tree.values())
+            found = frozenset(
+                e.sha256 for h in heads for e in self.get_commit(repo_type, repo_id, h).tree.values()
+            )
             if len(self._head_blob_cache) > 256:
                 self._head_blob_cache.clear()
             self._head_blob_cache[key] = found
@@ -277,9 +334,8 @@ class HubStore:
             rdir = self.repo_dir(repo_type, repo_id)
             if not (rdir / "refs.json").is_file():
                 raise StoreError(404, f"Repository {repo_id} not found", "RepoNotFound")
-            trash = Path(tempfile.mkdtemp(prefix="deleted-", dir=self.tmp))
-            os.replace(rdir, trash / "repo")
-            shutil.rmtree(trash, ignore_errors=True)
+            with self._holding(lambda: tempfile.mkdtemp(prefix="deleted-", dir=self.tmp)) as trash:
+                os.replace(rdir, trash / "repo")
 
     def set_private(self, repo_type: str, repo_id: str, private: bool) -> None:
         with self._editing_refs(repo_type, repo_id) as refs:

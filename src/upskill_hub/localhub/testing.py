@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from upskill_hub.localhub.faults import FaultInjector, FaultRule, RequestRecord
 
 if TYPE_CHECKING:
-    from upskill_hub.localhub.app import ServerConfig
+    from upskill_hub.localhub.app import ServerConfig, TmpSweeper
     from upskill_hub.localhub.jobs import JobLimits, JobManager
 
 #: Tokens the test suite's server accepts (shaped like HF tokens, so ``redact()`` masks them).
@@ -48,6 +48,8 @@ class ServerHandle:
     config: ServerConfig
     faults: FaultInjector = field(repr=False)
     jobs: JobManager = field(repr=False)
+    #: The sweeper of abandoned partial uploads in ``root/tmp`` (``sweeper.sweep()`` runs one now).
+    sweeper: TmpSweeper = field(repr=False)
 
     @property
     def inject_faults(self) -> Callable[..., FaultRule]:
@@ -177,10 +179,13 @@ def running_server(
         config=config,
         faults=app.state.faults,
         jobs=app.state.hub.jobs,
+        sweeper=app.state.hub.sweeper,
     )
+    handle.sweeper.start()  # what the lifespan would do (it is off here)
     try:
         yield handle
     finally:
+        handle.sweeper.stop()
         # Jobs first (lifespan is off here): their log streams then end and the server stops at once.
         handle.jobs.shutdown()
         server.should_exit = True

@@ -103,12 +103,18 @@ class Library:
     notes: list[str] = field(default_factory=list)
 
     def cached(self, key: Any, compute):
-        """``compute()`` once per key for this library (bounded; figures are not small)."""
-        if key not in self.memo:
+        """``compute()`` once per key for this library (bounded; figures are not small).
+
+        Handlers run concurrently: the value is returned from hand, not read back from
+        ``memo``, which another thread may just have cleared.
+        """
+        value = self.memo.get(key, _MISSING)
+        if value is _MISSING:
+            value = compute()
             if len(self.memo) > 256:
                 self.memo.clear()
-            self.memo[key] = compute()
-        return self.memo[key]
+            self.memo[key] = value
+        return value
 
     @property
     def skill_names(self) -> list[str]:
@@ -592,6 +598,14 @@ MAX_CACHED_BYTES = env_int("UPSKILL_SPACE_CACHE_MB", 512) * MB
 _CACHE: dict[tuple[str, str | None], Library] = {}
 _CHECKED: dict[str, float] = {}  # repo -> when its current commit was last looked up
 _LOCK = threading.Lock()
+#: Held while one source is read, so concurrent first page views load it once, not once each
+#: (striped: a visitor typing many repos cannot grow a table of locks).
+_LOAD_LOCKS = tuple(threading.Lock() for _ in range(16))
+_MISSING = object()
+
+
+def _load_lock(key: str) -> threading.Lock:
+    return _LOAD_LOCKS[hash(key) % len(_LOAD_LOCKS)]
 
 
 def _remember(key: tuple[str, str | None], lib: Library) -> None:
@@ -662,13 +676,23 @@ def load_library(
         raise UpskillError("no skills repo given: set SKILLS_REPO or pass --repo OWNER/NAME")
     path = Path(source).expanduser()
     if allow_local and path.is_dir():
-        key = (str(path.resolve()), _folder_signature(path))
+        resolved = str(path.resolve())
+        if not refresh:  # as for a Hub repo: the copy in memory, without looking the folder over
+            with _LOCK:
+                held = [lib for (r, _), lib in _CACHE.items() if r == resolved]
+            if held:
+                return held[-1]
+        key = (resolved, _folder_signature(path))
         with _LOCK:
             if key in _CACHE:
                 return _CACHE[key]
-        lib = load_library_dir(path)
-        with _LOCK:
-            _remember(key, lib)
+        with _load_lock(key[0]):
+            with _LOCK:
+                if key in _CACHE:  # loaded by another request while this one waited
+                    return _CACHE[key]
+            lib = load_library_dir(path)
+            with _LOCK:
+                _remember(key, lib)
         return lib
 
     from upskill_hub.hub.client import check_repo_id
@@ -678,7 +702,9 @@ def load_library(
     listing: list[tuple[str, int | None]] = []
     if refresh and max_age_s > 0 and time.monotonic() - _CHECKED.get(repo, -1e9) < max_age_s:
         refresh = False
-    if refresh or not any(k[0] == repo for k in _CACHE):
+    with _LOCK:  # iterated under the lock: another request may be storing a library
+        cached = any(k[0] == repo for k in _CACHE)
+    if refresh or not cached:
         from huggingface_hub import HfApi
         from huggingface_hub.errors import RepositoryNotFoundError
 
@@ -692,7 +718,8 @@ def load_library(
         except RepositoryNotFoundError:
             raise UpskillError(f"dataset repo {repo!r} not found (or it is private)") from None
         except Exception as exc:
-            stale = [lib for (r, _), lib in _CACHE.items() if r == repo]
+            with _LOCK:
+                stale = [lib for (r, _), lib in _CACHE.items() if r == repo]
             if stale:
                 return stale[-1]
             raise UpskillError(f"cannot reach dataset repo {repo!r}: {_one_line(exc)}") from None
@@ -702,6 +729,14 @@ def load_library(
         if (repo, sha) in _CACHE:
             return _CACHE[(repo, sha)]
 
+    with _load_lock(repo):
+        with _LOCK:
+            if (repo, sha) in _CACHE:  # loaded by another request while this one waited
+                return _CACHE[(repo, sha)]
+        return _download_and_load(repo, sha, listing, token)
+
+
+def _download_and_load(repo: str, sha: str, listing: list[tuple[str, int | None]], token) -> Library:
     from huggingface_hub import snapshot_download
 
     patterns = plan_download(repo, listing)  # refuses a repo too big before a byte is fetched

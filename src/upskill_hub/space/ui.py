@@ -31,9 +31,13 @@ INTRO = (
     "same model **without** it (baseline), measured on the skill's own test cases. "
     "Browse the library, compare on the leaderboard, or run an evaluation with your own model keys."
 )
-PICK_SKILL = "Click a skill in the **Browse** table to open its page here: results, answers, SKILL.md, tests, files."
+PICK_SKILL = (
+    "Click a skill in the **Browse** table to open its page here: results, answers, SKILL.md, tests, files."
+)
 NO_RESULTS = "No results yet: the lift by model (with its 95% interval) appears here once the skill has been evaluated."
-NO_ANSWERS = "Baseline and with-skill answers appear here side by side, per test case, once the skill has results."
+NO_ANSWERS = (
+    "Baseline and with-skill answers appear here side by side, per test case, once the skill has results."
+)
 NO_RUN = "Nothing is running. Pick a skill and models, then press Run evaluation: progress and the latest calls show here."
 RUN_CHARTS = "When the run finishes, its lift by model and pass rates per condition appear here."
 FILE_HEADERS = ["path", "size"]
@@ -77,7 +81,11 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         # own token reads only the operator's repo (token None); visitor-typed repos go anonymous.
         operator = source == operator_repo
         return data.load_library(
-            source, token=None if operator else False, refresh=refresh, allow_local=operator, max_age_s=max_age_s
+            source,
+            token=None if operator else False,
+            refresh=refresh,
+            allow_local=operator,
+            max_age_s=max_age_s,
         )
 
     def error_md(exc: Exception) -> str:
@@ -89,7 +97,9 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         )
         n = len(rows)
         shown = views.browse_table(rows.head(BROWSE_LIMIT))
-        note = f"{n:,} of {count(len(lib.skills), 'skill')} match{'es' if n == 1 else ''}" + (f"; showing the first {BROWSE_LIMIT}" if n > BROWSE_LIMIT else "")
+        note = f"{n:,} of {count(len(lib.skills), 'skill')} match{'es' if n == 1 else ''}" + (
+            f"; showing the first {BROWSE_LIMIT}" if n > BROWSE_LIMIT else ""
+        )
         if shown:
             note += " · click a row to open the skill"
         return pd.DataFrame(shown, columns=views.BROWSE_HEADERS), note, [r[0] for r in shown]
@@ -100,7 +110,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             key, lambda: views.leaderboard(lib.aggregates, sort_by=key[1], query=key[2])
         )
         heat = lib.cached(
-            ("heatmap", *key[1:]), lambda: views.leaderboard_heatmap(lib.aggregates, sort_by=key[1], query=key[2])
+            ("heatmap", *key[1:]),
+            lambda: views.leaderboard_heatmap(lib.aggregates, sort_by=key[1], query=key[2]),
         )
         return heat, pd.DataFrame(rows, columns=headers)
 
@@ -139,43 +150,58 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         gr.update(choices=[], value=None), gr.update(choices=[], value=None), charts.empty(NO_ANSWERS),
     )  # fmt: skip
 
+    def skill_page(lib: data.Library, name: str) -> tuple:
+        """What the skill page shows, but the dropdowns' updates: once per skill and library commit."""
+        header = views.skill_summary_markdown(lib, name)
+        html = render.render_skill_md(data.skill_md_text(lib, name))
+        files = pd.DataFrame(data.skill_files(lib, name), columns=FILE_HEADERS)
+        cases = data.skill_cases(lib, name)
+        cases_df = pd.DataFrame(
+            [
+                [
+                    c["id"],
+                    c.get("split", "train"),
+                    c["input"],
+                    json.dumps(c["assert"], ensure_ascii=False),
+                ]
+                for c in cases
+            ],
+            columns=CASE_HEADERS,
+        )
+        table = views.skill_results_table(lib.aggregates, name)
+        results = pd.DataFrame(views.results_rows(table), columns=views.RESULT_HEADERS)
+        lift_svg, pass_svg = lib.cached(("charts", name), lambda: views.skill_charts(lib.aggregates, name))
+        models = [r["model"] for r in table]
+        best = lib.aggregates.skills.iloc[lib.aggregates.skill_index[name]]["best_model"]
+        model = best if isinstance(best, str) and best in models else (models[0] if models else None)
+        answers_view = answers_for(lib, name, model, cases) if model else charts.empty(NO_ANSWERS)
+        if not table:
+            header += "\n\n_No results for this skill yet: run an evaluation in the **Evaluate** tab._"
+        return header, html, files, cases_df, results, lift_svg, pass_svg, tuple(models), model, answers_view
+
     def on_open(source: str, name: str):
         if not name:
             return no_skill
         try:
             lib = get_lib(source)
-            header = views.skill_summary_markdown(lib, name)
-            html = render.render_skill_md(data.skill_md_text(lib, name))
-            files = pd.DataFrame(data.skill_files(lib, name), columns=FILE_HEADERS)
-            cases = data.skill_cases(lib, name)
-            cases_df = pd.DataFrame(
-                [
-                    [c["id"], c.get("split", "train"), c["input"], json.dumps(c["assert"], ensure_ascii=False)]
-                    for c in cases
-                ],
-                columns=CASE_HEADERS,
-            )
-            table = views.skill_results_table(lib.aggregates, name)
-            results = pd.DataFrame(views.results_rows(table), columns=views.RESULT_HEADERS)
-            lift_svg, pass_svg = lib.cached(("charts", name), lambda: views.skill_charts(lib.aggregates, name))
-            models = [r["model"] for r in table]
-            best = lib.aggregates.skills.iloc[lib.aggregates.skill_index[name]]["best_model"]
-            model = best if isinstance(best, str) and best in models else (models[0] if models else None)
-            answers_view = answers_for(lib, name, model, cases) if model else charts.empty(NO_ANSWERS)
+            # The data cannot change under a commit: a skill opened again (by anyone) costs a lookup.
+            # An unknown name raises, so nothing is kept for it.
+            page = lib.cached(("page", name), lambda: skill_page(lib, name))
         except UpskillError as exc:
             return (error_md(exc), *no_skill[1:])
-        if not table:
-            header += "\n\n_No results for this skill yet: run an evaluation in the **Evaluate** tab._"
+        header, html, files, cases_df, results, lift_svg, pass_svg, models, model, answers_view = page
         return (
             header, html, files, cases_df, results, lift_svg, pass_svg,
             gr.update(choices=list(files["path"]), value=None),
-            gr.update(choices=models, value=model), answers_view,
+            gr.update(choices=list(models), value=model), answers_view,
         )  # fmt: skip
 
     def answers_for(lib: data.Library, name: str, model: str, cases: list | None = None) -> str:
         def build() -> str:
             return answers.answers_html(
-                cases if cases is not None else data.skill_cases(lib, name), answers.answer_rows(lib, name, model), model
+                cases if cases is not None else data.skill_cases(lib, name),
+                answers.answer_rows(lib, name, model),
+                model,
             )
 
         return lib.cached(("answers", name, model), build)
@@ -231,7 +257,10 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         except UpskillError as exc:
             return pd.DataFrame([[redact(str(exc))]], columns=["error"])
         return pd.DataFrame(
-            [[c.id, c.input, json.dumps([a.to_dict() for a in c.asserts], ensure_ascii=False)] for c in skill.meta.cases],
+            [
+                [c.id, c.input, json.dumps([a.to_dict() for a in c.asserts], ensure_ascii=False)]
+                for c in skill.meta.cases
+            ],
             columns=EVAL_CASE_HEADERS,
         )
 
@@ -343,7 +372,9 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
 
     # ------------------------------------------------------------------ layout
     # Closing the Blocks builds its server app (a second time at launch): both quiet.
-    blocks = gr.Blocks(title="upskill-hub: skills and their lift", analytics_enabled=serving.analytics_enabled())
+    blocks = gr.Blocks(
+        title="upskill-hub: skills and their lift", analytics_enabled=serving.analytics_enabled()
+    )
     with serving.quiet_mocked_sign_in(), blocks as demo:
         gr.Markdown(INTRO)
         with gr.Row():
@@ -357,7 +388,12 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         with gr.Tabs() as tabs:
             with gr.Tab("Browse", id="browse"):
                 with gr.Row():
-                    query = gr.Textbox(label="Search skills", placeholder="name or description", scale=3, elem_id="search-box")
+                    query = gr.Textbox(
+                        label="Search skills",
+                        placeholder="name or description",
+                        scale=3,
+                        elem_id="search-box",
+                    )
                     min_tests = gr.Number(label="Min. tests", value=0, precision=0, minimum=0, scale=1)
                     with_results = gr.Checkbox(label="With results only", value=False, scale=1)
                     sort = gr.Dropdown(list(views.SORTS), value="best lift", label="Sort by", scale=1)
@@ -369,7 +405,9 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             with gr.Tab("Skill", id="skill"):
                 with gr.Row(equal_height=False):
                     skill_header = gr.Markdown(PICK_SKILL, elem_id="skill-header")
-                    eval_this = gr.Button("Evaluate this skill", elem_id="eval-this", size="sm", scale=0, min_width=160)
+                    eval_this = gr.Button(
+                        "Evaluate this skill", elem_id="eval-this", size="sm", scale=0, min_width=160
+                    )
                 with gr.Tabs():
                     with gr.Tab("Results"):
                         with gr.Row():
@@ -380,31 +418,52 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                             wrap=True,
                         )  # fmt: skip
                     with gr.Tab("Answers", id="answers"):
-                        answers_model = gr.Dropdown([], label="Model", elem_id="answers-model")
+                        # Choices set per skill; any value accepted (the handler checks it), so a
+                        # session Gradio has dropped (serving.session_capacity) still works.
+                        answers_model = gr.Dropdown(
+                            [], label="Model", elem_id="answers-model", allow_custom_value=True
+                        )
                         answers_html = gr.HTML(charts.empty(NO_ANSWERS), elem_id="answers")
                     with gr.Tab("SKILL.md"):
-                        skill_html = gr.HTML(charts.empty("The skill's rendered SKILL.md appears here."), elem_id="skill-md")
+                        skill_html = gr.HTML(
+                            charts.empty("The skill's rendered SKILL.md appears here."), elem_id="skill-md"
+                        )
                     with gr.Tab("Test cases"):
-                        cases_table = gr.Dataframe(headers=CASE_HEADERS, interactive=False, wrap=True, elem_id="skill-cases")
+                        cases_table = gr.Dataframe(
+                            headers=CASE_HEADERS, interactive=False, wrap=True, elem_id="skill-cases"
+                        )
                     with gr.Tab("Files"):
-                        files_table = gr.Dataframe(headers=FILE_HEADERS, interactive=False, elem_id="skill-files")
-                        file_pick = gr.Dropdown([], label="Show file", elem_id="file-pick", allow_custom_value=True)
+                        files_table = gr.Dataframe(
+                            headers=FILE_HEADERS, interactive=False, elem_id="skill-files"
+                        )
+                        file_pick = gr.Dropdown(
+                            [], label="Show file", elem_id="file-pick", allow_custom_value=True
+                        )
                         # Plain textboxes, not gr.Code: the code editor roughly doubles the page's load time.
                         file_view = gr.Textbox(label="File", interactive=False, lines=12, max_lines=40)
             with gr.Tab("Leaderboard", id="leaderboard") as lb_tab:
                 with gr.Row():
-                    lb_sort = gr.Dropdown(["best", "name"], value="best", label="Sort by lift of")
+                    lb_sort = gr.Dropdown(
+                        ["best", "name"], value="best", label="Sort by lift of", allow_custom_value=True
+                    )  # the models are added per library; the handler checks the value
                     lb_query = gr.Textbox(label="Filter skills")
-                lb_heat = gr.HTML(charts.empty("The heat map of lift (skills x models) appears here."), elem_id="heatmap")
+                lb_heat = gr.HTML(
+                    charts.empty("The heat map of lift (skills x models) appears here."), elem_id="heatmap"
+                )
                 lb_table = gr.Dataframe(
-                    headers=["skill", "best lift"], interactive=False, elem_id="leaderboard-table", max_height=600
+                    headers=["skill", "best lift"],
+                    interactive=False,
+                    elem_id="leaderboard-table",
+                    max_height=600,
                 )
                 gr.Markdown(
                     "Lift = with-skill minus baseline pass rate in percentage points, paired over test cases, "
                     "with a 95% interval (Tango's paired score interval, as in the CLI); `–` = not measured."
                 )
             with gr.Tab("Routing", id="routing") as routing_tab:
-                routing_model = gr.Dropdown([], label="Model", elem_id="routing-model")
+                routing_model = gr.Dropdown(
+                    [], label="Model", elem_id="routing-model", allow_custom_value=True
+                )
                 routing_view_html = gr.HTML(charts.empty(routing_view.NO_ROUTING), elem_id="routing")
             with gr.Tab("Evaluate", id="evaluate"):
                 with gr.Row():
@@ -412,14 +471,22 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                         [("Skill from the library", "library"), ("Paste / upload a SKILL.md", "paste")],
                         value="library", label="Skill",
                     )  # fmt: skip
-                    eval_skill = gr.Dropdown([], label="Library skill", elem_id="eval-skill", allow_custom_value=True)
+                    eval_skill = gr.Dropdown(
+                        [], label="Library skill", elem_id="eval-skill", allow_custom_value=True
+                    )
                 with gr.Accordion("Paste or upload a skill", open=False):
                     pasted = gr.Textbox(label="SKILL.md", lines=10, max_lines=40, elem_id="pasted-skill")
                     upload = gr.UploadButton(
-                        "Upload SKILL.md", file_types=[".md"], type="filepath", size="sm", elem_id="upload-skill"
+                        "Upload SKILL.md",
+                        file_types=[".md"],
+                        type="filepath",
+                        size="sm",
+                        elem_id="upload-skill",
                     )
                     meta = gr.Textbox(
-                        label="skill_meta.json (test cases; optional for library skills)", lines=6, max_lines=30
+                        label="skill_meta.json (test cases; optional for library skills)",
+                        lines=6,
+                        max_lines=30,
                     )
                 cases_view = gr.Dataframe(
                     headers=EVAL_CASE_HEADERS, interactive=False, wrap=True, label="Test cases and assertions",
@@ -434,14 +501,17 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                 gr.Markdown(KEYS_NOTE)
                 with gr.Row():
                     hf_token = gr.Textbox(
-                        label="Hugging Face token (Inference Providers; empty = your sign-in)", type="password"
+                        label="Hugging Face token (Inference Providers; empty = your sign-in)",
+                        type="password",
                     )
                     openai_key = gr.Textbox(label="OpenAI key", type="password")
                     anthropic_key = gr.Textbox(label="Anthropic key", type="password")
                 with gr.Row():
                     base_url = gr.Textbox(label="OpenAI-compatible base URL (optional)", elem_id="base-url")
                     endpoint_key = gr.Textbox(label="Key for that endpoint (optional)", type="password")
-                    runs = gr.Number(1, minimum=1, maximum=session.MAX_RUNS, precision=0, label="Runs per case")
+                    runs = gr.Number(
+                        1, minimum=1, maximum=session.MAX_RUNS, precision=0, label="Runs per case"
+                    )
                 run_btn = gr.Button("Run evaluation", variant="primary", elem_id="run-btn")
                 run_status = gr.Markdown("", elem_id="run-status")
                 run_progress = gr.HTML(charts.empty(NO_RUN), elem_id="run-progress")
@@ -461,16 +531,23 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     if serving.sign_in_available():
                         gr.LoginButton()  # needs gradio[oauth] (the space extra); real sign-in on a Space
                     else:
-                        gr.Markdown("Sign-in (to push results) works on a Space, or locally after `hf auth login`.")
+                        gr.Markdown(
+                            "Sign-in (to push results) works on a Space, or locally after `hf auth login`."
+                        )
                     push_btn = gr.Button("Push results to the dataset", elem_id="push-btn")
                 push_status = gr.Markdown("")
 
+        # Events that only read the (cached, shared) library run concurrently, in one bounded pool
+        # sized for the machine; the evaluation and the push keep their own limits below.
+        read = {"concurrency_limit": serving.read_concurrency(), "concurrency_id": serving.READ_GROUP}
         load_outputs = [status, skills_table, eval_skill, lb_sort]
-        load_btn.click(on_load, [repo_box], load_outputs, api_name="load")
-        repo_box.submit(on_load, [repo_box], load_outputs, api_name=False)
+        load_btn.click(on_load, [repo_box], load_outputs, api_name="load", **read)
+        repo_box.submit(on_load, [repo_box], load_outputs, api_name=False, **read)
         # A page view re-checks the dataset's commit at most every PAGE_REFRESH_S; "Load" always does.
         # Unqueued: the page's first data comes in one request (no queue join + stream); the work is a cache hit.
-        demo.load(lambda src: on_load(src, PAGE_REFRESH_S), [repo_box], load_outputs, api_name=False, queue=False)
+        demo.load(
+            lambda src: on_load(src, PAGE_REFRESH_S), [repo_box], load_outputs, api_name=False, queue=False
+        )
 
         search_inputs = [repo_box, query, min_tests, with_results, sort]
         # Search skips the queue: a keystroke is a filter over precomputed rows (no slow work).
@@ -478,44 +555,70 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                      trigger_mode="always_last", show_progress="hidden", queue=False)  # fmt: skip
         for comp in (min_tests, with_results, sort):
             comp.change(on_search, search_inputs, [skills_table, match_note], api_name=False,
-                        show_progress="hidden")  # fmt: skip
+                        show_progress="hidden", **read)  # fmt: skip
 
         page_outputs = [skill_header, skill_html, files_table, cases_table, results_table, lift_chart, pass_chart,
                         file_pick, answers_model, answers_html]  # fmt: skip
-        skill_pick.change(on_open, [repo_box, skill_pick], page_outputs, api_name="open_skill")
+        skill_pick.change(on_open, [repo_box, skill_pick], page_outputs, api_name="open_skill", **read)
         # A click on a row opens that skill on the Skill tab.
         skills_table.select(on_select_row, None, [skill_pick, tabs], api_name=False, queue=False,
                             show_progress="hidden")  # fmt: skip
         answers_model.input(on_answers_model, [repo_box, skill_pick, answers_model], [answers_html],
-                            api_name="answers")  # fmt: skip
-        file_pick.change(on_file, [repo_box, skill_pick, file_pick], [file_view], api_name="skill_file")
+                            api_name="answers", **read)  # fmt: skip
+        file_pick.change(
+            on_file, [repo_box, skill_pick, file_pick], [file_view], api_name="skill_file", **read
+        )
 
         def go_eval(name):
             return gr.update(value=name), gr.update(value="library"), gr.Tabs(selected="evaluate")
 
-        eval_this.click(go_eval, [skill_pick], [eval_skill, mode, tabs], api_name=False)
+        eval_this.click(go_eval, [skill_pick], [eval_skill, mode, tabs], api_name=False, **read)
         case_inputs = [repo_box, mode, eval_skill, pasted, meta]
         for comp in (eval_skill, mode, meta):
-            comp.change(on_eval_cases, case_inputs, [cases_view], api_name=False, show_progress="hidden")
-        pasted.blur(on_eval_cases, case_inputs, [cases_view], api_name=False)
-        upload.upload(on_upload, [upload], [pasted], api_name=False)
+            comp.change(
+                on_eval_cases, case_inputs, [cases_view], api_name=False, show_progress="hidden", **read
+            )
+        pasted.blur(on_eval_cases, case_inputs, [cases_view], api_name=False, **read)
+        upload.upload(on_upload, [upload], [pasted], api_name=False, **read)
 
         run_btn.click(
             on_run,
-            [repo_box, mode, eval_skill, pasted, meta, models_text, base_url, hf_token, openai_key, anthropic_key,
-             endpoint_key, runs],  # fmt: skip
+            [
+                repo_box,
+                mode,
+                eval_skill,
+                pasted,
+                meta,
+                models_text,
+                base_url,
+                hf_token,
+                openai_key,
+                anthropic_key,
+                endpoint_key,
+                runs,
+            ],  # fmt: skip
             [run_status, run_progress, live_table, summary_table, run_lift, run_pass, run_handle],
             api_name="run_eval",
             concurrency_limit=4,
             show_progress="hidden",  # the bar in run_progress says how far it is
         )
-        push_btn.click(on_push, [repo_box, run_handle], [push_status], api_name="push_results")
+        # A push writes to the Hub: one at a time, as before.
+        push_btn.click(
+            on_push, [repo_box, run_handle], [push_status], api_name="push_results", concurrency_limit=1
+        )
         lb_inputs = [repo_box, lb_sort, lb_query]
-        lb_sort.change(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name="leaderboard")
-        lb_tab.select(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name=False)  # built when first shown
-        lb_query.change(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name=False, trigger_mode="always_last")
-        routing_tab.select(on_routing_tab, [repo_box], [routing_model, routing_view_html], api_name=False)
-        routing_model.input(on_routing, [repo_box, routing_model], [routing_view_html], api_name="routing")
+        lb_sort.change(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name="leaderboard", **read)
+        lb_tab.select(
+            on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name=False, **read
+        )  # built when first shown
+        lb_query.change(on_leaderboard, lb_inputs, [lb_heat, lb_table], api_name=False, trigger_mode="always_last",
+                        **read)  # fmt: skip
+        routing_tab.select(
+            on_routing_tab, [repo_box], [routing_model, routing_view_html], api_name=False, **read
+        )
+        routing_model.input(
+            on_routing, [repo_box, routing_model], [routing_view_html], api_name="routing", **read
+        )
     serving.launch_defaults(demo)
     return demo
 

@@ -18,7 +18,6 @@ import hmac
 import os
 import re
 import secrets
-import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -177,12 +176,10 @@ class LfsRoutes(HubBase):
         size = int(size_s)
         if not verify(self.secret, repo_type, repo_id, oid, size, request.query_params.get("sig", "")):
             raise StoreError(403, "Invalid or missing upload signature", "Forbidden")
-        fd, tmp_name = tempfile.mkstemp(prefix="upload-", dir=self.store.tmp)
-        tmp = Path(tmp_name)
         digest = hashlib.sha256()
         received = 0
-        try:
-            with os.fdopen(fd, "wb") as fh:
+        with self.store.scratch_file("upload-") as tmp:  # never swept while this upload lives
+            with open(tmp, "wb") as fh:
                 async for chunk in request.stream():
                     received += len(chunk)
                     if received > size:
@@ -194,6 +191,4 @@ class LfsRoutes(HubBase):
             if received != size or digest.hexdigest() != oid:
                 raise StoreError(400, "Uploaded content does not match its sha256/size", "ChecksumMismatch")
             await run_in_threadpool(self.store.adopt_upload, tmp, oid, repo_type, repo_id)
-        finally:
-            tmp.unlink(missing_ok=True)
         return Response(status_code=200)

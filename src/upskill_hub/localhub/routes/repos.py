@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -213,7 +213,6 @@ class RepoRoutes(HubBase):
                 return JSONResponse({"error": msg, "errors": [{"message": msg}]}, status_code=400)
         return JSONResponse({"errors": [], "warnings": []})
 
-
     # ----------------------------------------------------------------- refs
     def refs(self, ctx: Ctx, repo_type: str, repo_id: str) -> Response:
         refs = self.visible_refs(ctx, repo_type, repo_id)
@@ -357,21 +356,31 @@ class RepoRoutes(HubBase):
         revision: str,
         path: str,
         range_header: str | None,
+        pinned_url: Callable[[str], str],
     ) -> Response:
+        """Serve a file; a branch, tag or PR name is first redirected to the commit it names now.
+
+        Why the redirect: ``huggingface_hub`` sends a HEAD, checks the size it announced
+        against the GET that follows, and GETs from where the HEAD ended. Answered in place,
+        a commit landing between the two made the GET read the new head ("Consistency check
+        failed"). ``307`` to ``resolve/<commit>/<path>`` (``pinned_url``, a path without the
+        host, query kept) pins both to one commit, as the Hub's own redirects do; GET answers
+        like HEAD (HTTP wants them alike) and clients follow the redirect. A missing file stays
+        a 404 with the commit, never a redirect.
+        """
         self.visible_refs(ctx, repo_type, repo_id)
         commit = self.store.resolve(repo_type, repo_id, revision)
         entry = commit.tree.get(path)
         if entry is None:
             raise EntryMissing(commit.id, path)
-        headers = {
-            "X-Repo-Commit": commit.id,
-            "ETag": f'"{entry.etag}"',
-            "Accept-Ranges": "bytes",
-            "Content-Type": "application/octet-stream",
-        }
+        headers = {"X-Repo-Commit": commit.id, "ETag": f'"{entry.etag}"'}
         if entry.lfs:
             headers["X-Linked-Etag"] = f'"{entry.sha256}"'
             headers["X-Linked-Size"] = str(entry.size)
+        if revision != commit.id:
+            headers["Location"] = pinned_url(commit.id)
+            return Response(status_code=307, headers={**headers, "Content-Length": "0"})
+        headers.update({"Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"})
         start, end, status = 0, entry.size - 1, 200
         if range_header and "," not in range_header:
             m = _RANGE_RE.match(range_header.strip())
