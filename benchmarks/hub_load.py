@@ -359,13 +359,18 @@ def phase_readers(seconds: float, n_readers: int = 4) -> None:
                 repo, "README.md", repo_type="dataset", cache_dir=cache, force_download=True
             )
 
-        commits, ok, bad = run([downloader(k) for k in range(n_readers)], seconds)
-        mismatches = bad.pop("consistency", 0)
-        report(f"1 writer + {n_readers} readers of README.md, {seconds:g} s",
-               f"{ok['ok']:,} ok, {mismatches:,} consistency failures, {sum(bad.values())} other ({commits:,} commits)",
-               "2,968 ok, 3,309 consistency failures", mismatches == 0 and not bad)  # fmt: skip
-        for kind, c in bad.most_common(3):
-            note(f"other failure x{c}: {kind}")
+        def readers(label: str, fns: list[Callable[[], None]], secs: float, before: str) -> None:
+            """One writer against ``fns`` for ``secs``: a verdict line, then the other failures."""
+            commits, ok, bad = run(fns, secs)
+            mismatches = bad.pop("consistency", 0)
+            report(f"1 writer + {label}, {secs:g} s",
+                   f"{ok['ok']:,} ok, {mismatches:,} consistency failures, {sum(bad.values())} other ({commits:,} commits)",
+                   before, mismatches == 0 and not bad)  # fmt: skip
+            for kind, c in bad.most_common(3):
+                note(f"other failure x{c}: {kind}")
+
+        readers(f"{n_readers} readers of README.md", [downloader(k) for k in range(n_readers)], seconds,
+                "2,968 ok, 3,309 consistency failures")  # fmt: skip
 
         import datasets
 
@@ -382,14 +387,8 @@ def phase_readers(seconds: float, n_readers: int = 4) -> None:
 
             return load
 
-        secs = max(seconds / 2, 3)
-        commits, ok, bad = run([loader(k) for k in range(2)], secs)
-        mismatches = bad.pop("consistency", 0)
-        report(f"1 writer + 2 load_dataset readers, {secs:g} s",
-               f"{ok['ok']:,} ok, {mismatches:,} consistency failures, {sum(bad.values())} other ({commits:,} commits)",
-               "downloads fail while a commit lands", mismatches == 0 and not bad)  # fmt: skip
-        for kind, c in bad.most_common(3):
-            note(f"other failure x{c}: {kind}")
+        readers("2 load_dataset readers", [loader(k) for k in range(2)], max(seconds / 2, 3),
+                "downloads fail while a commit lands")  # fmt: skip
 
 
 # -------------------------------------------------------------------------- 3. kill -9
