@@ -41,6 +41,9 @@ DEMO_SKILL = "hub-kernels"
 DEMO_KERNEL = "rmsnorm"
 #: The local Hub dataset repo the demo pushes the skill and its results to.
 DEMO_REPO = "demo/skills"
+#: The file that marks a folder as the demo's own scratch folder: only such a folder, or an
+#: empty one, is recreated (the demo never deletes what it did not make).
+WORKDIR_MARKER = ".upskill-demo-workdir"
 #: huggingface_hub's and datasets' switches for their progress bars (see _Runner.__init__).
 QUIET_PROGRESS_ENV = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
 
@@ -243,13 +246,33 @@ class Demo(_Runner):
                 self.step("Launch the Space on the pushed library", lambda: self._launch_space(sport))
         return self.report
 
+    def _claim_workdir(self) -> None:
+        """Make ``workdir`` the demo's empty scratch folder, refusing one that holds anything else.
+
+        A folder the demo made before (it carries :data:`WORKDIR_MARKER`) is emptied and
+        reused; an empty or absent one is taken; any other is refused in one line before
+        anything is written, so a mistyped ``--workdir`` never costs a user their files.
+        """
+        shown = shown_from_cwd(self.workdir)
+        if self.workdir.is_symlink() or (self.workdir.exists() and not self.workdir.is_dir()):
+            raise UpskillError(f"--workdir {shown}: is not a folder; name a new or empty folder")
+        if self.workdir.is_dir():
+            entries = sorted(os.listdir(self.workdir))
+            if entries and WORKDIR_MARKER not in entries:
+                listed = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+                raise UpskillError(
+                    f"--workdir {shown} holds files the demo did not make ({listed}); the demo empties its "
+                    "scratch folder, so name a new or empty folder"
+                )
+            shutil.rmtree(self.workdir)
+        self.workdir.mkdir(parents=True)
+        (self.workdir / WORKDIR_MARKER).write_text("upskill-hub demo scratch folder: `upskill-hub demo` empties it\n")
+
     def _copy_shipped_files(self) -> Path:
         """Recreate the scratch folder with copies of the shipped skills and kernel example."""
         shipped_skills = shipped_path("skills")
         shipped_kernel = shipped_path(f"kernels_examples/{DEMO_KERNEL}")
-        if self.workdir.exists():
-            shutil.rmtree(self.workdir)
-        self.workdir.mkdir(parents=True)
+        self._claim_workdir()
         # Copies: the kernel build writes build/ beside its sources, and the installed package
         # (or the clone) stays untouched. Paths in the printed commands are relative to workdir.
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "result")

@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         model: str = typer.Option("local", "--model", help="Model to evaluate on (default: the offline local model)."),
         cases: int | None = typer.Option(None, "--cases", min=1, help="Run only the first N test cases (default: all)."),
         max_tokens: int = typer.Option(64, "--max-tokens", min=16, help="Answer length cap per call."),
-        workdir: Path = typer.Option(Path(".upskill-demo"), "--workdir", help="Scratch folder (recreated)."),
+        workdir: Path = typer.Option(Path(".upskill-demo"), "--workdir", help="Scratch folder: new, empty, or one an earlier demo made (emptied first); a folder holding other files is refused."),
         kernels: bool = typer.Option(True, "--kernels/--no-kernels", help="Also build, publish and load a kernel."),
         space: bool = typer.Option(True, "--space/--no-space", help="Also launch the Space once."),
     ) -> None:
@@ -37,16 +37,22 @@ def register(app: typer.Typer) -> None:
         try:
             report = d.go()
         finally:
-            table = Table(title="upskill-hub demo")
-            table.add_column("step")
-            table.add_column("result")
-            table.add_column("seconds", justify="right")
-            for s in d.report.steps:
-                table.add_row(s.title, "[green]ok[/]" if s.ok else "[red]failed[/]", f"{s.seconds:.1f}")
-            console.print(table)
+            if d.report.steps:  # a refusal before the first step is its one error line, no table
+                _print_steps(d.report.steps)
         if report.ok:
             if d.lift_line:
                 console.print(f"[bold]Measured:[/] {d.lift_line}", highlight=False)
             if d.trigger_line:
                 console.print(f"[bold]Measured:[/] {d.trigger_line}", highlight=False)
             console.print(f"[bold green]All done.[/] Scratch files are in {workdir}.")
+
+
+def _print_steps(steps: list) -> None:
+    """The table of steps run so far, each with its result and time."""
+    table = Table(title="upskill-hub demo")
+    table.add_column("step")
+    table.add_column("result")
+    table.add_column("seconds", justify="right")
+    for s in steps:
+        table.add_row(s.title, "[green]ok[/]" if s.ok else "[red]failed[/]", f"{s.seconds:.1f}")
+    console.print(table)
