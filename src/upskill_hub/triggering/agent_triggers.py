@@ -54,6 +54,7 @@ from upskill_hub.lift.harness.run import (
     HarnessCache,
     HarnessOutcome,
     agent_params,
+    call_env,
     call_id,
     skill_usage,
 )
@@ -182,11 +183,7 @@ async def run_agent_trigger(agent: AgentClient, setup: _Setup, q: TriggerQuery, 
         folder = ws.project / agent.adapter.skills_folder
         for s in setup.installed:  # the agent's test material stays out, as in eval --agent
             install_skill(s.without_tests(), folder)
-        env = ws.env(agent.passed_env)
-        if opts.real_home:
-            env["HOME"] = str(Path.home())
-            for k in [k for k in env if k.startswith("XDG_")]:
-                del env[k]
+        env = call_env(agent, ws)
         try:  # the query is untrusted text: it never becomes an option of the CLI
             inv = agent.adapter.invocation(agent.exe, q.query, agent.cli_model)
         except PromptRefused as exc:

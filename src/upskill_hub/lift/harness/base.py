@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from upskill_hub._util import limits, safejson
@@ -101,6 +102,49 @@ class ParsedRun:
         return self.input_tokens is None and self.output_tokens is None
 
 
+#: Calls awaiting their result that :class:`PendingCalls` holds at most (a stream of calls
+#: that never get one cannot grow without bound).
+MAX_PENDING_CALLS = 10_000
+
+
+class PendingCalls:
+    """Tool calls seen but not yet answered, by call id.
+
+    A call counts (a skill loaded, a file read, a command run) only once the CLI reports its
+    result as a success: ARCHITECTURE.md's "a tool call counts only when its result says it
+    succeeded". An adapter :meth:`add` s each call when the CLI shows it and :meth:`settle` s
+    it when the result arrives; a call that never gets a result never counts.
+    """
+
+    def __init__(self) -> None:
+        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def add(self, call_id: Any, name: str, args: dict[str, Any]) -> None:
+        if isinstance(call_id, str) and call_id and len(self._calls) < MAX_PENDING_CALLS:
+            self._calls.setdefault(call_id, (name, args))
+
+    def settle(self, call_id: Any, ok: bool) -> tuple[str, dict[str, Any]] | None:
+        """The call's ``(name, arguments)`` when it succeeded; ``None`` when it failed or is unknown."""
+        got = self._calls.pop(call_id, None) if isinstance(call_id, str) else None
+        return got if ok else None
+
+
+@dataclass
+class CallSetup:
+    """What an adapter may prepare before its CLI runs (:meth:`Adapter.prepare`).
+
+    ``home`` is the call's throwaway home folder (the CLI's HOME unless ``real_home``): config
+    files written there vanish with the workspace. ``env`` is the CLI's whole environment,
+    changed in place.
+    """
+
+    home: Path
+    project: Path
+    env: dict[str, str]
+    model: str | None
+    real_home: bool = False
+
+
 @dataclass(frozen=True)
 class Adapter:
     """One agent CLI: how to run it and how to read what it prints."""
@@ -115,6 +159,14 @@ class Adapter:
     #: How the prompt is passed (one of :data:`PROMPT_VIA`), and the option for ``option-value``.
     prompt_via: str = "after-dashes"
     prompt_option: str | None = None
+    #: Files (relative to the project) the CLI writes for itself, not as the agent's work
+    #: (OpenCode's ``.opencode/.gitignore``): left out of changes, artifacts and file checks.
+    bookkeeping: tuple[str, ...] = ()
+
+    def prepare(self, call: CallSetup) -> None:
+        """Write what the CLI needs to run unattended against its provider (config in the
+        throwaway home, variables in ``call.env``). By default nothing."""
+        return None
 
     def options(self, exe: str, model: str | None) -> list[str]:  # pragma: no cover - abstract
         """The trusted part of the command line: executable, scripting flags, model."""

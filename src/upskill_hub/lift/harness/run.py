@@ -54,7 +54,7 @@ from upskill_hub.cases import Case
 from upskill_hub.lift.grading import transcript_checks
 from upskill_hub.lift.grading.assertions import JudgeCall, JudgeContext, JudgeError, evaluate_case
 from upskill_hub.lift.harness import process
-from upskill_hub.lift.harness.base import ParsedRun, PromptRefused, UnknownOutput, skill_files_in
+from upskill_hub.lift.harness.base import CallSetup, ParsedRun, PromptRefused, UnknownOutput, skill_files_in
 from upskill_hub.lift.harness.grading import WorkspaceChecker
 from upskill_hub.lift.harness.process import run_process
 from upskill_hub.lift.harness.spec import AgentClient
@@ -177,6 +177,20 @@ def skill_usage(run: ParsedRun) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(loaded)), list(dict.fromkeys(files))
 
 
+def call_env(agent: AgentClient, ws: Workspace) -> dict[str, str]:
+    """The CLI's environment for one call in ``ws``, with whatever its adapter prepares
+    (config files in the throwaway home, the variables that make it run unattended)."""
+    env = ws.env(agent.passed_env)
+    if agent.options.real_home:
+        env["HOME"] = str(Path.home())
+        for k in [k for k in env if k.startswith("XDG_")]:
+            del env[k]
+    setup = CallSetup(home=ws.home, project=ws.project, env=env, model=agent.cli_model,
+                      real_home=agent.options.real_home)  # fmt: skip
+    agent.adapter.prepare(setup)
+    return setup.env
+
+
 def _error(agent: AgentClient, msg: str, case: Case, **kw: Any) -> HarnessOutcome:
     """An error outcome; the message is one line with the passed variables' values masked."""
     secrets = [v for v in agent.passed_env.values() if v]
@@ -229,11 +243,7 @@ async def run_agent_call(
         if condition == "with_skill":
             ws.install(agent.skill, agent.adapter.skills_folder)
         ws.freeze()
-        env = ws.env(agent.passed_env)
-        if opts.real_home:
-            env["HOME"] = str(Path.home())
-            for k in [k for k in env if k.startswith("XDG_")]:
-                del env[k]
+        env = call_env(agent, ws)
         try:  # the case's text is untrusted: it never becomes an option of the CLI
             prompt = case.prompt_for(condition, agent.skill.name, "harness")
             inv = agent.adapter.invocation(agent.exe, prompt, agent.cli_model)
