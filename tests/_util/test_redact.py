@@ -46,3 +46,21 @@ def test_cli_error_line_is_redacted(monkeypatch: pytest.MonkeyPatch, capsys: pyt
     assert info.value.code == 1
     err = capsys.readouterr().err
     assert secret not in err and "Error:" in err
+
+
+@pytest.mark.parametrize(
+    "name, secret",
+    [("OPENAI_API_KEY", True), ("ANTHROPIC_AUTH_TOKEN", True), ("MY_SERVICE_PASSWORD", True),
+     ("GOOGLE_APPLICATION_CREDENTIALS", True), ("GITHUB_PAT", True), ("AWS_SECRET_ACCESS_KEY", True),
+     ("ANTHROPIC_BASE_URL", False), ("GEMINI_CLI_SYSTEM_SETTINGS_PATH", False), ("MONKEY", False),
+     ("KEYBOARD_LAYOUT", False), ("PATH", False), ("FAKE_AGENT_MODE", False)],
+)  # fmt: skip
+def test_secret_names(name: str, secret: bool) -> None:
+    from upskill_hub._util.redact import secret_name
+
+    assert secret_name(name) is secret
+
+
+def test_a_url_password_is_masked() -> None:
+    assert redact("proxy https://bob:hunter22@example.com/x") == "proxy https://bob:***@example.com/x"
+    assert redact("http://example.com:8080/y") == "http://example.com:8080/y"

@@ -22,8 +22,24 @@ SECRET_ENV_VARS = (
     "HF_API_KEY",
 )
 
+#: Parts of a variable's name that mark its value as a secret (``ANTHROPIC_AUTH_TOKEN``,
+#: ``OPENAI_API_KEY``, ``DB_PASSWORD``, ``GOOGLE_APPLICATION_CREDENTIALS``...).
+_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:(?:API|ACCESS|PRIVATE|SECRET)?KEYS?|TOKENS?|PAT|SECRETS?|PASSWORDS?|PASSWD|PASS|AUTH|CREDENTIALS?|COOKIES?|"
+    r"PRIVATE|SESSION)(?:_|$)",
+    re.IGNORECASE,
+)
+
+
+def secret_name(name: str) -> bool:
+    """Whether an environment variable's name says its value is a secret (its value is then masked)."""
+    return name in SECRET_ENV_VARS or _SECRET_NAME.search(name) is not None
+
+
 _PATTERNS = [
     re.compile(r"hf_[A-Za-z0-9]{16,}"),
+    # The password of a URL's user part (``https://user:PASSWORD@host``).
+    re.compile(r"(://[^/\s:@]{1,256}:)[^@\s/]{1,256}(?=@)"),
     re.compile(r"sk-(?:ant-)?[A-Za-z0-9_\-]{16,}"),
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
 ]

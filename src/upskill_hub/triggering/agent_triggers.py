@@ -78,7 +78,7 @@ from upskill_hub.triggering.triggers import (
 )
 
 #: Bump when a cached agent trigger outcome changes meaning.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: success-only loads; passed values (digests) and the config in the key
 #: Characters of the CLI's answer kept in the cache (a trigger eval grades no answer).
 MAX_ANSWER_CHARS = 2_000
 #: The condition part of a call's artifacts folder: ``agents/<agent>__trigger__<query>__r<N>/``.
@@ -140,7 +140,8 @@ def cache_key(agent: AgentClient, installed: Sequence[Skill], query: str, repeat
         "query": query,
         "repeat": repeat,
         "real_home": agent.options.real_home,
-        "env": sorted(agent.passed_env),
+        "env": agent.env_fingerprint(),
+        "config": agent.config_fingerprint(),
     }
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -148,7 +149,7 @@ def cache_key(agent: AgentClient, installed: Sequence[Skill], query: str, repeat
 
 def _failed(agent: AgentClient, msg: str) -> HarnessOutcome:
     """A failed call: one line, the passed variables' values masked, ``triggered`` unknown."""
-    secrets = [v for v in agent.passed_env.values() if v]
+    secrets = agent.secrets
     line = redact(" ".join(f"{agent.model} ({agent.version}): {msg}".split()), extra=secrets)[:1000]
     return HarnessOutcome(passed=None, assertions_passed=0, assertions_total=0, assertion_details="[]", output="",
                           error=line, params=agent_params(agent))  # fmt: skip
@@ -178,7 +179,7 @@ async def run_agent_trigger(agent: AgentClient, setup: _Setup, q: TriggerQuery, 
     cid = call_id(agent.model, CONDITION, q.id, repeat)
     ws = Workspace.create(opts.workspace_root, prefix=f"upskill-{cid}-")
     art = setup.run_dir / ARTIFACTS_DIR / cid
-    secrets = [v for v in agent.passed_env.values() if v]
+    secrets = agent.secrets
     try:
         folder = ws.project / agent.adapter.skills_folder
         for s in setup.installed:  # the agent's test material stays out, as in eval --agent

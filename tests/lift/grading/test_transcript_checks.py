@@ -268,3 +268,26 @@ def test_workspace_folders_are_shown_relative():
         "command": "cd . && cat a.txt <workspace>/project2/b <workspace>/home/.rc"
     }
     assert row["calls"][0]["result"] == "a.txt: ok"
+
+
+def test_a_failed_call_is_not_a_call():
+    """Issue 46: a baseline whose skill load failed ("Unknown skill") must not pass tool-called."""
+    b = TranscriptBuilder()
+    b.call("Skill", {"skill": "hello-skill"}, "c0")
+    b.result("c0", "<tool_use_error>Unknown skill: hello-skill</tool_use_error>", error=True)
+    b.call("Bash", {"command": "ls"}, "c1")  # never answered: no result shown
+    t = b.build()
+    act = Activity(t, "hello-skill")
+    skill = check_transcript(parse_assertion({"type": "tool-called", "value": "Skill"}, "t"), act)
+    assert not skill.passed
+    assert "failed" in skill.evidence and "Unknown skill" in skill.evidence
+    bash = check_transcript(parse_assertion({"type": "tool-called", "value": "Bash"}, "t"), act)
+    assert not bash.passed and "no result shown" in bash.evidence
+    # The same call, answered without an error, counts.
+    ok = TranscriptBuilder()
+    ok.call("Skill", {"skill": "hello-skill"}, "c0")
+    ok.result("c0", "Launching skill: hello-skill")
+    called = parse_assertion({"type": "tool-called", "value": "Skill"}, "t")
+    assert check_transcript(called, Activity(ok.build(), "x")).passed
+    # tool-not-called still sees the attempt.
+    assert not check_transcript(parse_assertion({"type": "tool-not-called", "value": "Skill"}, "t"), act).passed

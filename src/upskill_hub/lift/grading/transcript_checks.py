@@ -184,11 +184,24 @@ def _tool_not_called(a: Assertion, t: Transcript) -> tuple[bool, str]:
     return True, f"no call of {a.value!r} among {t.total} call(s){_called(t)}"
 
 
+def succeeded(e: ToolEvent) -> bool:
+    """Whether a call counts: its result is shown and does not say it failed (ARCHITECTURE.md:
+    "a tool call counts only when its result says it succeeded")."""
+    return not e.error and e.result is not None
+
+
 def _tool_called(a: Assertion, t: Transcript) -> tuple[bool, str]:
     want = str(a.value).strip().lower()
-    hits = [(i, e) for i, e in enumerate(t.events, 1) if want in _names(e)]
+    named = [(i, e) for i, e in enumerate(t.events, 1) if want in _names(e)]
+    hits = [(i, e) for i, e in named if succeeded(e)]
+    failed = [(i, e) for i, e in named if not succeeded(e)]
     dropped = _dropped_matches(want, t)
     needle = a.args
+    if not hits and failed:
+        i, e = failed[0]
+        how = f"failed: {_clip(e.result or '', 120)}" if e.result is not None else "no result shown"
+        more = f" ({len(failed)} attempts, none succeeded)" if len(failed) > 1 else ""
+        return False, f"call {i} of {t.total}: {e.name} {_clip(e.arguments, 80)} {how}{more}"
     if needle is None:
         if hits:
             i, e = hits[0]

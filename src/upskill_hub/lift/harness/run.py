@@ -62,8 +62,9 @@ from upskill_hub.lift.harness.workspace import Snapshot, Workspace
 from upskill_hub.models.base import ModelClient
 
 #: Bump when the cached outcome's format or meaning changes (2: judges and file-contains
-#: see the rendered artifacts; 3: rows keep the transcript, judges see it).
-CACHE_FORMAT = 3
+#: see the rendered artifacts; 3: rows keep the transcript, judges see it; 4: only successful
+#: tool calls count as loads and reads, the key holds the passed values' digests and the config).
+CACHE_FORMAT = 4
 MAX_OUTPUT_CHARS = 20_000
 #: Folder of the run folder holding each agent call's artifacts.
 ARTIFACTS_DIR = "agents"
@@ -134,7 +135,8 @@ def cache_key(agent: AgentClient, condition: str, case: Case, repeat: int, judge
         "repeat": repeat,
         "judge": judge,
         "real_home": agent.options.real_home,
-        "env": sorted(agent.passed_env),
+        "env": agent.env_fingerprint(),
+        "config": agent.config_fingerprint(),
     }
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -177,6 +179,14 @@ def skill_usage(run: ParsedRun) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(loaded)), list(dict.fromkeys(files))
 
 
+def _relative(text: str, folders: dict[str, str]) -> str:
+    """A path or command with the workspace's folders shown as the transcript shows them
+    (``./out.txt``, ``<workspace>/home``), so evidence and transcript read alike."""
+    for folder, shown in folders.items():
+        text = text.replace(folder + "/", shown + "/").replace(folder, shown)
+    return text
+
+
 def call_env(agent: AgentClient, ws: Workspace) -> dict[str, str]:
     """The CLI's environment for one call in ``ws``, with whatever its adapter prepares
     (config files in the throwaway home, the variables that make it run unattended)."""
@@ -193,7 +203,7 @@ def call_env(agent: AgentClient, ws: Workspace) -> dict[str, str]:
 
 def _error(agent: AgentClient, msg: str, case: Case, **kw: Any) -> HarnessOutcome:
     """An error outcome; the message is one line with the passed variables' values masked."""
-    secrets = [v for v in agent.passed_env.values() if v]
+    secrets = agent.secrets
     return HarnessOutcome(
         passed=None,
         assertions_passed=0,
@@ -237,7 +247,7 @@ async def run_agent_call(
         opts.workspace_root, prefix=f"upskill-{call_id(agent.model, condition, case.id, repeat)}-"
     )
     art = run_dir / ARTIFACTS_DIR / call_id(agent.model, condition, case.id, repeat)
-    secrets = [v for v in agent.passed_env.values() if v]
+    secrets = agent.secrets
     try:
         ws.write_files(case.files, git_stage=case.stage_files)
         if condition == "with_skill":
@@ -282,6 +292,7 @@ async def run_agent_call(
             return _error(agent, run.error or f"exited with code {res.returncode}", case)
         # Bounded in time, depth, entries and bytes, off the event loop (other calls go on).
         after = await asyncio.to_thread(ws.snapshot)
+        after = after.without(agent.adapter.bookkeeping, ws.before)
         changed = after.changed_since(ws.before)
         changes, rendered = await _artifacts(ws, after, secrets)
         section = judge_section(changes, rendered, secrets=secrets)
@@ -294,8 +305,10 @@ async def run_agent_call(
         custom = agent.adapter.name == "cmd"
         # Masked, then cut, workspace paths shown relative: what graders, the judge and the row see.
         transcript = run.transcript.redacted(secrets, {str(ws.project): ".", str(ws.root): "<workspace>"})
-        activity = transcript_checks.Activity(transcript, agent.skill.name, loaded, [*run.reads, *files_read],
-                                              run.commands)  # fmt: skip
+        here = partial(_relative, folders={str(ws.project): ".", str(ws.root): "<workspace>"})
+        activity = transcript_checks.Activity(transcript, agent.skill.name, loaded,
+                                              [*map(here, run.reads), *files_read],
+                                              [*map(here, run.commands)])  # fmt: skip
         try:
             kw: dict[str, Any] = {"call": judge_call} if judge_call is not None else {}
             sections = [("transcript", transcript_checks.judge_summary(transcript))]

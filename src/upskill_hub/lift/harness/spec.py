@@ -11,6 +11,7 @@ is to be used, refuses while a user-level skill of the same name would shadow th
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import shutil
@@ -19,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from upskill_hub._util import limits
+from upskill_hub._util.redact import secret_name
 from upskill_hub.errors import OptionError, UpskillError
 from upskill_hub.lift.harness import claude_code, codex, gemini, opencode
-from upskill_hub.lift.harness.base import Adapter
+from upskill_hub.lift.harness.base import Adapter, CallSetup
 from upskill_hub.lift.harness.custom import custom_adapter
 from upskill_hub.lift.harness.process import run_probe
 from upskill_hub.lift.harness.tree import remove_tree
@@ -116,10 +118,34 @@ class AgentClient:
         self.model = spec.label
         self.endpoint = f"cli:{spec.adapter.binary}"
         self.default_concurrency = DEFAULT_CONCURRENCY
+        self._config_digest: str | None = None
 
     @property
     def cli_model(self) -> str | None:
         return self.spec.model
+
+    @property
+    def secrets(self) -> list[str]:
+        """Values of the passed variables whose names look secret (:func:`~upskill_hub._util.redact.secret_name`),
+        masked wherever the call's text is shown; other values (a base URL, a settings path)
+        stay readable, so a CLI's own diagnostic keeps its cause."""
+        return [v for k, v in self.passed_env.items() if v and secret_name(k)]
+
+    def env_fingerprint(self) -> dict[str, str]:
+        """Each passed variable's name with a digest of its value: what the cache key holds, so
+        another base URL, key or config path makes new calls, and no value is ever stored."""
+        return {
+            k: hashlib.sha256(f"{k}\0{v}".encode("utf-8", "replace")).hexdigest()[:16]
+            for k, v in sorted(self.passed_env.items())
+        }
+
+    def config_fingerprint(self) -> str:
+        """A digest of what the adapter prepares for a call (config files, variables), with the
+        throwaway paths taken out: part of the cache key, so a config change makes new calls."""
+        if self._config_digest is None:
+            self._config_digest = prepared_config_digest(self.adapter, self.passed_env, self.cli_model,
+                                                         self.options.real_home)  # fmt: skip
+        return self._config_digest
 
     async def complete(self, system: str, messages: list[Message], params: GenerationParams) -> Completion:
         raise ModelCallError(
@@ -128,6 +154,28 @@ class AgentClient:
 
     async def aclose(self) -> None:
         return None
+
+
+def prepared_config_digest(adapter: Adapter, passed: dict[str, str], model: str | None, real_home: bool) -> str:
+    """What ``adapter.prepare`` writes and sets for a call, hashed (folder paths replaced by
+    placeholders, so two calls with the same settings agree)."""
+    root = Path(tempfile.mkdtemp(prefix="upskill-agent-config-"))
+    try:
+        home, project = root / "home", root / "project"
+        home.mkdir()
+        project.mkdir()
+        env = dict(passed)
+        adapter.prepare(CallSetup(home=home, project=project, env=env, model=model, real_home=real_home))
+        digest = hashlib.sha256()
+        for k in sorted(env):
+            if passed.get(k) != env[k]:
+                digest.update(f"env {k}={env[k]}\0".replace(str(root), "<root>").encode("utf-8", "replace"))
+        for f in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
+            data = f.read_bytes()[: 1 << 20].replace(str(root).encode(), b"<root>")
+            digest.update(f"file {f.relative_to(root).as_posix()}\0".encode() + data + b"\0")
+        return digest.hexdigest()[:16]
+    finally:
+        remove_tree(root)
 
 
 def find_executable(adapter: Adapter) -> str:

@@ -20,7 +20,7 @@ import os
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from upskill_hub._util import limits
@@ -101,6 +101,17 @@ class Snapshot:
         if time.monotonic() > budget.deadline:
             budget.note(f"time budget of {SNAPSHOT_TIMEOUT_S:g} s ran out: the rest was not read")
         return cls(files, tuple(budget.cut))
+
+    def without(self, paths: Iterable[str], before: Snapshot) -> Snapshot:
+        """This snapshot with ``paths`` as they were in ``before`` (gone if they were absent):
+        files a CLI writes for itself (its adapter's ``bookkeeping``) are not the agent's work."""
+        files = dict(self.files)
+        for p in paths:
+            if p in before.files:
+                files[p] = before.files[p]
+            else:
+                files.pop(p, None)
+        return replace(self, files=files)
 
     def changed_since(self, before: Snapshot) -> set[str]:
         """Paths created or modified since ``before``."""

@@ -256,7 +256,11 @@ def main(cli: str) -> None:
         return
     if mode == "leak":  # an auth failure that echoes the key, as some CLIs do
         key = os.environ.get("GEMINI_API_KEY") or os.environ.get("ANTHROPIC_API_KEY", "")
-        print(f"Error authenticating with key {key}: 401", file=sys.stderr)
+        settings = os.environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+        if settings:  # Gemini CLI's own diagnostic: its cause is a path, which must stay readable
+            print(f"Skipping system settings file '{settings}': Parent directory is insecure", file=sys.stderr)
+        extra = os.environ.get("FAKE_AGENT_TOKEN", "")
+        print(f"Error authenticating with key {key}{extra}: 401", file=sys.stderr)
         sys.exit(41)
     if mode == "garbage":
         print("Welcome to the agent! Press any key to continue.\n\x1b[32m>\x1b[0m ready")
