@@ -17,19 +17,35 @@ The transcript pairs each ``tool_use`` with the ``tool_result`` of the same ``to
 (``output``, or ``error.message`` when ``status`` is ``error``); the single ``json`` object
 lists tool counts only, so its transcript is missing.
 
-The skill counts as loaded on ``activate_skill`` with its name, or a ``read_file`` of the
-installed ``SKILL.md``. Gemini CLI reports tokens but no cost.
+A call counts (a skill loaded, a file read, a command run) only when its ``tool_result`` says
+``"status": "success"`` (:class:`~upskill_hub.lift.harness.base.PendingCalls`): a baseline's
+``activate_skill`` of an absent skill (``invalid_tool_params``) or ``read_file`` of a missing
+``SKILL.md`` (``file_not_found``) is kept in the transcript with its error and counts as
+nothing. The skill counts as loaded on a successful ``activate_skill`` with its name, or a
+``read_file`` of the installed ``SKILL.md``. Gemini CLI reports tokens but no cost.
+
+Its ``tool_result`` carries the call's *display* text, not what the model got: a successful
+``read_file`` shows ``""`` (the file's content goes to the model only), and a shell command's
+exit code is not shown when it printed something (its status stays ``success``). An empty
+result reads :data:`NO_OUTPUT_SHOWN` in the transcript, so nobody mistakes it for an empty file.
+
+:meth:`Gemini.prepare` makes the CLI run unattended against the provider its variables name
+(Gemini CLI 0.61): see its docstring.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from upskill_hub._util import safejson
+from upskill_hub._util.fsutil import write_text_atomic
 from upskill_hub.lift.harness.base import (
     Adapter,
+    CallSetup,
     ParsedRun,
+    PendingCalls,
     UnknownOutput,
     add,
     as_int,
@@ -38,9 +54,57 @@ from upskill_hub.lift.harness.base import (
 )
 from upskill_hub.session.transcript import Transcript, TranscriptBuilder
 
+#: The transcript's result of a successful call whose ``tool_result`` output is empty.
+NO_OUTPUT_SHOWN = "(Gemini CLI does not show this tool's output)"
+
+
+def user_settings(env: dict[str, str]) -> dict[str, Any]:
+    """The ``~/.gemini/settings.json`` of one call: unattended, offline but for the model.
+
+    * ``security.auth.selectedType``: without it, ``GOOGLE_GEMINI_BASE_URL`` alone makes the CLI
+      pick its ``gateway`` auth type and exit 41 (``Invalid auth method selected.``); the
+      documented pairing is ``gemini-api-key`` + ``GEMINI_API_KEY`` (+ the base URL), or
+      ``vertex-ai`` when ``GOOGLE_GENAI_USE_VERTEXAI=true``. With neither, the CLI chooses
+      (and says why it cannot, in its own words).
+    * usage statistics and telemetry off: nothing goes to Google's logging endpoints, and no
+      installation id is sent to the provider in a header;
+    * no auto-update and no update notice: a run never touches npm.
+    """
+    settings: dict[str, Any] = {
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    }
+    if env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() == "true":
+        settings["security"] = {"auth": {"selectedType": "vertex-ai"}}
+    elif env.get("GEMINI_API_KEY"):
+        settings["security"] = {"auth": {"selectedType": "gemini-api-key"}}
+    return settings
+
 
 @dataclass(frozen=True)
 class Gemini(Adapter):
+    def prepare(self, call: CallSetup) -> None:
+        """Trust the throwaway project and write the user settings into the throwaway home.
+
+        * ``GEMINI_CLI_TRUST_WORKSPACE=true`` (the way Gemini CLI documents for headless runs,
+          for the session only; set unless ``--agent-env`` passed a value): in an untrusted
+          folder the CLI exits 55, and would downgrade ``--approval-mode yolo`` to ``default``.
+          A ``trustedFolders.json`` would do the same but is a file in the user's home, which
+          ``--agent-real-home`` must never change.
+        * ``<home>/.gemini/settings.json`` (:func:`user_settings`), in the call's own home only:
+          with ``--agent-real-home`` the user's own settings and login apply, untouched. A
+          *system* settings file (``GEMINI_CLI_SYSTEM_SETTINGS_PATH``) is not used: the CLI
+          skips it when any folder above it is world-writable (``/tmp``).
+        """
+        call.env.setdefault("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        if call.real_home:
+            return
+        folder = call.home / ".gemini"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # the owner's alone, like the file
+        text = json.dumps(user_settings(call.env), indent=2) + "\n"
+        write_text_atomic(folder / "settings.json", text, mode=0o600, fsync=False)
+
     def options(self, exe: str, model: str | None) -> list[str]:
         cmd = [exe, "--output-format", "stream-json", "--approval-mode", "yolo"]
         if model:
@@ -85,6 +149,7 @@ class Gemini(Adapter):
         run = ParsedRun(text="", tool_calls=0)
         parts: list[str] = []
         calls = TranscriptBuilder()
+        pending = PendingCalls()
         for ev in events:
             kind = ev.get("type")
             if kind == "init" and isinstance(ev.get("model"), str):
@@ -95,13 +160,15 @@ class Gemini(Adapter):
                 parts.append(ev["content"])
             elif kind == "tool_use":
                 run.tool_calls = (run.tool_calls or 0) + 1
-                _tool(run, str(ev.get("tool_name", "")), dict_of(ev.get("parameters")))
+                pending.add(ev.get("tool_id"), str(ev.get("tool_name", "")), dict_of(ev.get("parameters")))
                 calls.call(ev.get("tool_name"), ev.get("parameters"), ev.get("tool_id"))
                 parts.clear()  # the answer is what the model says after its last tool call
             elif kind == "tool_result":
-                err = dict_of(ev.get("error")).get("message")
-                output = ev.get("output") if ev.get("output") is not None else err
-                calls.result(ev.get("tool_id"), output, error=ev.get("status") == "error")
+                failed = ev.get("status") != "success"
+                settled = pending.settle(ev.get("tool_id"), not failed)
+                if settled is not None:
+                    _tool(run, *settled)
+                calls.result(ev.get("tool_id"), _shown_result(ev, failed), error=failed)
         run.text = "".join(parts)
         run.transcript = calls.build()
         stats = dict_of(result.get("stats"))
@@ -116,7 +183,19 @@ class Gemini(Adapter):
         return run
 
 
+def _shown_result(ev: dict[str, Any], failed: bool) -> Any:
+    """What the transcript shows as a call's result: the error's message for a failed call
+    (``read_file``'s names the path: ``File not found: /…/SKILL.md``), else the output, and
+    :data:`NO_OUTPUT_SHOWN` where the CLI printed none."""
+    err = dict_of(ev.get("error")).get("message")
+    output = ev.get("output")
+    if failed:
+        return err if isinstance(err, str) and err else output
+    return NO_OUTPUT_SHOWN if output is None or output == "" else output
+
+
 def _tool(run: ParsedRun, name: str, args: dict[str, Any]) -> None:
+    """Count one successful call: a skill activated, files read, a command run."""
     if name == "activate_skill" and isinstance(args.get("name"), str):
         run.skill_tool.append(args["name"])
     elif name in ("read_file", "read_many_files"):
