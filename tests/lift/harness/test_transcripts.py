@@ -80,8 +80,8 @@ def test_claude_code_stream_pairs_tool_use_with_its_result():
     ]  # fmt: skip
     t = run.transcript
     assert (t.total, t.missing, t.cut, run.tool_calls) == (3, None, False, 3)
-    # What the skill checks already read is unchanged.
-    assert run.skill_tool == ["xlsx"] and run.commands[0].startswith("python") and run.reads
+    # What the skill checks read: only calls whose result succeeded (the failed Read is no read).
+    assert run.skill_tool == ["xlsx"] and run.commands[0].startswith("python") and run.reads == []
 
 
 def test_claude_code_lone_result_object_has_no_transcript():
@@ -258,7 +258,9 @@ def test_a_50_mb_argument_and_result_are_cut_without_copying_them_whole():
         "results of 1 call(s) cut at 1,000 bytes (UPSKILL_TRANSCRIPT_MAX_RESULT_BYTES)",
     ]
     # The text past the cut is not there to match, and the evidence says why.
-    result = check_transcript(Assertion("tool-called", "Bash", args="scripts/fill.py"), Activity(run.transcript, "x"))
+    result = check_transcript(
+        Assertion("tool-called", "Bash", args="scripts/fill.py"), Activity(run.transcript, "x")
+    )
     assert result.passed is False and "arguments cut" in result.evidence
 
 
@@ -268,7 +270,12 @@ def test_a_50_mb_argument_and_result_are_cut_without_copying_them_whole():
         {"type": "tool_use", "id": "a", "name": "Bash", "input": "not an object"},
         {"type": "tool_use", "id": 7, "name": None, "input": None},
         {"type": "tool_use", "name": ["x"], "input": [[[[1]]]]},
-        {"type": "tool_use", "id": "b", "name": "Bash", "input": {"k": {"k": {"k": {"k": {"k": [1.5, True, None]}}}}}},
+        {
+            "type": "tool_use",
+            "id": "b",
+            "name": "Bash",
+            "input": {"k": {"k": {"k": {"k": {"k": [1.5, True, None]}}}}},
+        },
     ],
 )
 def test_odd_tool_use_blocks_are_recorded_without_a_traceback(block):
@@ -311,7 +318,9 @@ def _fill_script(system: str, messages: list[dict[str, str]], params: dict) -> s
     if "impartial grader" in system:
         return '{"pass": true, "reason": "ok"}'
     if "FILL-MARKER" in system:
-        return "RUN python3 .claude/skills/sheet-filler/scripts/fill.py\nREAD filled.txt\nThe sheet is filled."
+        return (
+            "RUN python3 .claude/skills/sheet-filler/scripts/fill.py\nREAD filled.txt\nThe sheet is filled."
+        )
     return "RUN ls\nI filled the spreadsheet by hand."
 
 
@@ -328,7 +337,9 @@ def _project(tmp_path, with_skill: bool):
         skill = project / ".claude" / "skills" / "sheet-filler"
         (skill / "scripts").mkdir(parents=True)
         (skill / "SKILL.md").write_text(FILL_SKILL)
-        (skill / "scripts" / "fill.py").write_text("open('filled.txt', 'w').write('B10: =SUM(B2:B9)')\nprint('filled')\n")
+        (skill / "scripts" / "fill.py").write_text(
+            "open('filled.txt', 'w').write('B10: =SUM(B2:B9)')\nprint('filled')\n"
+        )
     return project
 
 
@@ -351,9 +362,13 @@ def test_tool_called_on_the_fake_claude_code_stream(tmp_path, fill_llm):
     names = [(e.name, e.result) for e in run.transcript.events]
     assert names == [("Skill", "Launching skill: sheet-filler"), ("Bash", "filled"),
                      ("Read", "     1\u2192B10: =SUM(B2:B9)")]  # fmt: skip
-    passed = check_transcript(check, Activity(run.transcript, "sheet-filler", run.skill_tool, run.reads, run.commands))
+    passed = check_transcript(
+        check, Activity(run.transcript, "sheet-filler", run.skill_tool, run.reads, run.commands)
+    )
     assert passed.passed is True and "call 2 of 3: Bash" in passed.evidence
-    assert check_transcript(Assertion("file-read", "filled.txt"), Activity(run.transcript, "x", reads=run.reads)).passed
+    assert check_transcript(
+        Assertion("file-read", "filled.txt"), Activity(run.transcript, "x", reads=run.reads)
+    ).passed
 
     run = _run_fake_claude(tmp_path, fill_llm, _project(tmp_path, with_skill=False))
     assert [e.name for e in run.transcript.events] == ["Bash"]
@@ -370,7 +385,9 @@ def test_every_fake_cli_shows_the_command_it_ran(tmp_path, fill_llm, cli, adapte
     env = {**os.environ, "OPENAI_BASE_URL": fill_llm.openai_base_url, "OPENAI_API_KEY": API_KEY,
            "GOOGLE_GEMINI_BASE_URL": fill_llm.url, "GEMINI_API_KEY": API_KEY, "HOME": str(tmp_path / "home")}  # fmt: skip
     inv = adapter.invocation(str(bin_dir / cli), "Fill the sheet.", None)
-    res = subprocess.run(inv.argv, input=inv.stdin, capture_output=True, cwd=project, env=env, timeout=60, check=True)
+    res = subprocess.run(
+        inv.argv, input=inv.stdin, capture_output=True, cwd=project, env=env, timeout=60, check=True
+    )
     run = adapter.parse(res.stdout.decode())
     shell = [e for e in run.transcript.events if e.kind == "shell"]
     assert shell and "ls" in shell[0].arguments and shell[0].error is False
