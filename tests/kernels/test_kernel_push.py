@@ -43,7 +43,7 @@ def test_push_one_commit_with_card(hub_server, hub_repo_id: str, built_noarch: P
     assert card.startswith("---\nlibrary_name: kernels\nlicense: apache-2.0\n")
     assert "`tiny_noarch(x: torch.Tensor)`" in card
     assert "`torch-cpu`" in card and "`torch-cuda`" in card
-    assert f'get_kernel("{hub_repo_id}", version=1)' in card
+    assert f'get_kernel("{hub_repo_id}", version=1, trust_remote_code=True)' in card
 
 
 def test_repush_removes_stale_files_of_replaced_variants_only(

@@ -64,7 +64,7 @@ def test_card_lists_functions_variants_and_loading(tmp_path: Path) -> None:
         benchmarks=["benchmarks/benchmark_rmsnorm.py"],
     )
     assert card.startswith("---\nlibrary_name: kernels\nlicense: apache-2.0\n")
-    assert 'get_kernel("me/rmsnorm", version=1)' in card
+    assert 'get_kernel("me/rmsnorm", version=1, trust_remote_code=True)' in card
     assert "- `rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float=1e-06" in card
     assert "- `rms_norm_(" in card
     assert "| `torch213-cxx11-cpu-x86_64-linux` | cpu |" in card

@@ -10,7 +10,10 @@ from __future__ import annotations
 import sys
 
 import typer
+import typer.main
 from rich.console import Console
+from typer import _click as click  # the click Typer runs on (it vendors its own copy)
+from typer.core import TyperGroup
 
 from upskill_hub import __version__
 from upskill_hub._util.redact import redact
@@ -100,11 +103,77 @@ def message(exc: UpskillError) -> str:
     return exc.describe(flag(exc.name)) if isinstance(exc, OptionError) else str(exc)
 
 
+def _command_path(root: click.Command, args: list[str]) -> str:
+    """``upskill-hub kernels push`` for ``args`` ``kernels push --repo``: the command named."""
+    path, command = ["upskill-hub"], root
+    for arg in args:
+        sub = command.commands.get(arg) if isinstance(command, TyperGroup) else None
+        if sub is None:
+            break
+        path.append(arg)
+        command = sub
+    return " ".join(path)
+
+
+def usage_error_line(exc: click.ClickException, root: click.Command, args: list[str]) -> str:
+    """The one line for a command line click refused (unknown option, missing argument...).
+
+    Typer would print a box of help around click's message, with exit code 2; the README
+    promises one ``Error:`` line and exit code 1 for every error. click's own message is
+    kept ("Missing argument 'paths'.", "No such option: --modle. Did you mean --mode or --model?")
+    and the line points to the command's ``--help``, where the full usage is. An unknown
+    option names the closest known ones, as click computes them.
+    """
+    if isinstance(exc, click.exceptions.NoSuchOption):
+        close = sorted(exc.possibilities or ())
+        text = exc.message + (f". Did you mean {' or '.join(close)}?" if close else "")
+    else:
+        text = " ".join(exc.format_message().split())
+    if isinstance(exc, click.exceptions.UsageError):  # some carry no context: find the command in args
+        path = exc.ctx.command_path if exc.ctx is not None else _command_path(root, args)
+        text = f"{text if text.endswith(('.', '?')) else text + '.'} See '{path} --help'."
+    return text
+
+
+def _cli_command() -> click.Command:
+    """The root click command, where a command without its arguments is an error.
+
+    ``no_args_is_help`` on a command (``eval``, ``check``...) printed 200 lines of help, exit
+    2, for a missing argument: click then names the missing argument instead. Groups
+    (``kernels``, the root) keep showing their help: they have nothing to be missing.
+    """
+    root = typer.main.get_command(app)
+    pending = [root]
+    while pending:
+        command = pending.pop()
+        if isinstance(command, TyperGroup):
+            pending.extend(command.commands.values())
+        else:
+            command.no_args_is_help = False
+    return root
+
+
 def main() -> None:
     """Run the CLI; turn user errors into one clean line on stderr and exit code 1."""
     err = Console(stderr=True, highlight=False)
+    root, args = _cli_command(), sys.argv[1:]
     try:
-        app()
+        # The name users type, also when run as `python -m upskill_hub.cli.app` (tests, the demo).
+        code = root.main(args, prog_name="upskill-hub", standalone_mode=False)
+        if isinstance(code, int) and code:  # typer.Exit(code) comes back as its code here
+            sys.exit(code)
+    except click.exceptions.NoArgsIsHelpError as exc:  # a group without its command: its help
+        typer.echo(exc.ctx.get_help())
+    except click.ClickException as exc:
+        err.print(
+            f"[bold red]Error:[/] {printable(redact(usage_error_line(exc, root, args)))}",
+            markup=True,
+            soft_wrap=True,
+        )
+        sys.exit(1)
+    except typer.Abort:  # Ctrl-C or end of input at a prompt
+        err.print("[yellow]Interrupted.[/]")
+        sys.exit(130)
     except UpskillError as exc:
         err.print(f"[bold red]Error:[/] {printable(redact(message(exc)))}", markup=True, soft_wrap=True)
         sys.exit(exc.exit_code)
@@ -131,11 +200,16 @@ def entry() -> None:
     ``weakref.finalize`` temporary folders and the local model's worker) runs as usual;
     only the C++ destructors that follow are skipped, so the exit status is the one the
     command chose. In-process callers (tests) use :func:`main`, which raises SystemExit.
+    The process-wide settings live here too, not in :func:`main`: the libraries' progress
+    bars are settled once for every command (:func:`quiet_library_progress`).
     """
     import atexit
     import contextlib
     import os
 
+    from upskill_hub._util.progress import quiet_library_progress
+
+    quiet_library_progress()  # libraries' tqdm bars: off when stderr is not a terminal
     code = 0
     try:
         main()

@@ -273,7 +273,9 @@ def eval_command(
         _run_scenarios(scenarios, model or ["local"], options, out, *gates)
         return
     if skill is None:
-        raise UpskillError("give a skill folder (or --scenarios FILE)")
+        raise UpskillError(
+            "missing argument SKILL: give a skill folder (or --scenarios FILE). See 'upskill-hub eval --help'."
+        )
     # agent / quiet: stdout is the answer and stderr stays quiet (no bar, no notes).
     chatty = out.mode in (OutputFormat.human, OutputFormat.json)
     sharded = None

@@ -267,6 +267,7 @@ def push(
 ) -> None:
     """Upload build/ to a Hub kernel repo on branch v<N> in one commit, with a card and benchmarks."""
     from upskill_hub.hub.client import quiet_progress
+    from upskill_hub.kernels.card import load_call
     from upskill_hub.kernels.push import push_kernel
 
     out = printer(fmt, as_json)
@@ -291,8 +292,7 @@ def push(
         console.print(f"pull request: {res.pr_url}", markup=False)
     elif res.commit_url:
         console.print(f"commit: {res.commit_url}", markup=False)
-    ver = res.branch[1:]
-    console.print(f'load it: kernels.get_kernel("{res.repo_id}", version={ver})', markup=False)
+    console.print(f"load it: {load_call(res.repo_id, int(res.branch[1:]), module='kernels.')}", markup=False)
 
 
 @app.command("verify")

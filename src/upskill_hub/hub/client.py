@@ -204,9 +204,15 @@ def quiet_progress() -> Iterator[None]:
 
     Its tqdm bars write to stderr and end without a newline, so the one-line error printed
     after a failed upload would be glued to a half-drawn bar. The previous setting is restored.
+    ``HF_HUB_DISABLE_PROGRESS_BARS=0`` (the user keeps the bars, see
+    :mod:`upskill_hub._util.progress`) wins: the block then changes nothing.
     """
+    from huggingface_hub import constants
     from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 
+    if constants.HF_HUB_DISABLE_PROGRESS_BARS is False:  # the user's explicit choice
+        yield
+        return
     was_disabled = are_progress_bars_disabled()
     disable_progress_bars()
     try:

@@ -33,6 +33,7 @@ from typing import Any
 from upskill_hub import rundir
 from upskill_hub._util.hashing import git_blob_sha1, sha256_hex
 from upskill_hub._util.percent import count
+from upskill_hub._util.printable import escape_controls
 from upskill_hub._util.redact import redact
 from upskill_hub._util.retry import RetryPolicy, Verdict, parse_retry_after, run_with_retries
 from upskill_hub.errors import HubError, OptionError, PathError, UpskillError
@@ -151,34 +152,59 @@ def _run_skill(bundle: dr.RunBundle) -> str | None:
     return None
 
 
+#: Files of a ``tune`` run folder (triggering/tune_run.py): a tune run is not published, the
+#: skill it tuned is (its result is a new description in SKILL.md).
+TUNE_RUN_FILES = ("tune-plan.json", "tune.jsonl", "tune_result.json")
+#: Left-out runs named one per line, at most this many (then "... and N more").
+_NAMED_LEFT_OUT = 10
+
+
 def runs_in_folder(folder: Path, skill_names: set[str]) -> tuple[list[dr.RunBundle], list[str]]:
     """The runs directly inside ``folder`` (an output folder such as ``upskill-runs``) to publish.
 
     Every run of the skills being pushed (all runs when no skill is pushed) that has results;
-    runs not started or of other skills are left out and said so in the returned notes. A run
-    folder that is damaged stops the push, as a single ``--results RUN`` would.
+    runs not started, of other skills, or of a kind push does not publish (``tune``) are left
+    out, and the notes say which and why: "left out 1 run" for a folder of 3 made the user
+    count. A run folder that is damaged stops the push, as a single ``--results RUN`` would.
     """
     picked: list[dr.RunBundle] = []
-    unfinished = other = 0
+    left_out: dict[str, list[tuple[str, str]]] = {"unfinished": [], "other": [], "tune": []}
     for sub in sorted(folder.iterdir()):
-        if sub.is_symlink() or not sub.is_dir() or not _looks_like_run(sub):
+        if sub.is_symlink() or not sub.is_dir():
+            continue
+        if not _looks_like_run(sub):
+            if any(os.path.lexists(sub / n) for n in TUNE_RUN_FILES):
+                left_out["tune"].append((sub.name, "a tune run: push the tuned skill instead"))
             continue
         try:
             bundle = dr.load_run_dir(sub, rows=False)
         except PathError as exc:
             if "has no results yet" not in str(exc):
                 raise
-            unfinished += 1
+            left_out["unfinished"].append((sub.name, "no results yet"))
             continue
-        if skill_names and _run_skill(bundle) not in skill_names:
-            other += 1
+        skill = _run_skill(bundle)
+        if skill_names and skill not in skill_names:
+            shown = escape_controls(skill, one_line=True) if skill else "no single skill"
+            left_out["other"].append((sub.name, f"a run of {shown}, which is not pushed"))
             continue
         picked.append(bundle)
     notes = []
-    if unfinished or other:
-        left = [f"{count(unfinished, 'run')} without results" if unfinished else "",
-                f"{count(other, 'run')} of other skills" if other else ""]  # fmt: skip
-        notes.append(f"{folder}: left out {' and '.join(x for x in left if x)}")
+    kinds = (
+        ("unfinished", "run", "without results"),
+        ("other", "run", "of other skills"),
+        ("tune", "tune run", ""),
+    )
+    parts = [
+        f"{count(len(left_out[key]), noun)} {what}".strip() for key, noun, what in kinds if left_out[key]
+    ]
+    if parts:
+        summary = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+        notes.append(f"{folder}: left out {summary}")
+        named = sorted((name, why) for runs in left_out.values() for name, why in runs)
+        notes += [f"  {escape_controls(name, one_line=True)}: {why}" for name, why in named[:_NAMED_LEFT_OUT]]
+        if len(named) > _NAMED_LEFT_OUT:
+            notes.append(f"  ... and {len(named) - _NAMED_LEFT_OUT} more")
     if not picked:
         which = f" of {', '.join(sorted(skill_names))}" if skill_names else ""
         raise PathError(folder, f"holds no finished eval run{which} to publish", kind="results folder")

@@ -86,6 +86,18 @@ def hub_license(spdx: str) -> dict[str, str]:
     return {"license": "other", "license_name": lowered.replace(" ", "-")}
 
 
+def load_call(repo_id: str, version: int, *, module: str = "") -> str:
+    """The ``get_kernel`` call that loads the pushed kernel, as the user can paste it.
+
+    ``trust_remote_code=True``: unless the Hub marks the owner as a trusted kernel
+    publisher, ``kernels`` refuses the repo without it ("not from a trusted publisher"),
+    and a freshly pushed repo is almost always someone's own. ``module`` prefixes the
+    call (``"kernels."``) where ``get_kernel`` was not imported by name. The CLI's
+    ``load it:`` line and the card's example both come from here.
+    """
+    return f'{module}get_kernel("{repo_id}", version={version}, trust_remote_code=True)'
+
+
 def render_card(
     cfg: BuildConfig,
     *,
@@ -116,8 +128,9 @@ def render_card(
         "import torch",
         "from kernels import get_kernel",
         "",
-        f"# trust_remote_code=True is needed unless {repo_id.split('/')[0]} is a trusted kernel publisher",
-        f'kernel = get_kernel("{repo_id}", version={version})',
+        f"# trust_remote_code=True runs this repo's code; it may be left out once the Hub marks "
+        f"{repo_id.split('/')[0]} as a trusted kernel publisher",
+        f"kernel = {load_call(repo_id, version)}",
     ]
     if functions:
         lines.append(f"y = kernel.{functions[0].example}")

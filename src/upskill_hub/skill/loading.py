@@ -172,18 +172,16 @@ def _skill_md_text(raw: bytes, shown: str, md_name: str, problems: list[Problem]
 
 def _read_tests(files: dict[str, bytes], root: Path, shown: str, problems: list[Problem]) -> SkillMeta:
     """The skill's tests: ``skill_meta.json``, else the agentskills.io ``evals/evals.json``."""
-    if META_FILE in files:
-        try:
-            return load_meta_text(files[META_FILE], source=META_FILE)
-        except CasesError as exc:
-            fld = exc.field if exc.field.startswith(META_FILE) else f"{META_FILE}: {exc.field}"
-            problems.append(Problem(shown, fld, exc.message))
-    elif EVALS_FILE in files:
+    name = META_FILE if META_FILE in files else EVALS_FILE if EVALS_FILE in files else None
+    if name is None:
+        return SkillMeta()
+    try:
         # The agentskills.io convention: evals/evals.json, input files relative to the skill.
-        try:
-            return load_meta_text(files[EVALS_FILE], source=EVALS_FILE, base_dir=root)
-        except CasesError as exc:
-            problems.append(Problem(shown, f"{EVALS_FILE}: {exc.field}", exc.message))
+        return load_meta_text(files[name], source=name, base_dir=root if name == EVALS_FILE else None)
+    except CasesError as exc:
+        # A whole-file problem (not JSON, not UTF-8) is already about ``name``; a field's is in it.
+        fld = exc.field if exc.field.startswith(name) else f"{name}: {exc.field}"
+        problems.append(Problem(shown, fld, exc.message))
     return SkillMeta()
 
 

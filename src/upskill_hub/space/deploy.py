@@ -6,7 +6,8 @@ A Space installs ``requirements.txt`` and runs ``app.py``. We upload:
 * ``upskill_hub/``: the library's own source, vendored next to ``app.py`` (importable
   from the working directory), so the Space runs the code that was deployed, not
   whatever version of the package an index has;
-* ``requirements.txt``: the library's runtime dependencies plus the ``space`` extra,
+* ``requirements.txt``: the library's runtime dependencies plus the ``space`` extra
+  (without the vendored source, ``--no-vendor``, upskill-hub itself: :func:`self_requirement`),
   read from the installed package metadata (so it never drifts from ``pyproject.toml``);
   ``gradio[oauth]`` pinned to the card's ``sdk_version`` (the OAuth extra is what the
   sign-in button needs);
@@ -38,7 +39,8 @@ SKIP_REQUIREMENTS = {"gradio-client", "gradio_client"}
 APP_SOURCE = '''"""upskill-hub Space: browse skills, compare their lift per model, run evaluations.
 
 Everything comes from the upskill_hub library (vendored next to this file by
-`upskill-hub space deploy`); this file only launches it. Gradio reads
+`upskill-hub space deploy`, or listed in requirements.txt by `--no-vendor`); this file
+only launches it. Gradio reads
 GRADIO_SERVER_NAME / GRADIO_SERVER_PORT; SKILLS_REPO picks the dataset.
 """
 
@@ -89,6 +91,47 @@ def requirements() -> list[str]:
     return sorted(out, key=str.lower)
 
 
+#: A requirement line for upskill-hub itself that the user chooses (``--no-vendor``).
+SELF_REQUIREMENT_ENV = "UPSKILL_SPACE_REQUIREMENT"
+
+
+def self_requirement() -> str:
+    """The requirement line that installs this upskill-hub where the Space runs (``--no-vendor``).
+
+    Without the vendored source, ``app.py``'s ``import upskill_hub`` needs the package from
+    ``requirements.txt``. Installed from git, the same commit (``upskill-hub @
+    git+URL@COMMIT``, PEP 610's record of the install); otherwise the released version
+    (``upskill-hub==X.Y.Z``, from the index a Space installs from). A local checkout or
+    wheel is no URL a Space can reach: ``UPSKILL_SPACE_REQUIREMENT`` names one instead.
+    """
+    import os
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    chosen = os.environ.get(SELF_REQUIREMENT_ENV, "").strip()
+    if chosen:
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        try:
+            Requirement(chosen)
+        except InvalidRequirement as exc:
+            raise UpskillError(
+                f"{SELF_REQUIREMENT_ENV}={chosen!r} is not a requirement line: {exc}"
+            ) from None
+        return chosen
+    try:
+        dist = distribution("upskill-hub")
+    except PackageNotFoundError:
+        raise UpskillError("upskill-hub is not installed as a package; pip install -e '.[space]'") from None
+    try:
+        origin = json.loads(dist.read_text("direct_url.json") or "{}")
+    except ValueError:
+        origin = {}
+    vcs = origin.get("vcs_info") if isinstance(origin, dict) else None
+    if isinstance(vcs, dict) and vcs.get("vcs") == "git" and vcs.get("commit_id") and origin.get("url"):
+        return f"upskill-hub @ git+{origin['url']}@{vcs['commit_id']}"
+    return f"upskill-hub=={dist.version}"
+
+
 def card(*, title: str = "upskill-hub", skills_repo: str | None = None) -> str:
     """The Space README: YAML config the Hub reads, then a short description."""
     import yaml
@@ -127,13 +170,16 @@ def _package_root() -> Path:
 
 def write_space_files(dest: str | Path, *, skills_repo: str | None = None, vendor: bool = True) -> Path:
     """Write the Space's files into ``dest`` (created if needed); returns ``dest``."""
+    lines = requirements()
+    if not vendor:  # app.py imports upskill_hub: the Space must install it (checked before writing)
+        lines = [self_requirement(), *lines]
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / APP_FILE).write_text(APP_SOURCE, encoding="utf-8")
     (dest / "README.md").write_text(card(skills_repo=skills_repo), encoding="utf-8")
     (dest / "requirements.txt").write_text(
         "# Runtime requirements of upskill-hub (written by `upskill-hub space deploy`)\n"
-        + "\n".join(requirements())
+        + "\n".join(lines)
         + "\n",
         encoding="utf-8",
     )
