@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from upskill_hub.lift.api import run_eval
-from upskill_hub.lift.harness import HarnessOptions
-from upskill_hub.lift.harness import claude_code
+from upskill_hub.lift.harness import HarnessOptions, claude_code, spec
 from upskill_hub.lift.harness.workspace import Snapshot
 from upskill_hub.lift.prepare import EvalOptions
 
@@ -53,13 +53,8 @@ def test_only_secret_looking_variables_are_masked(agents_env, widget_skill, tmp_
 
 def test_a_clis_bookkeeping_files_are_not_the_agents_work(agents_env, widget_skill, tmp_path, monkeypatch):
     # As if Claude Code wrote out/report.md for itself: it is then no change of the agent's.
-    adapter = claude_code.ADAPTER
-    monkeypatch.setattr(claude_code, "ADAPTER", adapter)
-    from dataclasses import replace
-
-    from upskill_hub.lift.harness import spec
-
-    monkeypatch.setitem(spec.ADAPTERS, "claude-code", replace(adapter, bookkeeping=("out/report.md",)))
+    adapter = replace(claude_code.ADAPTER, bookkeeping=("out/report.md",))
+    monkeypatch.setitem(spec.ADAPTERS, "claude-code", adapter)
     result = run_eval(widget_skill, [], _options(tmp_path))
     row = next(r for r in result.rows if r.condition == "with_skill" and r.case_id == "report")
     changes = json.loads(row.changes)
