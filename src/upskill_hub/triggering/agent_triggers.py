@@ -37,6 +37,7 @@ import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ from upskill_hub.agents import install_skill
 from upskill_hub.cases import TriggerQuery
 from upskill_hub.errors import UpskillError
 from upskill_hub.lift.harness.base import PromptRefused, UnknownOutput
+from upskill_hub.lift.harness.diagnose import failure_line
 from upskill_hub.lift.harness.process import MAX_STDOUT_BYTES, ProcessResult, run_process
 from upskill_hub.lift.harness.run import (
     ARTIFACTS_DIR,
@@ -196,8 +198,9 @@ async def run_agent_trigger(agent: AgentClient, setup: _Setup, q: TriggerQuery, 
             return _failed(agent, f"cannot start `{agent.exe}`: {exc.strerror or exc}")
         latency = time.perf_counter() - t0
         _write_artifacts(art, agent, inv.argv, inv.stdin, res, secrets, ws if opts.keep_workspaces else None)
+        failed = partial(failure_line, res=res, adapter=agent.adapter, model=agent.cli_model)
         if res.timed_out:
-            return _failed(agent, f"timed out after {opts.timeout:g} s; its process group was killed")
+            return _failed(agent, failed(f"timed out after {opts.timeout:g} s; its process group was killed"))
         if res.truncated:
             return _failed(agent, f"printed more than {MAX_STDOUT_BYTES / 1048576:g} MB on stdout; not read "
                                   "(raise UPSKILL_AGENT_MAX_STDOUT_MB to allow more)")  # fmt: skip
@@ -207,10 +210,10 @@ async def run_agent_trigger(agent: AgentClient, setup: _Setup, q: TriggerQuery, 
             tail = res.stderr_tail.decode("utf-8", "replace").strip().splitlines()
             why = f"exited with code {res.returncode}" + (f" ({tail[-1][:200]})" if tail else "")
             if res.returncode not in (0, None):
-                return _failed(agent, f"{why}; output not readable: {exc}")
+                return _failed(agent, failed(f"{why}; output not readable: {exc}"))
             return _failed(agent, f"unknown output shape: {exc}")
         if run.error is not None or res.returncode != 0:
-            return _failed(agent, run.error or f"exited with code {res.returncode}")
+            return _failed(agent, failed(run.error or f"exited with code {res.returncode}"))
         if run.transcript.missing is not None:  # no tool call is visible: a load could not be seen either
             return _failed(agent, f"its output shows no tool calls, so whether it loaded the skill is unknown "
                                   f"({run.transcript.missing})")  # fmt: skip

@@ -69,6 +69,9 @@ def test_snapshot_without_restores_the_before_state():
     kept = after.without(["a", "c"], before)
     assert kept.files == {"a": "1", "b": "2", "d": "4"}
     assert kept.changed_since(before) == {"d"}
+    # A folder entry covers everything under it (a CLI's own package cache).
+    nested = Snapshot({"x/.cache/a": "1", "x/.cache/b/c": "2", "x/keep": "3"})
+    assert nested.without(["x/.cache/"], Snapshot({})).files == {"x/keep": "3"}
 
 
 def test_file_read_evidence_is_workspace_relative(agents_env, tmp_path, llm):

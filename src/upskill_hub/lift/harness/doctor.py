@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import socket
 import tempfile
 import threading
@@ -30,6 +29,7 @@ from upskill_hub._util.redact import redact, secret_name
 from upskill_hub.cases.schema import Case
 from upskill_hub.errors import UpskillError
 from upskill_hub.lift.harness.base import Adapter, CallSetup
+from upskill_hub.lift.harness.diagnose import ADAPTER_PROVIDER, PROVIDERS, base_variable, cause
 from upskill_hub.lift.harness.run import ARTIFACTS_DIR, run_agent_call
 from upskill_hub.lift.harness.spec import (
     AgentClient,
@@ -46,17 +46,6 @@ from upskill_hub.skill.model import Skill
 #: Seconds the endpoint's TCP connect (name lookup included) may take.
 CONNECT_TIMEOUT_S = 5.0
 PROBE_PROMPT = "Reply with the single word OK."
-
-#: Provider -> (the base-URL variable that moves it, its public endpoint).
-PROVIDERS: dict[str, tuple[str | None, str]] = {
-    "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
-    "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
-    "google": ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com"),
-    "openrouter": (None, "https://openrouter.ai/api/v1"),
-}
-#: The provider each fixed-provider CLI calls (OpenCode's follows its model's prefix).
-ADAPTER_PROVIDER = {"claude-code": "anthropic", "codex": "openai", "gemini": "google"}
-
 
 @dataclass(frozen=True)
 class AgentCheck:
@@ -192,7 +181,7 @@ def _endpoint(adapter: Adapter, model: str | None, passed: dict[str, str]) -> tu
         where = (
             f"{url} ({var})"
             if var
-            else f"{url} (the default; set {_base_var(adapter, model)} to use another)"
+            else f"{url} (the default; set {base_variable(adapter, model)} to use another)"
         )
         parts = urlsplit(url)
         try:
@@ -208,11 +197,6 @@ def _endpoint(adapter: Adapter, model: str | None, passed: dict[str, str]) -> tu
             return False, f"cannot reach {where}: {problem}; {fix}"
         shown.append(where)
     return True, f"{', '.join(shown)} reachable"
-
-
-def _base_var(adapter: Adapter, model: str | None) -> str:
-    provider = ADAPTER_PROVIDER.get(adapter.name) or (model or "").split("/", 1)[0]
-    return PROVIDERS.get(provider, (None, ""))[0] or "the provider's base URL"
 
 
 def tcp_connect(host: str, port: int, timeout: float) -> str | None:
@@ -291,36 +275,18 @@ def _call(client: AgentClient) -> tuple[bool, str]:
     return False, classify(outcome.error, tails, client)
 
 
-#: (kind, pattern over the error and the output tails, the fix), first match wins.
-_KINDS: list[tuple[str, re.Pattern[str], str]] = [
-    ("root", re.compile(r"cannot be used with root|root/sudo", re.I),
-     "run as another user or pass --agent-env IS_SANDBOX=1"),
-    ("trust", re.compile(r"trusted (?:directory|folder)|skip-trust|TRUST_WORKSPACE", re.I),
-     "the CLI does not trust the workspace folder (Gemini CLI: --agent-env GEMINI_CLI_TRUST_WORKSPACE=true)"),
-    ("auth", re.compile(r"\b40[13]\b|unauthori[sz]ed|forbidden|invalid[ _-]api[ _-]key|authenticat|"
-                        r"invalid auth method|api key not valid|not logged in|please log ?in", re.I),
-     "the provider refused the credentials: check {keys} (or use --agent-real-home for a subscription login)"),
-    ("connection", re.compile(r"ECONNREFUSED|connection refused|reconnecting|connection failed|ENOTFOUND|"
-                              r"fetch failed|getaddrinfo|could not resolve|network is unreachable|"
-                              r"waiting for network", re.I),
-     "the CLI could not reach its endpoint: check {base} and that the server is up"),
-]  # fmt: skip
-
-
 def classify(error: str, tails: str, client: AgentClient) -> str:
-    """The call's error as one line: its kind and fix where the text tells, then the error."""
-    keys = ", ".join(k for k in client.adapter.env_keys if secret_name(k)) or "the key variables"
-    base = _base_var(client.adapter, client.cli_model)
+    """The call's error as one line: its kind and fix where the text tells (:mod:`.diagnose`), then the error."""
     timed_out = "timed out after" in error
-    text = f"{error}\n{tails}"
     line = " ".join(error.split())[:400]
-    for kind, pattern, fix in _KINDS:
-        if pattern.search(text):
-            fix = fix.format(keys=keys, base=base)
-            if timed_out:
-                return (f"timeout ({kind}?): {line}; raise --agent-timeout if the model is slow, "
-                        f"else {fix}")  # fmt: skip
-            return f"{kind}: {line}; {fix}"
+    found = cause(f"{error}\n{tails}", client.adapter, client.cli_model)
+    if found is not None:
+        kind, fix = found
+        if fix in line:  # the row's error already names the cause and its fix
+            return f"{kind}: {line}"
+        if timed_out:
+            return f"timeout ({kind}?): {line}; raise --agent-timeout if the model is slow, else {fix}"
+        return f"{kind}: {line}; {fix}"
     if timed_out:
         return f"timeout: {line}; raise --agent-timeout if the model is slow"
     return f"failed: {line}"

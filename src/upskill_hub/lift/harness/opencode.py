@@ -78,7 +78,7 @@ BASE_URL_VARS = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 COMPATIBLE = "openai-compatible"
 #: What OpenCode writes into the project for itself (``.opencode/.gitignore`` names the rest).
 BOOKKEEPING = (".opencode/.gitignore", ".opencode/package.json", ".opencode/package-lock.json",
-               ".opencode/bun.lock")  # fmt: skip
+               ".opencode/bun.lock", ".opencode/node_modules/")  # fmt: skip
 
 
 def config_for(model: str | None, env: dict[str, str]) -> dict[str, Any]:

@@ -55,6 +55,7 @@ from upskill_hub.lift.grading import transcript_checks
 from upskill_hub.lift.grading.assertions import JudgeCall, JudgeContext, JudgeError, evaluate_case
 from upskill_hub.lift.harness import process
 from upskill_hub.lift.harness.base import CallSetup, ParsedRun, PromptRefused, UnknownOutput, skill_files_in
+from upskill_hub.lift.harness.diagnose import failure_line
 from upskill_hub.lift.harness.grading import WorkspaceChecker
 from upskill_hub.lift.harness.process import run_process
 from upskill_hub.lift.harness.spec import AgentClient
@@ -269,8 +270,9 @@ async def run_agent_call(
         _write_artifacts(
             art, _mask(argv, stdin, secrets), res, secrets, agent, ws if opts.keep_workspaces else None
         )
+        failed = partial(failure_line, res=res, adapter=agent.adapter, model=agent.cli_model)
         if res.timed_out:
-            return _error(agent, f"timed out after {opts.timeout:g} s; its process group was killed", case)
+            return _error(agent, failed(f"timed out after {opts.timeout:g} s; its process group was killed"), case)
         if res.truncated:
             cap = process.MAX_STDOUT_BYTES / (1024 * 1024)
             return _error(
@@ -286,10 +288,10 @@ async def run_agent_call(
             tail = res.stderr_tail.decode("utf-8", "replace").strip().splitlines()
             why = f"exited with code {res.returncode}" + (f" ({tail[-1][:200]})" if tail else "")
             if res.returncode not in (0, None):
-                return _error(agent, f"{why}; output not readable: {exc}", case)
+                return _error(agent, failed(f"{why}; output not readable: {exc}"), case)
             return _error(agent, f"unknown output shape: {exc}", case)
         if run.error is not None or res.returncode != 0:
-            return _error(agent, run.error or f"exited with code {res.returncode}", case)
+            return _error(agent, failed(run.error or f"exited with code {res.returncode}"), case)
         # Bounded in time, depth, entries and bytes, off the event loop (other calls go on).
         after = await asyncio.to_thread(ws.snapshot)
         after = after.without(agent.adapter.bookkeeping, ws.before)

@@ -104,9 +104,14 @@ class Snapshot:
 
     def without(self, paths: Iterable[str], before: Snapshot) -> Snapshot:
         """This snapshot with ``paths`` as they were in ``before`` (gone if they were absent):
-        files a CLI writes for itself (its adapter's ``bookkeeping``) are not the agent's work."""
+        files a CLI writes for itself (its adapter's ``bookkeeping``) are not the agent's work.
+        A path ending in ``/`` stands for everything under that folder."""
+        paths = list(paths)
+        folders = tuple(p for p in paths if p.endswith("/"))
         files = dict(self.files)
-        for p in paths:
+        for p in [*paths, *(f for f in {*self.files, *before.files} if folders and f.startswith(folders))]:
+            if p.endswith("/"):
+                continue
             if p in before.files:
                 files[p] = before.files[p]
             else:
