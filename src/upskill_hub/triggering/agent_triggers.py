@@ -193,7 +193,8 @@ async def run_agent_trigger(agent: AgentClient, setup: _Setup, q: TriggerQuery, 
             return _failed(agent, f"not run: {exc}")
         t0 = time.perf_counter()
         try:
-            res = await run_process(inv.argv, cwd=ws.project, env=env, timeout=opts.timeout, stdin=inv.stdin)
+            res = await run_process(inv.argv, cwd=ws.project, env=env, timeout=opts.timeout, stdin=inv.stdin,
+                                    watch=agent.adapter.stalled)
         except OSError as exc:
             return _failed(agent, f"cannot start `{agent.exe}`: {exc.strerror or exc}")
         latency = time.perf_counter() - t0
@@ -201,6 +202,8 @@ async def run_agent_trigger(agent: AgentClient, setup: _Setup, q: TriggerQuery, 
         failed = partial(failure_line, res=res, adapter=agent.adapter, model=agent.cli_model)
         if res.timed_out:
             return _failed(agent, failed(f"timed out after {opts.timeout:g} s; its process group was killed"))
+        if res.stopped:
+            return _failed(agent, failed(f"stopped after {res.elapsed_s:.0f} s: {res.stopped}"))
         if res.truncated:
             return _failed(agent, f"printed more than {MAX_STDOUT_BYTES / 1048576:g} MB on stdout; not read "
                                   "(raise UPSKILL_AGENT_MAX_STDOUT_MB to allow more)")  # fmt: skip

@@ -41,3 +41,27 @@ def test_an_eval_row_of_a_cli_that_refuses_its_key_names_the_fix(agents_env, wid
                        harness=HarnessOptions(timeout=60, agent_env=["FAKE_AGENT_MODE=leak"]))  # fmt: skip
     rows = run_eval(widget_skill, [], opts).rows
     assert rows and all("auth: the provider refused the credentials: check GEMINI_API_KEY" in r.error for r in rows)
+
+
+def test_a_cli_that_can_never_finish_is_stopped_long_before_its_timeout(agents_env, widget_skill, tmp_path):
+    """Codex waiting for a network that is not there: the row ends at once, naming the cause."""
+    opts = EvalOptions(agents=["codex"], output_dir=tmp_path / "runs", cache_dir=tmp_path / "cache", plots=False,
+                       harness=HarnessOptions(timeout=300, agent_env=["FAKE_AGENT_MODE=nonetwork"]))  # fmt: skip
+    opts.include_baseline = False
+    rows = run_eval(widget_skill, [], opts).rows
+    assert rows and all("stopped after" in r.error and "waits for the network without end" in r.error for r in rows)
+    assert all("check that OPENAI_BASE_URL" in r.error for r in rows)
+    assert all(r.latency_s is None or r.latency_s < 60 for r in rows)
+
+
+def test_run_process_ends_a_call_its_watch_calls_stalled(tmp_path):
+    import asyncio
+    import sys
+
+    from upskill_hub.lift.harness.process import run_process
+
+    loop_forever = "import sys, time\nwhile True:\n    print('tick', flush=True)\n    time.sleep(0.02)\n"
+    res = asyncio.run(run_process([sys.executable, "-c", loop_forever], cwd=tmp_path, env={}, timeout=300,
+                                  watch=lambda tail: "ticks forever" if tail.count(b"tick") >= 3 else None))  # fmt: skip
+    assert res.stopped == "ticks forever" and res.returncode is None and not res.timed_out
+    assert res.stdout.count(b"tick") >= 3

@@ -163,6 +163,11 @@ class Adapter:
     #: (OpenCode's ``.opencode/.gitignore``): left out of changes, artifacts and file checks.
     bookkeeping: tuple[str, ...] = ()
 
+    def stalled(self, stdout_tail: bytes) -> str | None:
+        """Why the call can never finish, when the end of its stdout shows it (the call is then
+        ended at once rather than at the timeout); ``None`` while it may. By default never."""
+        return None
+
     def prepare(self, call: CallSetup) -> None:
         """Write what the CLI needs to run unattended against its provider (config in the
         throwaway home, variables in ``call.env``). By default nothing."""

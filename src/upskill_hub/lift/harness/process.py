@@ -34,7 +34,7 @@ import select
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +65,9 @@ class ProcessResult:
     timed_out: bool
     elapsed_s: float
     truncated: bool = False
+    #: Why the call was ended before its process exited: its output showed it can never finish
+    #: (``watch`` of :func:`run_process`); ``returncode`` is then ``None``.
+    stopped: str | None = None
 
     @property
     def stdout_tail(self) -> bytes:
@@ -172,27 +175,37 @@ class _Sink:
             self.truncated = True
 
 
-class _PipeReader:
-    """Reads one non-blocking pipe into a sink from the event loop, until EOF or :meth:`close`."""
+#: The end of stdout a ``watch`` callback sees after each read.
+WATCH_BYTES = 64 * 1024
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, sink: _Sink) -> None:
-        self.loop, self.fd, self.sink = loop, fd, sink
+
+class _PipeReader:
+    """Reads one non-blocking pipe into a sink from the event loop, until EOF or :meth:`close`;
+    ``on_data`` is called after each burst of reads."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, sink: _Sink,
+                 on_data: Callable[[], None] | None = None) -> None:  # fmt: skip
+        self.loop, self.fd, self.sink, self.on_data = loop, fd, sink, on_data
         self.done: asyncio.Future[None] = loop.create_future()
         os.set_blocking(fd, False)
         loop.add_reader(fd, self._ready)
 
     def _ready(self) -> None:
-        for _ in range(16):  # a bounded burst, then let other calls run
-            try:
-                block = os.read(self.fd, 65536)
-            except BlockingIOError:
-                return
-            except OSError:
-                block = b""
-            if not block:
-                self.close()
-                return
-            self.sink.feed(block)
+        try:
+            for _ in range(16):  # a bounded burst, then let other calls run
+                try:
+                    block = os.read(self.fd, 65536)
+                except BlockingIOError:
+                    return
+                except OSError:
+                    block = b""
+                if not block:
+                    self.close()
+                    return
+                self.sink.feed(block)
+        finally:
+            if self.on_data is not None:
+                self.on_data()
 
     def close(self) -> None:
         if self.fd < 0:
@@ -257,12 +270,16 @@ async def run_process(
     env: Mapping[str, str],
     timeout: float,
     stdin: bytes | None = None,
+    watch: Callable[[bytes], str | None] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in ``cwd`` with exactly ``env``; kill its whole process group when it ends.
 
-    The call ends when the process exits or at ``timeout``; either way everything it
-    started is killed. Raises ``FileNotFoundError`` / ``PermissionError`` when ``argv[0]``
-    cannot be started. Cancellation kills the group too, then propagates.
+    The call ends when the process exits, at ``timeout``, or as soon as ``watch`` (given the
+    last :data:`WATCH_BYTES` of stdout after each read) names a reason: a CLI whose output says
+    it can never finish (waiting without end for a network that is not there) is ended then,
+    not at the timeout. Either way everything it started is killed. Raises
+    ``FileNotFoundError`` / ``PermissionError`` when ``argv[0]`` cannot be started.
+    Cancellation kills the group too, then propagates.
     """
     loop = asyncio.get_running_loop()
     token = secrets.token_hex(12)
@@ -292,14 +309,28 @@ async def run_process(
             if fd >= 0:
                 os.close(fd)
     out, err = _Sink(MAX_STDOUT_BYTES, tail=False), _Sink(TAIL_BYTES, tail=True)
-    readers = [_PipeReader(loop, out_r, out), _PipeReader(loop, err_r, err)]
+    stall: asyncio.Future[str] = loop.create_future()
+
+    def look() -> None:
+        if watch is not None and not stall.done():
+            reason = watch(bytes(out.data[-WATCH_BYTES:]))
+            if reason:
+                stall.set_result(reason)
+
+    readers = [
+        _PipeReader(loop, out_r, out, look if watch is not None else None),
+        _PipeReader(loop, err_r, err),
+    ]
     writer = _PipeWriter(loop, in_w, stdin) if stdin is not None else None
     timed_out = False
+    stopped: str | None = None
+    exited = asyncio.ensure_future(proc.wait())
     try:
-        try:
-            await asyncio.wait_for(asyncio.shield(proc.wait()), timeout)
-        except TimeoutError:
+        done, _ = await asyncio.wait({exited, stall}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if not done:
             timed_out = True
+        elif exited not in done:
+            stopped = stall.result()
         # The leader is done (or out of time); helpers it left behind die with the group.
         await _stop_group(proc, token, pipes)
         # What the group wrote before it died is still in the pipes: read it, for a bounded time.
@@ -312,13 +343,16 @@ async def run_process(
             r.close()
         if writer is not None:
             writer.close()
+        if not exited.done():
+            exited.cancel()
     return ProcessResult(
-        returncode=None if timed_out else proc.returncode,
+        returncode=None if timed_out or stopped else proc.returncode,
         stdout=bytes(out.data),
         stderr_tail=bytes(err.data),
         timed_out=timed_out,
         elapsed_s=time.perf_counter() - t0,
         truncated=out.truncated,
+        stopped=stopped,
     )
 
 

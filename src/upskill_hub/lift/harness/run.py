@@ -263,7 +263,8 @@ async def run_agent_call(
         argv, stdin = inv.argv, inv.stdin
         t0 = time.perf_counter()
         try:
-            res = await run_process(argv, cwd=ws.project, env=env, timeout=opts.timeout, stdin=stdin)
+            res = await run_process(argv, cwd=ws.project, env=env, timeout=opts.timeout, stdin=stdin,
+                                    watch=agent.adapter.stalled)
         except OSError as exc:
             return _error(agent, f"cannot start `{agent.exe}`: {exc.strerror or exc}", case)
         latency = time.perf_counter() - t0
@@ -273,6 +274,8 @@ async def run_agent_call(
         failed = partial(failure_line, res=res, adapter=agent.adapter, model=agent.cli_model)
         if res.timed_out:
             return _error(agent, failed(f"timed out after {opts.timeout:g} s; its process group was killed"), case)
+        if res.stopped:
+            return _error(agent, failed(f"stopped after {res.elapsed_s:.0f} s: {res.stopped}"), case)
         if res.truncated:
             cap = process.MAX_STDOUT_BYTES / (1024 * 1024)
             return _error(

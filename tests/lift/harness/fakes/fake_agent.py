@@ -20,7 +20,8 @@ Each executable the tests put on PATH runs ``main(<cli>)``. Like the real CLI it
 
 Behaviour switches (passed by the harness only through ``--agent-env``):
 ``FAKE_AGENT_MODE=hang`` starts a helper process, writes both pids to its own
-``<pid>.pids`` file in the folder ``FAKE_AGENT_PIDDIR`` names, and never ends; ``FAKE_AGENT_MODE=garbage`` prints text that is not
+``<pid>.pids`` file in the folder ``FAKE_AGENT_PIDDIR`` names, and never ends; ``FAKE_AGENT_MODE=nonetwork`` prints Codex's "waiting for network" error without end;
+``FAKE_AGENT_MODE=garbage`` prints text that is not
 the CLI's format; ``FAKE_AGENT_MODE=leak`` fails, echoing its key on stderr; ``FAKE_AGENT_VERSION`` changes what ``--version`` says;
 ``FAKE_AGENT_ENV_DUMP`` names a folder receiving, per call, one ``<pid>.json`` file with the
 environment the CLI got (one file per process: concurrent calls never write the same file);
@@ -262,6 +263,12 @@ def main(cli: str) -> None:
         extra = os.environ.get("FAKE_AGENT_TOKEN", "")
         print(f"Error authenticating with key {key}{extra}: 401", file=sys.stderr)
         sys.exit(41)
+    if mode == "nonetwork":  # Codex when its endpoint cannot be reached: the same line without end
+        emit({"type": "thread.started", "thread_id": str(uuid.uuid4())})
+        while True:
+            emit({"type": "error", "message": "Reconnecting... waiting for network (Connection failed: refused)"})
+            sys.stdout.flush()
+            time.sleep(0.05)
     if mode == "garbage":
         print("Welcome to the agent! Press any key to continue.\n\x1b[32m>\x1b[0m ready")
         return
@@ -328,7 +335,9 @@ def claude_out(fmt, model, prompt, picked, actions, answer, n_in, n_out, ms) -> 
         elif verb == "RUN":
             calls.append(("Bash", {"command": target, "description": "Run the command"}, res, ok))
         else:  # Claude Code numbers the lines it shows
-            shown = "\n".join(f"{i:>6}\u2192{line}" for i, line in enumerate(res.splitlines(), 1)) if ok else res
+            shown = (
+                "\n".join(f"{i:>6}\u2192{line}" for i, line in enumerate(res.splitlines(), 1)) if ok else res
+            )
             calls.append(("Read", {"file_path": str(Path.cwd() / target)}, shown, ok))
     result = {
         "type": "result", "subtype": "success", "is_error": False, "duration_ms": ms, "duration_api_ms": ms,
@@ -354,11 +363,26 @@ def claude_out(fmt, model, prompt, picked, actions, answer, n_in, n_out, ms) -> 
               "content": [{"type": "tool_use", "id": tid, "name": name, "input": args}], "stop_reason": None,
               "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}},
               "parent_tool_use_id": None, "session_id": sid, "uuid": str(uuid.uuid4())})  # fmt: skip
+        # As Claude Code 2.1 prints them: a failed call's result has ``is_error: true`` (a failed
+        # command's text starts "Exit code N", a failed read's is a <tool_use_error>), a Bash
+        # result says ``is_error: false``, and ``tool_use_result`` repeats the outcome.
         block = {"tool_use_id": tid, "type": "tool_result", "content": res}
         if not ok:
+            block["content"] = (
+                f"Exit code 1\n{res}" if name == "Bash" else f"<tool_use_error>{res}</tool_use_error>"
+            )
             block["is_error"] = True
+        elif name == "Bash":
+            block["is_error"] = False
+        outcome: object = f"Error: {res}" if not ok else (
+            {"success": True, "commandName": args.get("skill")} if name == "Skill"
+            else {"stdout": res, "stderr": "", "interrupted": False, "isImage": False} if name == "Bash" else {})  # fmt: skip
         emit({"type": "user", "message": {"role": "user", "content": [block]}, "parent_tool_use_id": None,
-              "session_id": sid, "uuid": str(uuid.uuid4())})  # fmt: skip
+              "session_id": sid, "uuid": str(uuid.uuid4()), "tool_use_result": outcome})  # fmt: skip
+        if name == "Skill" and ok:  # the skill's body follows as a synthetic user message
+            emit({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text":
+                  f"Base directory for this skill: {Path.cwd() / picked[1].parent}"}]},
+                  "parent_tool_use_id": None, "session_id": sid, "isSynthetic": True})  # fmt: skip
     emit({"type": "assistant", "message": {"id": "msg_final", "type": "message", "role": "assistant", "model": model,
           "content": [{"type": "text", "text": answer}], "stop_reason": None, "stop_sequence": None, "usage": usage},
           "parent_tool_use_id": None, "session_id": sid, "uuid": str(uuid.uuid4())})  # fmt: skip
@@ -468,10 +492,13 @@ def opencode_out(fmt, model, prompt, picked, actions, answer, n_in, n_out, ms) -
     if calls:
         ev("step_start", {"type": "step-start", "snapshot": uuid.uuid4().hex})
         for i, (name, args, res, ok) in enumerate(calls):
-            state = {"status": "completed", "input": args, "output": res} if ok else {
+            # As OpenCode 1.18 reports them: a bash call is "completed" whatever its exit
+            # status (metadata.exit); any other failed call is "error" with its message.
+            meta = {"output": res, "exit": 0 if ok else 1, "truncated": False} if name == "bash" else {}
+            state = {"status": "completed", "input": args, "output": res} if ok or name == "bash" else {
                 "status": "error", "input": args, "error": res}  # fmt: skip
             ev("tool_use", {"type": "tool", "callID": f"call_{i}", "tool": name, "state": {
-                **state, "title": name, "metadata": {}, "time": {"start": now, "end": now}}})  # fmt: skip
+                **state, "title": name, "metadata": meta, "time": {"start": now, "end": now}}})  # fmt: skip
         ev("step_finish", {"type": "step-finish", "reason": "tool-calls", "snapshot": uuid.uuid4().hex, "cost": 0,
                            "tokens": zero})  # fmt: skip
     ev("step_start", {"type": "step-start", "snapshot": uuid.uuid4().hex})
