@@ -37,9 +37,9 @@ def test_without_npm_it_says_so_in_one_line_and_installs_nothing(tmp_path):
 def test_the_pins_are_the_ones_the_tests_name():
     from importlib import util
 
-    spec = util.spec_from_file_location("real_cli_conftest", ROOT / "tests/lift/harness/real_cli/conftest.py")
+    spec = util.spec_from_file_location("real_cli_kit", ROOT / "tests/lift/harness/real_cli/_real_cli_kit.py")
     assert spec is not None and spec.loader is not None
-    conftest = util.module_from_spec(spec)
-    spec.loader.exec_module(conftest)
+    kit = util.module_from_spec(spec)
+    spec.loader.exec_module(kit)
     pinned = re.findall(r'"((?:@[\w-]+/)?[\w-]+@[\d.]+)"', SCRIPT.read_text())
-    assert sorted(pinned) == sorted(conftest.PACKAGES.values())
+    assert sorted(pinned) == sorted(kit.PACKAGES.values())

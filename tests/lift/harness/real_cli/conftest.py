@@ -8,44 +8,12 @@ so CI can never pass by skipping them.
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[4]
-CLI_DIR = ROOT / ".ci" / "agent-clis" / "node_modules" / ".bin"
-#: The pinned packages (``.ci/setup`` installs exactly these).
-PACKAGES = {
-    "claude": "@anthropic-ai/claude-code@2.1.197",
-    "codex": "@openai/codex@0.171.0",
-    "gemini": "@google/gemini-cli@0.61.0",
-    "opencode": "opencode-ai@1.18.33",
-}
-API_KEY = "sk-test-real-cli-0123456789abcdef"
-SKILL = "hello-skill"
-SKILL_MD = """---
-name: hello-skill
-description: Writes the team's hello file. Use when asked to say hello in a file.
----
-# Hello skill
-
-Write `hello.txt` containing `HELLO-FROM-SKILL`.
-"""
-#: What the scripted model runs in step 2 (the file the case checks).
-COMMAND = "printf 'HELLO-FROM-SKILL\\n' > hello.txt"
-
-
-def cli_bin(binary: str) -> Path:
-    """The pinned CLI's executable; skipped (or failed, in CI) with its install line when absent."""
-    exe = CLI_DIR / binary
-    if exe.exists() and shutil.which("node"):
-        return exe
-    line = f"bash .ci/setup (or: npm install --prefix .ci/agent-clis {PACKAGES[binary]})"
-    if os.environ.get("UPSKILL_REQUIRE_REAL_CLIS") == "1":
-        pytest.fail(f"the real `{binary}` CLI is not installed; {line}")
-    pytest.skip(f"the real `{binary}` CLI is not installed; {line}")
+from _real_cli_kit import CLI_DIR, SKILL, SKILL_MD
 
 
 @pytest.fixture
@@ -64,8 +32,6 @@ def clean_env(monkeypatch, tmp_path):
 @pytest.fixture
 def hello_skill(tmp_path) -> Path:
     """A skill whose one case asks for the hello file: passes only when the skill loaded and the file is there."""
-    import json
-
     d = tmp_path / "skills" / SKILL
     d.mkdir(parents=True)
     (d / "SKILL.md").write_text(SKILL_MD, encoding="utf-8")

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _real_cli_kit import API_KEY, COMMAND, SKILL, cli_bin
 
 from upskill_hub.lift.api import run_eval
 from upskill_hub.lift.harness import HarnessOptions
@@ -27,25 +28,6 @@ from upskill_hub.testing.agent_server import AgentScript, running_agent_server
 from upskill_hub.testing.agent_wire.anthropic import PROTOCOL
 from upskill_hub.testing.llm_server import running_llm_server
 from upskill_hub.triggering.agent_triggers import run_agent_triggers
-
-
-def _conftest():
-    """This folder's conftest (no package here, so it is loaded by path, under its own name)."""
-    import importlib.util
-    import sys
-
-    name = "real_cli_conftest"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("conftest.py"))
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-API_KEY, COMMAND, SKILL, cli_bin = (
-    getattr(_conftest(), n) for n in ("API_KEY", "COMMAND", "SKILL", "cli_bin")
-)
 
 SID = "928f983c"
 INIT = {"type": "system", "subtype": "init", "cwd": "/tmp/cc/project", "session_id": SID,

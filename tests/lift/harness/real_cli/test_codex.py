@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from _real_cli_kit import API_KEY, COMMAND, SKILL, cli_bin
 
 from upskill_hub.lift.api import run_eval
 from upskill_hub.lift.harness import HarnessOptions
@@ -28,24 +29,6 @@ from upskill_hub.testing.agent_server import AgentScript, running_agent_server, 
 from upskill_hub.testing.agent_wire.responses import PROTOCOL, Responses
 from upskill_hub.triggering.agent_triggers import run_agent_triggers
 
-
-def _conftest():
-    """This folder's conftest (no package here, so it is loaded by path, under its own name)."""
-    import importlib.util
-    import sys
-
-    name = "real_cli_conftest"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("conftest.py"))
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-API_KEY, COMMAND, SKILL, cli_bin = (
-    getattr(_conftest(), n) for n in ("API_KEY", "COMMAND", "SKILL", "cli_bin")
-)
 AGENT = "codex:scripted-model"
 
 THREAD = {"type": "thread.started", "thread_id": "01a2237b-62f3"}
