@@ -14,7 +14,8 @@ import os
 from pathlib import Path
 
 import pytest
-from _real_cli_kit import API_KEY, COMMAND, SKILL, cli_bin
+from _real_cli_kit import API_KEY, SKILL, check_triggers, cli_bin, lift_rows, script_for
+from _real_cli_kit import events as _events
 
 from upskill_hub.lift.api import run_eval
 from upskill_hub.lift.harness import HarnessOptions
@@ -22,12 +23,9 @@ from upskill_hub.lift.harness.base import CallSetup
 from upskill_hub.lift.harness.claude_code import ADAPTER
 from upskill_hub.lift.harness.run import skill_usage
 from upskill_hub.lift.prepare import EvalOptions
-from upskill_hub.rundir.trigger_rows import read_trigger_rows
-from upskill_hub.session.transcript import Transcript
-from upskill_hub.testing.agent_server import AgentScript, running_agent_server
+from upskill_hub.testing.agent_server import running_agent_server
 from upskill_hub.testing.agent_wire.anthropic import PROTOCOL
 from upskill_hub.testing.llm_server import running_llm_server
-from upskill_hub.triggering.agent_triggers import run_agent_triggers
 
 SID = "928f983c"
 INIT = {"type": "system", "subtype": "init", "cwd": "/tmp/cc/project", "session_id": SID,
@@ -187,12 +185,7 @@ def test_prepare_keeps_passed_values(tmp_path, monkeypatch):
 # --------------------------------------------------------------------------- the real CLI
 
 
-def _script(skill: str = SKILL) -> AgentScript:
-    return AgentScript(skill=skill, skill_file=f".claude/skills/{skill}/SKILL.md", command=COMMAND)
-
-
-def _events(row) -> tuple:
-    return Transcript.from_dict(json.loads(row.transcript)).events
+_script = script_for(".claude/skills")
 
 
 def _point_at(env, url: str) -> None:
@@ -212,13 +205,7 @@ def test_real_claude_eval_with_skill_passes_and_baseline_fails_to_load(clean_env
     with running_agent_server(_script(), protocols=[PROTOCOL]) as server:
         _point_at(clean_env, server.url)
         result = run_eval(hello_skill, [], _eval_options(tmp_path, HarnessOptions(timeout=120)))
-    rows = {r.condition: r for r in result.rows}
-    assert [r.error for r in result.rows] == [None, None], [r.error for r in result.rows]
-    with_skill, baseline = rows["with_skill"], rows["baseline"]
-    assert with_skill.passed is True and with_skill.triggered is True
-    assert baseline.passed is False and baseline.triggered is False
-    details = {d["type"]: d["passed"] for d in json.loads(baseline.assertion_details)}
-    assert details == {"skill-loaded": False, "file-contains": True}
+    with_skill, baseline = lift_rows(result)
     # The failed load attempt stays in the baseline's transcript, with its error.
     (failed,) = [e for e in _events(baseline) if e.name == "Skill"]
     assert failed.error is True and "Unknown skill: hello-skill" in str(failed.result)
@@ -226,12 +213,7 @@ def test_real_claude_eval_with_skill_passes_and_baseline_fails_to_load(clean_env
     assert loaded.error is False and "Launching skill" in str(loaded.result)
     # The real artifacts: the file the command wrote, nothing the CLI keeps for itself.
     for row in (with_skill, baseline):
-        assert [(f["path"], f["status"]) for f in json.loads(row.changes)["files"]] == [
-            ("hello.txt", "created")
-        ]
         assert row.input_tokens and row.output_tokens and row.cost_usd  # modelUsage and total_cost_usd
-    (lift,) = result.summary.lifts
-    assert lift.lift == pytest.approx(1.0)
     # The model's turns (3 per condition, streamed) and the CLI's warm-up HEAD of the base URL
     # reached the server, nothing else (no side question: nonessential traffic is off).
     turns = [r for r in server.requests if r.method == "POST"]
@@ -244,27 +226,7 @@ def test_real_claude_eval_with_skill_passes_and_baseline_fails_to_load(clean_env
 @pytest.mark.slow
 def test_real_claude_triggers_count_only_a_successful_load(clean_env, tmp_path):
     cli_bin("claude")
-    from upskill_hub.cases import parse_meta
-    from upskill_hub.skill import Skill
-
-    skill = Skill.create(SKILL, "Writes the team's hello file. Use when asked to say hello in a file.",
-                         "# Hello\n", meta=parse_meta({"schema_version": 1})).write(tmp_path / SKILL)  # fmt: skip
-    stats = {}
-    # The model tries hello-skill (installed: a trigger), then other-skill (absent: a failed load).
-    for tried, should in ((SKILL, True), ("other-skill", False)):
-        qfile = tmp_path / f"{tried}.json"
-        qfile.write_text(json.dumps([{"query": "Say hello in a file.", "should_trigger": should}]))
-        with running_agent_server(_script(tried), protocols=[PROTOCOL]) as server:
-            _point_at(clean_env, server.url)
-            res = run_agent_triggers(skill, ["claude-code"], harness=HarnessOptions(timeout=120), triggers_file=qfile,
-                                     output_dir=tmp_path / f"out-{tried}", cache_dir=tmp_path / "cache")  # fmt: skip
-        assert res.failed == 0, res.first_error
-        (stats[tried],) = res.stats
-        (row,) = read_trigger_rows(res.run_dir)
-        assert row.triggered is should
-    assert (stats[SKILL].n_should, stats[SKILL].triggered_should, stats[SKILL].recall) == (1, 1, 1.0)
-    other = stats["other-skill"]
-    assert (other.n_should_not, other.triggered_should_not, other.false_trigger_rate) == (1, 0, 0.0)
+    check_triggers("claude-code", _script, lambda server: _point_at(clean_env, server.url), PROTOCOL, tmp_path)
 
 
 @pytest.mark.slow

@@ -15,19 +15,17 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from _real_cli_kit import API_KEY, COMMAND, SKILL, cli_bin
+from _real_cli_kit import API_KEY, SKILL, call_setup, check_triggers, cli_bin, lift_rows, script_for
+from _real_cli_kit import events as _events
 
 from upskill_hub.lift.api import run_eval
 from upskill_hub.lift.harness import HarnessOptions
-from upskill_hub.lift.harness.base import CallSetup, UnknownOutput
+from upskill_hub.lift.harness.base import UnknownOutput
 from upskill_hub.lift.harness.codex import ADAPTER, NOTE, OPENAI_API_URL, PROVIDER_ID
 from upskill_hub.lift.harness.run import skill_usage
 from upskill_hub.lift.prepare import EvalOptions
-from upskill_hub.rundir.trigger_rows import read_trigger_rows
-from upskill_hub.session.transcript import Transcript
-from upskill_hub.testing.agent_server import AgentScript, running_agent_server, sse_reply
+from upskill_hub.testing.agent_server import running_agent_server, sse_reply
 from upskill_hub.testing.agent_wire.responses import PROTOCOL, Responses
-from upskill_hub.triggering.agent_triggers import run_agent_triggers
 
 AGENT = "codex:scripted-model"
 
@@ -153,12 +151,7 @@ def test_a_wait_for_the_network_is_named_with_its_fix():
 # --------------------------------------------------------------------------- prepare
 
 
-def _setup(tmp_path: Path, env: dict[str, str], real_home: bool = False) -> CallSetup:
-    root = tmp_path / "ws"
-    root.mkdir(mode=0o700, parents=True)
-    for d in ("home", "project"):
-        (root / d).mkdir()
-    return CallSetup(home=root / "home", project=root / "project", env=env, model=None, real_home=real_home)
+_setup = call_setup
 
 
 def test_prepare_points_codex_at_openai_base_url_with_the_key_from_the_environment(tmp_path):
@@ -198,12 +191,7 @@ def test_prepare_leaves_the_users_own_codex_home_alone(tmp_path):
 # --------------------------------------------------------------------------- the real CLI
 
 
-def _script(skill: str = SKILL) -> AgentScript:
-    return AgentScript(skill=skill, skill_file=f".agents/skills/{skill}/SKILL.md", command=COMMAND)
-
-
-def _events(row) -> tuple:
-    return Transcript.from_dict(json.loads(row.transcript)).events
+_script = script_for(".agents/skills")
 
 
 def _point_at(env, server) -> None:
@@ -224,23 +212,10 @@ def test_real_codex_eval_with_skill_passes_and_baseline_fails_to_load(clean_env,
     with running_agent_server(_script(), protocols=[PROTOCOL]) as server:
         _point_at(clean_env, server)
         result = _eval(hello_skill, tmp_path)
-    assert [r.error for r in result.rows] == [None, None], [r.error for r in result.rows]
-    rows = {r.condition: r for r in result.rows}
-    with_skill, baseline = rows["with_skill"], rows["baseline"]
-    assert with_skill.passed is True and with_skill.triggered is True
-    assert baseline.passed is False and baseline.triggered is False
-    details = {d["type"]: d["passed"] for d in json.loads(baseline.assertion_details)}
-    assert details == {"skill-loaded": False, "file-contains": True}
+    with_skill, baseline = lift_rows(result)
     # The failed load attempt stays in the baseline's transcript, with its error.
     cat = next(e for e in _events(baseline) if e.name == "command_execution" and "cat " in str(e.arguments))
     assert cat.error is True and "No such file or directory" in str(cat.result)
-    # The real artifacts: the file the command wrote, nothing Codex keeps for itself.
-    for row in (with_skill, baseline):
-        assert [(f["path"], f["status"]) for f in json.loads(row.changes)["files"]] == [
-            ("hello.txt", "created")
-        ]
-    (lift,) = result.summary.lifts
-    assert lift.lift == pytest.approx(1.0)
     assert sum(r.path == "/v1/responses" for r in server.requests) == 6  # 3 turns per condition
 
 
@@ -281,24 +256,4 @@ def test_real_codex_retries_that_end_in_a_completed_turn_are_a_passing_row(clean
 @pytest.mark.slow
 def test_real_codex_triggers_count_only_a_successful_load(clean_env, tmp_path):
     cli_bin("codex")
-    from upskill_hub.cases import parse_meta
-    from upskill_hub.skill import Skill
-
-    skill = Skill.create(SKILL, "Writes the team's hello file. Use when asked to say hello in a file.",
-                         "# Hello\n", meta=parse_meta({"schema_version": 1})).write(tmp_path / SKILL)  # fmt: skip
-    stats = {}
-    # The model tries hello-skill (installed: a trigger), then other-skill (absent: a failed load).
-    for tried, should in ((SKILL, True), ("other-skill", False)):
-        qfile = tmp_path / f"{tried}.json"
-        qfile.write_text(json.dumps([{"query": "Say hello in a file.", "should_trigger": should}]))
-        with running_agent_server(_script(tried), protocols=[PROTOCOL]) as server:
-            _point_at(clean_env, server)
-            res = run_agent_triggers(skill, [AGENT], harness=HarnessOptions(timeout=120), triggers_file=qfile,
-                                     output_dir=tmp_path / f"out-{tried}", cache_dir=tmp_path / "cache")  # fmt: skip
-        assert res.failed == 0, res.first_error
-        (stats[tried],) = res.stats
-        (row,) = read_trigger_rows(res.run_dir)
-        assert row.triggered is should
-    assert (stats[SKILL].n_should, stats[SKILL].triggered_should, stats[SKILL].recall) == (1, 1, 1.0)
-    other = stats["other-skill"]
-    assert (other.n_should_not, other.triggered_should_not, other.false_trigger_rate) == (1, 0, 0.0)
+    check_triggers(AGENT, _script, lambda server: _point_at(clean_env, server), PROTOCOL, tmp_path)

@@ -10,22 +10,18 @@ from __future__ import annotations
 
 import json
 import stat
-from pathlib import Path
 
 import pytest
-from _real_cli_kit import API_KEY, COMMAND, SKILL, cli_bin
+from _real_cli_kit import API_KEY, SKILL, call_setup, check_triggers, cli_bin, lift_rows, script_for
+from _real_cli_kit import events as _events
 
 from upskill_hub.lift.api import run_eval
 from upskill_hub.lift.harness import HarnessOptions
-from upskill_hub.lift.harness.base import CallSetup
 from upskill_hub.lift.harness.gemini import ADAPTER, NO_OUTPUT_SHOWN
 from upskill_hub.lift.harness.run import skill_usage
 from upskill_hub.lift.prepare import EvalOptions
-from upskill_hub.rundir.trigger_rows import read_trigger_rows
-from upskill_hub.session.transcript import Transcript
-from upskill_hub.testing.agent_server import AgentScript, running_agent_server
+from upskill_hub.testing.agent_server import running_agent_server
 from upskill_hub.testing.agent_wire.gemini import PROTOCOL
-from upskill_hub.triggering.agent_triggers import run_agent_triggers
 
 TS = "2026-11-28T18:41:31.000Z"
 INIT = {"type": "init", "timestamp": TS, "session_id": "4ca2961a", "model": "auto"}
@@ -128,12 +124,7 @@ def test_a_call_without_any_result_never_counts():
 # --------------------------------------------------------------------------- prepare
 
 
-def _setup(tmp_path: Path, env: dict[str, str], real_home: bool = False) -> CallSetup:
-    root = tmp_path / "ws"
-    root.mkdir(mode=0o700, parents=True)
-    for d in ("home", "project"):
-        (root / d).mkdir()
-    return CallSetup(home=root / "home", project=root / "project", env=env, model=None, real_home=real_home)
+_setup = call_setup
 
 
 def test_prepare_picks_the_api_key_auth_trusts_the_workspace_and_stays_offline(tmp_path):
@@ -159,12 +150,7 @@ def test_prepare_picks_the_api_key_auth_trusts_the_workspace_and_stays_offline(t
 # --------------------------------------------------------------------------- the real CLI
 
 
-def _script(skill: str = SKILL) -> AgentScript:
-    return AgentScript(skill=skill, skill_file=f".gemini/skills/{skill}/SKILL.md", command=COMMAND)
-
-
-def _events(row) -> tuple:
-    return Transcript.from_dict(json.loads(row.transcript)).events
+_script = script_for(".gemini/skills")
 
 
 def _point_at(env, server) -> None:
@@ -181,25 +167,12 @@ def test_real_gemini_eval_with_skill_passes_and_baseline_fails_to_load(clean_env
         opts = EvalOptions(agents=["gemini"], output_dir=tmp_path / "runs", cache_dir=tmp_path / "cache",
                            plots=False, concurrency=1, harness=HarnessOptions(timeout=120))  # fmt: skip
         result = run_eval(hello_skill, [], opts)
-    rows = {r.condition: r for r in result.rows}
-    assert [r.error for r in result.rows] == [None, None], [r.error for r in result.rows]
-    with_skill, baseline = rows["with_skill"], rows["baseline"]
-    assert with_skill.passed is True and with_skill.triggered is True
-    assert baseline.passed is False and baseline.triggered is False
-    details = {d["type"]: d["passed"] for d in json.loads(baseline.assertion_details)}
-    assert details == {"skill-loaded": False, "file-contains": True}
+    with_skill, baseline = lift_rows(result)
     # The failed load attempt stays in the baseline's transcript, with its error.
     (failed,) = [e for e in _events(baseline) if e.name == "activate_skill"]
     assert failed.error is True and "allowed values" in str(failed.result)
     (shell,) = [e for e in _events(with_skill) if e.name == "run_shell_command"]
     assert shell.result == NO_OUTPUT_SHOWN and shell.error is False
-    # The real artifacts: the file the command wrote, nothing the CLI keeps for itself.
-    for row in (with_skill, baseline):
-        assert [(f["path"], f["status"]) for f in json.loads(row.changes)["files"]] == [
-            ("hello.txt", "created")
-        ]
-    (lift,) = result.summary.lifts
-    assert lift.lift == pytest.approx(1.0)
     # The agent's turns went through the streamed API (side questions may use generateContent).
     assert sum(":streamGenerateContent" in r.path for r in server.requests) == 6  # 3 per condition
 
@@ -207,24 +180,4 @@ def test_real_gemini_eval_with_skill_passes_and_baseline_fails_to_load(clean_env
 @pytest.mark.slow
 def test_real_gemini_triggers_count_only_a_successful_load(clean_env, tmp_path):
     cli_bin("gemini")
-    from upskill_hub.cases import parse_meta
-    from upskill_hub.skill import Skill
-
-    skill = Skill.create(SKILL, "Writes the team's hello file. Use when asked to say hello in a file.",
-                         "# Hello\n", meta=parse_meta({"schema_version": 1})).write(tmp_path / SKILL)  # fmt: skip
-    stats = {}
-    # The model tries hello-skill (installed: a trigger), then other-skill (absent: a failed load).
-    for tried, should in ((SKILL, True), ("other-skill", False)):
-        qfile = tmp_path / f"{tried}.json"
-        qfile.write_text(json.dumps([{"query": "Say hello in a file.", "should_trigger": should}]))
-        with running_agent_server(_script(tried), protocols=[PROTOCOL]) as server:
-            _point_at(clean_env, server)
-            res = run_agent_triggers(skill, ["gemini"], harness=HarnessOptions(timeout=120), triggers_file=qfile,
-                                     output_dir=tmp_path / f"out-{tried}", cache_dir=tmp_path / "cache")  # fmt: skip
-        assert res.failed == 0, res.first_error
-        (stats[tried],) = res.stats
-        (row,) = read_trigger_rows(res.run_dir)
-        assert row.triggered is should
-    assert (stats[SKILL].n_should, stats[SKILL].triggered_should, stats[SKILL].recall) == (1, 1, 1.0)
-    other = stats["other-skill"]
-    assert (other.n_should_not, other.triggered_should_not, other.false_trigger_rate) == (1, 0, 0.0)
+    check_triggers("gemini", _script, lambda server: _point_at(clean_env, server), PROTOCOL, tmp_path)

@@ -13,7 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
-from _real_cli_kit import API_KEY, COMMAND, SKILL, cli_bin
+from _real_cli_kit import API_KEY, COMMAND, SKILL, check_triggers, cli_bin, lift_rows, script_for
+from _real_cli_kit import events as _events
 
 from upskill_hub.lift.api import run_eval
 from upskill_hub.lift.harness import HarnessOptions
@@ -21,11 +22,8 @@ from upskill_hub.lift.harness.base import CallSetup
 from upskill_hub.lift.harness.opencode import ADAPTER
 from upskill_hub.lift.harness.run import skill_usage
 from upskill_hub.lift.prepare import EvalOptions
-from upskill_hub.rundir.trigger_rows import read_trigger_rows
-from upskill_hub.session.transcript import Transcript
-from upskill_hub.testing.agent_server import AgentScript, running_agent_server
+from upskill_hub.testing.agent_server import running_agent_server
 from upskill_hub.testing.agent_wire.chat import PROTOCOL
-from upskill_hub.triggering.agent_triggers import run_agent_triggers
 
 MODEL = "openai-compatible/scripted-model"
 SID = "ses_ddc87d64"
@@ -184,12 +182,7 @@ def test_prepare_leaves_the_real_home_alone_and_keeps_passed_values(tmp_path):
 # --------------------------------------------------------------------------- the real CLI
 
 
-def _script(skill: str = SKILL) -> AgentScript:
-    return AgentScript(skill=skill, skill_file=f".opencode/skills/{skill}/SKILL.md", command=COMMAND)
-
-
-def _events(row) -> tuple:
-    return Transcript.from_dict(json.loads(row.transcript)).events
+_script = script_for(".opencode/skills")
 
 
 def _point_at(env, url: str) -> None:
@@ -206,25 +199,14 @@ def test_real_opencode_eval_with_skill_passes_and_baseline_fails_to_load(clean_e
     with running_agent_server(_script(), protocols=[PROTOCOL]) as server:
         _point_at(clean_env, server.url)
         result = run_eval(hello_skill, [], options)
-    rows = {r.condition: r for r in result.rows}
-    assert [r.error for r in result.rows] == [None, None], [r.error for r in result.rows]
-    with_skill, baseline = rows["with_skill"], rows["baseline"]
-    assert with_skill.passed is True and with_skill.triggered is True
-    assert baseline.passed is False and baseline.triggered is False
-    details = {d["type"]: d["passed"] for d in json.loads(baseline.assertion_details)}
-    assert details == {"skill-loaded": False, "file-contains": True}
+    with_skill, baseline = lift_rows(result)
     (failed,) = [e for e in _events(baseline) if e.name == "skill"]
     assert failed.error is True and 'Skill "hello-skill" not found' in str(failed.result)
     (loaded,) = [e for e in _events(with_skill) if e.name == "skill"]
     assert loaded.error is False and "hello-skill" in str(loaded.result)
     # The real artifacts: the file the command wrote, not OpenCode's .opencode/.gitignore.
     for row in (with_skill, baseline):
-        assert [(f["path"], f["status"]) for f in json.loads(row.changes)["files"]] == [
-            ("hello.txt", "created")
-        ]
         assert row.input_tokens and row.output_tokens
-    (lift,) = result.summary.lifts
-    assert lift.lift == pytest.approx(1.0)
     # Every request was a streamed Chat Completion to the base URL.
     assert server.requests and all(
         r.path == "/v1/chat/completions" and r.body["stream"] for r in server.requests
@@ -234,25 +216,4 @@ def test_real_opencode_eval_with_skill_passes_and_baseline_fails_to_load(clean_e
 @pytest.mark.slow
 def test_real_opencode_triggers_count_only_a_successful_load(clean_env, tmp_path):
     cli_bin("opencode")
-    from upskill_hub.cases import parse_meta
-    from upskill_hub.skill import Skill
-
-    skill = Skill.create(SKILL, "Writes the team's hello file. Use when asked to say hello in a file.",
-                         "# Hello\n", meta=parse_meta({"schema_version": 1})).write(tmp_path / SKILL)  # fmt: skip
-    stats = {}
-    # The model tries hello-skill (installed: a trigger), then other-skill (absent: a failed load).
-    for tried, should in ((SKILL, True), ("other-skill", False)):
-        qfile = tmp_path / f"{tried}.json"
-        qfile.write_text(json.dumps([{"query": "Say hello in a file.", "should_trigger": should}]))
-        with running_agent_server(_script(tried), protocols=[PROTOCOL]) as server:
-            _point_at(clean_env, server.url)
-            res = run_agent_triggers(skill, [f"opencode:{MODEL}"], harness=HarnessOptions(timeout=120),
-                                     triggers_file=qfile, output_dir=tmp_path / f"out-{tried}",
-                                     cache_dir=tmp_path / "cache")  # fmt: skip
-        assert res.failed == 0, res.first_error
-        (stats[tried],) = res.stats
-        (row,) = read_trigger_rows(res.run_dir)
-        assert row.triggered is should
-    assert (stats[SKILL].n_should, stats[SKILL].triggered_should, stats[SKILL].recall) == (1, 1, 1.0)
-    other = stats["other-skill"]
-    assert (other.n_should_not, other.triggered_should_not, other.false_trigger_rate) == (1, 0, 0.0)
+    check_triggers(f"opencode:{MODEL}", _script, lambda server: _point_at(clean_env, server.url), PROTOCOL, tmp_path)
