@@ -192,12 +192,17 @@ def test_tool_not_called_and_argument_paths_grade_the_transcript():
         {"type": "tool-arg-contains", "name": "search", "path": "query.terms[1]", "value": "TODO"},
     ]}]})  # fmt: skip
     not_called, arg_at = meta.cases[0].asserts
-    search = ToolEvent(name="search", kind="other", arguments=json.dumps({"query": {"terms": ["FIXME", "all TODO items"]}}))
-    other = ToolEvent(name="search", kind="other", arguments=json.dumps({"query": {"terms": ["TODO", "FIXME"]}}))
+    search = ToolEvent(name="search", kind="other", arguments=json.dumps({"query": {"terms": ["FIXME", "all TODO items"]}}),
+                       result="3 hits")  # fmt: skip
+    other = ToolEvent(name="search", kind="other", arguments=json.dumps({"query": {"terms": ["TODO", "FIXME"]}}),
+                      result="3 hits")  # fmt: skip
     assert check_transcript(not_called, _activity()).passed is True
     r = check_transcript(not_called, _activity(search))
     assert r.passed is False and "called anyway" in r.evidence
     assert check_transcript(arg_at, _activity(search)).passed is True
+    # A call whose result says it failed is no call (issue 46): the arguments do not count.
+    failed = ToolEvent(name="search", kind="other", arguments=search.arguments, result="timeout", error=True)
+    assert check_transcript(arg_at, _activity(failed)).passed is False
     r = check_transcript(arg_at, _activity(other))  # TODO is there, but not at that path
     assert r.passed is False and "at 'query.terms[1]'" in r.evidence
     missing = Activity(transcript=Transcript(missing="this agent's output lists no tool calls"), skill="s")

@@ -37,10 +37,11 @@ def test_cli_error_line_is_redacted(monkeypatch: pytest.MonkeyPatch, capsys: pyt
 
     secret = "hf_" + "z" * 34
 
-    def boom() -> None:
-        raise UpskillError(f"bad token {secret}")
+    class Boom:
+        def main(self, *args: object, **kwargs: object) -> None:
+            raise UpskillError(f"bad token {secret}")
 
-    monkeypatch.setattr(cli_app, "app", boom)
+    monkeypatch.setattr(cli_app, "_cli_command", Boom)
     with pytest.raises(SystemExit) as info:
         cli_app.main()
     assert info.value.code == 1

@@ -38,7 +38,7 @@ def secret_name(name: str) -> bool:
 
 _PATTERNS = [
     re.compile(r"hf_[A-Za-z0-9]{16,}"),
-    # The password of a URL's user part (``https://user:PASSWORD@host``).
+    # The password of a URL's user part (between the user's colon and the at-sign before the host).
     re.compile(r"(://[^/\s:@]{1,256}:)[^@\s/]{1,256}(?=@)"),
     re.compile(r"sk-(?:ant-)?[A-Za-z0-9_\-]{16,}"),
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
