@@ -93,7 +93,7 @@ def test_browse_table_search_and_sort():
 def test_skill_results_and_leaderboard_sorting():
     agg = compute_aggregates(_skills(), _results())
     rows = {r["model"]: r for r in skill_results_table(agg, "alpha")}
-    assert rows["m1"]["lift"].startswith("+67 pp [")
+    assert rows["m1"]["lift"].startswith("+67 pts [")
     assert rows["m1"]["baseline"].startswith("33% [")
     headers, table = leaderboard(agg, sort_by="m2")
     assert headers == ["skill", "best lift", "m1", "m2"]
@@ -122,7 +122,9 @@ def test_leaderboard_query_on_a_library_without_results_is_empty_not_a_crash(que
     from upskill_hub.space.views import leaderboard_heatmap
 
     # Read the way the Space reads a library without results shards: no files, typed columns.
-    no_results = data._read_parquets([], data.RESULT_COLUMNS, result_arrow_schema(), budget=data.ReadBudget("t"), table="results")
+    no_results = data._read_parquets(
+        [], data.RESULT_COLUMNS, result_arrow_schema(), budget=data.ReadBudget("t"), table="results"
+    )
     agg = compute_aggregates(_skills(), no_results)
     assert leaderboard(agg, query=query) == (["skill", "best lift"], [])
     assert "No lifts to compare yet" in leaderboard_heatmap(agg, query=query)
@@ -185,11 +187,18 @@ def test_cli_summary_and_space_show_the_same_interval_at_0_and_100_percent(n):
     console = Console(width=200, record=True)
     console.print(summary_table(summary))
     cli_text = console.export_text()
-    space = {r["model"]: r for r in skill_results_table(compute_aggregates(_skills(), pd.DataFrame([r.to_dict() for r in rows])), "alpha")}
+    space = {
+        r["model"]: r
+        for r in skill_results_table(
+            compute_aggregates(_skills(), pd.DataFrame([r.to_dict() for r in rows])), "alpha"
+        )
+    }
     for c in conds:
         shown = interval(c.ci_low, c.ci_high)
         rate_text = "0%" if c.condition == "baseline" else "100%"
         assert c.pass_rate == (0.0 if c.condition == "baseline" else 1.0)
         assert f"{rate_text} ({c.passed}/{c.n})" in cli_text and shown in cli_text
         assert space["m1"][c.condition] == f"{rate_text} {shown}"
-    assert interval(*wilson_interval(n, n)).endswith(", 100%]") and interval(*wilson_interval(0, n)).startswith("[0%, ")
+    assert interval(*wilson_interval(n, n)).endswith(", 100%]") and interval(
+        *wilson_interval(0, n)
+    ).startswith("[0%, ")

@@ -30,7 +30,7 @@ def test_browse_search_open_and_leaderboard(running_app, space_repo):
     by_name = {r[0]: r for r in rows}
     assert set(by_name) == {"greeting", "xss-demo", "json-helper"}
     assert rows[0][0] == "greeting"  # sorted by best lift: the only skill with results first
-    assert by_name["greeting"][3] == 3 and by_name["greeting"][1].startswith("+67 pp")
+    assert by_name["greeting"][3] == 3 and by_name["greeting"][1].startswith("+67 pts")
     assert by_name["greeting"][2] == "scripted-a"
     assert by_name["json-helper"][1] == "–"
 
@@ -50,13 +50,13 @@ def test_browse_search_open_and_leaderboard(running_app, space_repo):
     per_model = {r[0]: r for r in rrows}
     # scripted-a says BANANA with the skill (3/3) and never without (1/3: only 'plain' passes).
     assert per_model["scripted-a"][1].startswith("33% [") and per_model["scripted-a"][2].startswith("100% [")
-    assert per_model["scripted-a"][3].startswith("+67 pp")
-    assert per_model["scripted-b"][3].startswith("+0 pp")
+    assert per_model["scripted-a"][3].startswith("+67 pts")
+    assert per_model["scripted-b"][3].startswith("+0 pts")
     base_tok, skill_tok = (int(x) for x in per_model["scripted-a"][5].split(" → "))
     assert 0 < base_tok < skill_tok  # the skill's text makes the prompt longer
     assert per_model["scripted-a"][6] == "–"  # a scripted model has no known price
     # The charts carry the same intervals as the table, as text a reader (and this test) can check.
-    assert "<svg" in lift_svg and "scripted-a: +67 pp [" in lift_svg and "scripted-b: +0 pp" in lift_svg
+    assert "<svg" in lift_svg and "scripted-a: +67 pts [" in lift_svg and "scripted-b: +0 pts" in lift_svg
     assert "<svg" in pass_svg and "scripted-a with skill: 100% [" in pass_svg
     # Answers side by side for the best model, with the assertion evidence.
     assert answers_model["value"] == "scripted-a"
@@ -75,11 +75,11 @@ def test_browse_search_open_and_leaderboard(running_app, space_repo):
     assert "Hostile skill" in html
 
     heat, lb = client.predict(space_repo, "scripted-b", "", api_name="/leaderboard")
-    assert 'class="uh-heatmap"' in heat and "greeting on scripted-a: +67 pp" in heat
-    assert "uh-unsure" in heat  # scripted-b's +0 pp: its interval crosses zero, so the cell is hatched
+    assert 'class="uh-heatmap"' in heat and "greeting on scripted-a: +67 pts" in heat
+    assert "uh-unsure" in heat  # scripted-b's +0 pts: its interval crosses zero, so the cell is hatched
     lh, lrows = _data(lb)
     assert lh == ["skill", "best lift", "scripted-a", "scripted-b"]
-    assert lrows[0][0] == "greeting" and lrows[0][2].startswith("+67 pp")
+    assert lrows[0][0] == "greeting" and lrows[0][2].startswith("+67 pts")
 
 
 def test_run_an_evaluation_and_get_the_table_with_lift(running_app, space_repo, llm_server):
@@ -99,8 +99,12 @@ def test_run_an_evaluation_and_get_the_table_with_lift(running_app, space_repo, 
     sh, srows = _data(summary)
     assert sh[:4] == ["model", "baseline pass rate", "with skill pass rate", "lift"]
     per_model = {r[0]: r for r in srows}
-    assert per_model["scripted-a"][3].startswith("+67 pp") and per_model["scripted-b"][3].startswith("+0 pp")
-    assert "scripted-a: +67 pp" in lift_svg and "<svg" in pass_svg and run_handle and "/" not in run_handle  # a handle, not a server path
+    assert per_model["scripted-a"][3].startswith("+67 pts") and per_model["scripted-b"][3].startswith(
+        "+0 pts"
+    )
+    assert (
+        "scripted-a: +67 pts" in lift_svg and "<svg" in pass_svg and run_handle and "/" not in run_handle
+    )  # a handle, not a server path
 
     # Without signing in, nothing is pushed.
     assert "sign in" in client.predict(space_repo, run_handle, api_name="/push_results").lower()
@@ -111,7 +115,9 @@ def test_push_results_with_a_caller_chosen_run_dir_reads_nothing(running_app, sp
     client = Client(running_app, verbose=False)
     real = tmp_path / "runs" / "r1"
     real.mkdir(parents=True)
-    answers = {client.predict(space_repo, p, api_name="/push_results") for p in (str(real), "/etc", "/nope/x", "..")}
+    answers = {
+        client.predict(space_repo, p, api_name="/push_results") for p in (str(real), "/etc", "/nope/x", "..")
+    }
     assert len(answers) == 1
     assert "no such evaluation" in answers.pop()
 
@@ -142,7 +148,10 @@ def test_bad_input_is_one_clear_line(running_app, space_repo, monkeypatch):
 def test_huge_or_deep_test_cases_for_a_library_skill_are_one_line_errors(running_app, space_repo, llm_server):
     client = Client(running_app, verbose=False)
     spec = model_specs(llm_server)[0]
-    for meta, needle in (("[" * 300_000, "larger than"), ('{"cases": ' + "[" * 5000 + "]" * 5000 + "}", "deeper than")):
+    for meta, needle in (
+        ("[" * 300_000, "larger than"),
+        ('{"cases": ' + "[" * 5000 + "]" * 5000 + "}", "deeper than"),
+    ):
         out = client.predict(space_repo, "library", "greeting", "", meta, spec, "", "", "", "", "", 1,
                              api_name="/run_eval")  # fmt: skip
         assert out[0].startswith("**Error:**") and needle in out[0] and "\n" not in out[0]
@@ -159,8 +168,10 @@ def test_skill_without_cases_cannot_be_evaluated(running_app, space_repo, llm_se
 def test_evaluate_a_pasted_skill(running_app, space_repo, llm_server):
     client = Client(running_app, verbose=False)
     skill_md = "---\nname: pasted-banana\ndescription: Say BANANA. Use always.\n---\n# Pasted\n\nAlways say BANANA.\n"
-    meta = '{"cases": [{"id": "hi", "input": "Say hi.", "assert": [{"type": "contains", "value": "BANANA"}]}]}'
+    meta = (
+        '{"cases": [{"id": "hi", "input": "Say hi.", "assert": [{"type": "contains", "value": "BANANA"}]}]}'
+    )
     out = client.predict(space_repo, "paste", "", skill_md, meta, model_specs(llm_server)[0], "", "", "", "", "", 1,
                          api_name="/run_eval")  # fmt: skip
     assert out[0].startswith("Finished **pasted-banana**: 2 calls")
-    assert _data(out[3])[1][0][3].startswith("+100 pp")
+    assert _data(out[3])[1][0][3].startswith("+100 pts")

@@ -27,7 +27,9 @@ ARGS = [
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian chromium: apt-get install -y chromium"),
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM), reason="needs Debian chromium: apt-get install -y chromium"
+    ),
 ]
 
 
@@ -69,7 +71,9 @@ def _key_columns_fit(page, width: int) -> None:
             .map(e => [e.className, e.scrollWidth, e.clientWidth])"""
     )
     assert widths == [], f"the browse table scrolls sideways: {widths}"
-    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), "the page scrolls sideways"
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), (
+        "the page scrolls sideways"
+    )
 
 
 def test_browse_search_open_evaluate_in_chromium(running_app, space_repo, tmp_path):
@@ -82,7 +86,10 @@ def test_browse_search_open_evaluate_in_chromium(running_app, space_repo, tmp_pa
     readme = os.environ.get("UPSKILL_README_SCREENSHOTS") == "1"
     if readme:
         README_SHOTS.mkdir(parents=True, exist_ok=True)
-    with running_llm_server(banana_script, models=("scripted-a",), latency_s=1.0) as slow_llm, sync_playwright() as pw:
+    with (
+        running_llm_server(banana_script, models=("scripted-a",), latency_s=1.0) as slow_llm,
+        sync_playwright() as pw,
+    ):
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -96,7 +103,7 @@ def test_browse_search_open_evaluate_in_chromium(running_app, space_repo, tmp_pa
             expect(table).to_contain_text("xss-demo")
             expect(page.locator("#status")).to_contain_text("3 skills")
             _key_columns_fit(page, 1280)
-            expect(table).to_contain_text("+67 pp")
+            expect(table).to_contain_text("+67 pts")
             _no_placeholders(page)
             page.screenshot(path=str(shots / "01-loaded.png"), full_page=True)
             if readme:
@@ -143,7 +150,7 @@ def test_browse_search_open_evaluate_in_chromium(running_app, space_repo, tmp_pa
             expect(header).to_contain_text("3 test cases")
             page.get_by_role("tab", name="Results", exact=True).click()
             expect(page.locator("#lift-chart svg")).to_have_count(1, timeout=15_000)
-            expect(page.locator("#lift-chart")).to_contain_text("+67 pp")
+            expect(page.locator("#lift-chart")).to_contain_text("+67 pts")
             expect(page.locator("#pass-chart")).to_contain_text("with skill")
             _no_placeholders(page)
             if readme:
@@ -160,11 +167,13 @@ def test_browse_search_open_evaluate_in_chromium(running_app, space_repo, tmp_pa
             heat = page.locator("#heatmap table.uh-heatmap")
             expect(heat).to_contain_text("greeting", timeout=15_000)
             expect(heat.locator("td.uh-cell")).to_have_count(2)
-            expect(page.locator("#leaderboard-table")).to_contain_text("+67 pp")
+            expect(page.locator("#leaderboard-table")).to_contain_text("+67 pts")
             # Hatched exactly when the interval (as the table beneath prints it) contains zero.
             cells = heat.locator("td.uh-cell")
-            assert "uh-unsure" in cells.nth(1).get_attribute("class")  # scripted-b: +0 pp
-            low = int(re.search(r"\+67 pp \[([+-]\d+),", page.locator("#leaderboard-table").inner_text()).group(1))
+            assert "uh-unsure" in cells.nth(1).get_attribute("class")  # scripted-b: +0 pts
+            low = int(
+                re.search(r"\+67 pts \[([+-]\d+),", page.locator("#leaderboard-table").inner_text()).group(1)
+            )
             assert ("uh-unsure" in cells.nth(0).get_attribute("class")) == (low <= 0)
             _no_placeholders(page)
             page.screenshot(path=str(shots / "05-leaderboard.png"), full_page=True)
@@ -179,7 +188,9 @@ def test_browse_search_open_evaluate_in_chromium(running_app, space_repo, tmp_pa
             models.fill(f"openai-compatible:scripted-a@{slow_llm.url}/v1")
             page.locator("#run-btn").click()
             # Partial results: some calls done (not all), a bar, and their rows already in the live table.
-            expect(page.locator("#run-status")).to_contain_text(re.compile(r"Running .*: [1-5]/6 calls done"), timeout=20_000)
+            expect(page.locator("#run-status")).to_contain_text(
+                re.compile(r"Running .*: [1-5]/6 calls done"), timeout=20_000
+            )
             expect(page.locator("#run-progress [role=progressbar]")).to_have_count(1)
             expect(page.locator("#live-table")).to_contain_text("scripted-a")
             page.screenshot(path=str(shots / "06-progress.png"), full_page=True)
@@ -189,8 +200,8 @@ def test_browse_search_open_evaluate_in_chromium(running_app, space_repo, tmp_pa
             expect(page.locator("#run-progress")).to_contain_text("6 / 6 calls done")
             summary = page.locator("#summary-table")
             expect(summary).to_contain_text("scripted-a")
-            expect(summary).to_contain_text("+67 pp")
-            expect(page.locator("#run-lift-chart")).to_contain_text("+67 pp")
+            expect(summary).to_contain_text("+67 pts")
+            expect(page.locator("#run-lift-chart")).to_contain_text("+67 pts")
             expect(page.locator("#live-table")).to_contain_text("with_skill")
             _no_placeholders(page)
             page.screenshot(path=str(shots / "07-results.png"), full_page=True)
@@ -199,7 +210,9 @@ def test_browse_search_open_evaluate_in_chromium(running_app, space_repo, tmp_pa
             upload = tmp_path / "SKILL.md"
             upload.write_text("---\nname: uploaded\ndescription: From a file.\n---\n# Uploaded skill\n")
             page.get_by_text("Paste or upload a skill").click()
-            page.locator("#upload-skill").locator("xpath=..").locator("input[type=file]").set_input_files(str(upload))
+            page.locator("#upload-skill").locator("xpath=..").locator("input[type=file]").set_input_files(
+                str(upload)
+            )
             expect(page.locator("#pasted-skill textarea")).to_have_value(upload.read_text(), timeout=15_000)
             assert page.evaluate("() => window.__xss === undefined")
 

@@ -37,20 +37,32 @@ def _rows(outcomes: dict[str, list], model="m", skill="s"):
 
 
 def _whiskers(svg: str) -> list[tuple[float, float]]:
-    return [(float(a), float(b)) for a, b in re.findall(r'<line x1="([\d.]+)" y1="[\d.]+" x2="([\d.]+)" y2="[\d.]+" stroke="#333"', svg)]
+    return [
+        (float(a), float(b))
+        for a, b in re.findall(
+            r'<line x1="([\d.]+)" y1="[\d.]+" x2="([\d.]+)" y2="[\d.]+" stroke="#333"', svg
+        )
+    ]
 
 
 def test_ten_of_ten_draws_whiskers_inside_the_axis():
     # Issue 10's regression was a Wilson upper bound of 10/10 a hair under 1 crashing the plot.
-    agg = compute_aggregates(_skills(), pd.DataFrame(_rows({"baseline": [False] * 10, "with_skill": [True] * 10})))
+    agg = compute_aggregates(
+        _skills(), pd.DataFrame(_rows({"baseline": [False] * 10, "with_skill": [True] * 10}))
+    )
     lift_svg, pass_svg = skill_charts(agg, "s")
     assert "m with skill: 100% [" in pass_svg and "m baseline: 0% [0%, " in pass_svg
     whiskers = _whiskers(pass_svg)
     assert len(whiskers) == 2
     for lo, hi in whiskers:
-        assert charts.LEFT <= lo <= hi <= charts.LEFT + charts.WIDTH  # inside the 0..100% axis, never reversed
+        assert (
+            charts.LEFT <= lo <= hi <= charts.LEFT + charts.WIDTH
+        )  # inside the 0..100% axis, never reversed
     lift = agg.lifts.iloc[0]
-    assert f"m: {lift['lift'] * 100:+.0f} pp [{lift['ci_low'] * 100:+.0f}, {lift['ci_high'] * 100:+.0f}]" in lift_svg
+    assert (
+        f"m: {lift['lift'] * 100:+.0f} pts [{lift['ci_low'] * 100:+.0f}, {lift['ci_high'] * 100:+.0f}]"
+        in lift_svg
+    )
     assert "#1a9850" in lift_svg  # interval above zero: drawn as a clear gain
 
 
@@ -76,7 +88,9 @@ def test_edge_cases_draw_or_say_why_not(outcomes):
 def test_nothing_measured_is_a_sentence_not_an_empty_frame():
     agg = compute_aggregates(_skills(), pd.DataFrame(_rows({"baseline": ["error"], "with_skill": ["error"]})))
     lift_svg, pass_svg = skill_charts(agg, "s")
-    assert lift_svg.startswith('<p class="uh-empty">No lift yet') and pass_svg.startswith('<p class="uh-empty">No pass')
+    assert lift_svg.startswith('<p class="uh-empty">No lift yet') and pass_svg.startswith(
+        '<p class="uh-empty">No pass'
+    )
     assert charts.heatmap([], []).startswith('<p class="uh-empty">')
 
 
@@ -91,7 +105,9 @@ def test_names_from_a_dataset_are_escaped():
 def test_heatmap_follows_the_leaderboard_order_and_marks_unclear_cells():
     rows = (
         _rows({"baseline": [False] * 30, "with_skill": [True] * 30}, skill="big")  # clear gain
-        + _rows({"baseline": [True, False], "with_skill": [True, True]}, skill="small")  # +50, interval crosses 0
+        + _rows(
+            {"baseline": [True, False], "with_skill": [True, True]}, skill="small"
+        )  # +50, interval crosses 0
         + _rows({"baseline": [True] * 30, "with_skill": [False] * 30}, skill="bad")  # clear loss
     )
     agg = compute_aggregates(_skills(("big", "small", "bad")), pd.DataFrame(rows))
@@ -101,7 +117,9 @@ def test_heatmap_follows_the_leaderboard_order_and_marks_unclear_cells():
     cells = re.findall(r'<td class="([^"]+)" style="background-color:(#[0-9a-f]{6})', html)
     assert [c[0] for c in cells] == ["uh-cell", "uh-cell uh-unsure", "uh-cell"]
     assert cells[0][1] == charts.lift_colour(1.0) and cells[2][1] == charts.lift_colour(-1.0)
-    assert leaderboard_heatmap(agg, limit=2).count('<th scope="row"') == 2 and "first 2 of 3" in leaderboard_heatmap(agg, limit=2)
+    assert leaderboard_heatmap(agg, limit=2).count(
+        '<th scope="row"'
+    ) == 2 and "first 2 of 3" in leaderboard_heatmap(agg, limit=2)
 
 
 def test_lift_colour_scale():
@@ -114,4 +132,9 @@ def test_lift_colour_scale():
 def test_progress_bar():
     assert "Starting" in charts.progress_bar(0, 0)
     bar = charts.progress_bar(3, 12)
-    assert 'aria-valuenow="3"' in bar and 'aria-valuemax="12"' in bar and "width:25.0%" in bar and "3 / 12 calls" in bar
+    assert (
+        'aria-valuenow="3"' in bar
+        and 'aria-valuemax="12"' in bar
+        and "width:25.0%" in bar
+        and "3 / 12 calls" in bar
+    )

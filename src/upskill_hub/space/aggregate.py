@@ -50,14 +50,18 @@ fmt_rate = rate
 
 
 def fmt_lift(lift, lo=None, hi=None) -> str:
-    """Lift in percentage points with its interval: ``+25 pp [+5, +45]`` (the Space says pp)."""
-    return points(lift, lo, hi, unit="pp")
+    """Lift in percentage points with its interval: ``+25 pts [+5, +45]``, as the CLI's report writes it."""
+    return points(lift, lo, hi)
 
 
 @dataclass
 class Aggregates:
-    conditions: pd.DataFrame  # skill_name, model, condition, n, passed, errors, pass_rate, ci_low, ci_high, mean_tokens, mean_cost
-    lifts: pd.DataFrame  # skill_name, model, lift, ci_low, ci_high, p_value, conclusive, n_cases, token_savings
+    conditions: (
+        pd.DataFrame
+    )  # skill_name, model, condition, n, passed, errors, pass_rate, ci_low, ci_high, mean_tokens, mean_cost
+    lifts: (
+        pd.DataFrame
+    )  # skill_name, model, lift, ci_low, ci_high, p_value, conclusive, n_cases, token_savings
     skills: pd.DataFrame  # the browse table, one row per skill (see ``browse_columns``)
     skill_index: dict[str, int] = field(default_factory=dict)
     models: list[str] = field(default_factory=list)
@@ -97,13 +101,17 @@ def trigger_table(runs: pd.DataFrame | None) -> pd.DataFrame:
     have = runs[runs["triggers"].map(lambda t: t is not None and len(t) > 0)]
     if not len(have):
         return pd.DataFrame(columns=cols)
-    have = have.assign(_ts=have["timestamp"].fillna("").astype(str), _id=have["run_id"].fillna("").astype(str))
+    have = have.assign(
+        _ts=have["timestamp"].fillna("").astype(str), _id=have["run_id"].fillna("").astype(str)
+    )
     newest = have.sort_values(["_ts", "_id"], kind="stable").groupby("skill_name", sort=True).tail(1)
     out = []
     for run in newest.itertuples(index=False):
         for t in list(run.triggers)[:MAX_TRIGGER_MODELS]:
             if isinstance(t, dict) and t.get("model") is not None:
-                out.append({**{c: t.get(c) for c in cols}, "skill_name": run.skill_name, "run_id": run.run_id})
+                out.append(
+                    {**{c: t.get(c) for c in cols}, "skill_name": run.skill_name, "run_id": run.run_id}
+                )
     return pd.DataFrame(out, columns=cols)
 
 
@@ -134,7 +142,9 @@ def pd_series(values, index):
     return pd.Series(values, index=index)
 
 
-def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame, runs: pd.DataFrame | None = None) -> Aggregates:
+def compute_aggregates(
+    skills: pd.DataFrame, results: pd.DataFrame, runs: pd.DataFrame | None = None
+) -> Aggregates:
     """All the numbers the Space shows, from the skills table, the slim results rows and the runs."""
     import numpy as np
     import pandas as pd
@@ -146,9 +156,9 @@ def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame, runs: pd.Dat
         answered=answered_mask,
         pass_f=r["passed"].astype("float64").where(answered_mask),
         errored=r["error"].notna(),
-        tokens=(r["input_tokens"].astype("float64").fillna(0) + r["output_tokens"].astype("float64").fillna(0)).where(
-            answered_mask & (r["input_tokens"].notna() | r["output_tokens"].notna())
-        ),
+        tokens=(
+            r["input_tokens"].astype("float64").fillna(0) + r["output_tokens"].astype("float64").fillna(0)
+        ).where(answered_mask & (r["input_tokens"].notna() | r["output_tokens"].notna())),
         cost=(r["cost_usd"] if "cost_usd" in r.columns else pd.Series(np.nan, index=r.index))
         .astype("float64")
         .where(answered_mask),
@@ -208,7 +218,9 @@ def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame, runs: pd.Dat
         lifts = lifts.merge(savings, on=["skill_name", "model"], how="left")
     else:
         lifts["token_savings"] = np.nan
-    lifts["text"] = [fmt_lift(a, b, c) for a, b, c in zip(lifts["lift"], lifts["ci_low"], lifts["ci_high"], strict=True)]
+    lifts["text"] = [
+        fmt_lift(a, b, c) for a, b, c in zip(lifts["lift"], lifts["ci_low"], lifts["ci_high"], strict=True)
+    ]
 
     # Browse table: one row per skill with its best lift.
     browse = skills[["name", "description", "version", "token_estimate", "n_cases"]].copy()
@@ -240,7 +252,9 @@ def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame, runs: pd.Dat
     ]
     browse["best_lift_text"] = [
         fmt_lift(a, b, c)
-        for a, b, c in zip(browse["best_lift"], browse["best_lift_low"], browse["best_lift_high"], strict=True)
+        for a, b, c in zip(
+            browse["best_lift"], browse["best_lift_low"], browse["best_lift_high"], strict=True
+        )
     ]
     browse["best_model_text"] = browse["best_model"].fillna("").astype(str)
     trig = trigger_table(runs)
@@ -250,12 +264,19 @@ def compute_aggregates(skills: pd.DataFrame, results: pd.DataFrame, runs: pd.Dat
     index = {n: i for i, n in enumerate(skills["name"])}
     models = sorted(set(cond["model"])) if len(cond) else []
     return Aggregates(
-        conditions=cond, lifts=lifts, skills=browse, skill_index=index, models=models, triggers=trig, labels=labels
+        conditions=cond,
+        lifts=lifts,
+        skills=browse,
+        skill_index=index,
+        models=models,
+        triggers=trig,
+        labels=labels,
     )
 
 
 def fmt_triggers(recall, false_rate) -> str:
     """``70% / 20%``: recall on should-trigger queries / false-trigger rate on the rest."""
+
     def one(x) -> str:
         return "–" if _isnan(x) else f"{float(x) * 100:.0f}%"
 
@@ -272,10 +293,16 @@ def _best_triggers(trig: pd.DataFrame) -> pd.DataFrame:
         _r=pd.to_numeric(trig["recall"], errors="coerce").fillna(-1),
         _f=pd.to_numeric(trig["false_trigger_rate"], errors="coerce").fillna(2),
     )
-    best = t.sort_values(["skill_name", "_r", "_f"], ascending=[True, False, True], kind="stable").groupby("skill_name").head(1)
+    best = (
+        t.sort_values(["skill_name", "_r", "_f"], ascending=[True, False, True], kind="stable")
+        .groupby("skill_name")
+        .head(1)
+    )
     return pd.DataFrame(
         {
             "name": best["skill_name"].to_numpy(),
-            "triggers_text": [fmt_triggers(a, b) for a, b in zip(best["recall"], best["false_trigger_rate"], strict=True)],
+            "triggers_text": [
+                fmt_triggers(a, b) for a, b in zip(best["recall"], best["false_trigger_rate"], strict=True)
+            ],
         }
     )

@@ -65,26 +65,33 @@ def _pp(x: float) -> str:
 
 
 def lift_text(iv: Interval) -> str:
-    """``+25 pp [+5, +45]`` (or ``–``), the same text as the tables."""
+    """``+25 pts [+5, +45]`` (or ``–``), the same text as the tables and the CLI's report."""
     if not iv.measured:
         return "–"
     bounded = _finite(iv.low) and _finite(iv.high)
-    return points(iv.value, iv.low if bounded else None, iv.high if bounded else None, unit="pp")
+    return points(iv.value, iv.low if bounded else None, iv.high if bounded else None)
 
 
 def _label(text: str, n: int = 28) -> str:
-    return text if len(text) <= n else "…" + text[-(n - 1) :]  # the end of a model id tells most
+    """``text`` in at most ``n`` characters, cut in the middle: a model id's start names the family
+    and its end the size or quantisation, and two models of a library usually differ in one of them."""
+    if len(text) <= n:
+        return text
+    head = (n - 1) // 3
+    return text[:head] + "…" + text[len(text) - (n - 1 - head) :]
 
 
 def lift_chart(rows: Sequence[tuple[str, Interval]], *, title: str = "Lift by model (95% interval)") -> str:
-    """Dot-and-whisker chart of lift per model on a -100..+100 pp axis, zero marked.
+    """Dot-and-whisker chart of lift per model on a -100..+100 pts axis, zero marked.
 
     Green when the interval is above zero, red when below, grey when it crosses zero
     (the data cannot tell a difference).
     """
     rows = [(m, iv) for m, iv in rows if iv.measured]
     if not rows:
-        return empty("No lift yet: it appears once a model has answered the cases with and without the skill.")
+        return empty(
+            "No lift yet: it appears once a model has answered the cases with and without the skill."
+        )
     left, width, row_h, top = LEFT, WIDTH, 26, 30
     height = top + row_h * len(rows) + 24
 
@@ -99,24 +106,40 @@ def lift_chart(rows: Sequence[tuple[str, Interval]], *, title: str = "Lift by mo
     for tick in (-1, -0.5, 0, 0.5, 1):
         tx = x(tick)
         stroke = "#444" if tick == 0 else "#ddd"
-        parts.append(f'<line x1="{tx:.1f}" y1="{top - 6}" x2="{tx:.1f}" y2="{height - 20}" stroke="{stroke}"/>')
-        parts.append(f'<text x="{tx:.1f}" y="{height - 6}" text-anchor="middle" fill="#666">{_pp(tick)}</text>')
+        parts.append(
+            f'<line x1="{tx:.1f}" y1="{top - 6}" x2="{tx:.1f}" y2="{height - 20}" stroke="{stroke}"/>'
+        )
+        parts.append(
+            f'<text x="{tx:.1f}" y="{height - 6}" text-anchor="middle" fill="#666">{_pp(tick)}</text>'
+        )
     for i, (model, iv) in enumerate(rows):
         cy = top + row_h * i + row_h / 2
         colour = "#888" if iv.crosses_zero else ("#1a9850" if iv.value > 0 else "#d73027")
-        parts.append(f'<text x="{left - 8}" y="{cy + 4:.1f}" text-anchor="end">{html.escape(_label(model, 20))}</text>')
+        parts.append(
+            f'<text x="{left - 8}" y="{cy + 4:.1f}" text-anchor="end">{html.escape(_label(model, 20))}</text>'
+        )
         if _finite(iv.low) and _finite(iv.high):
             x1, x2 = x(iv.low), x(iv.high)
-            parts.append(f'<line x1="{x1:.1f}" y1="{cy:.1f}" x2="{x2:.1f}" y2="{cy:.1f}" stroke="{colour}" stroke-width="2"/>')
+            parts.append(
+                f'<line x1="{x1:.1f}" y1="{cy:.1f}" x2="{x2:.1f}" y2="{cy:.1f}" stroke="{colour}" stroke-width="2"/>'
+            )
             for xe in (x1, x2):
-                parts.append(f'<line x1="{xe:.1f}" y1="{cy - 5:.1f}" x2="{xe:.1f}" y2="{cy + 5:.1f}" stroke="{colour}" stroke-width="2"/>')
-        parts.append(f'<circle cx="{x(iv.value):.1f}" cy="{cy:.1f}" r="5" fill="{colour}"><title>{html.escape(model)}: {html.escape(lift_text(iv))}</title></circle>')
-        parts.append(f'<text x="{left + width + 8}" y="{cy + 4:.1f}">{html.escape(lift_text(iv).split(" [")[0])}</text>')
+                parts.append(
+                    f'<line x1="{xe:.1f}" y1="{cy - 5:.1f}" x2="{xe:.1f}" y2="{cy + 5:.1f}" stroke="{colour}" stroke-width="2"/>'
+                )
+        parts.append(
+            f'<circle cx="{x(iv.value):.1f}" cy="{cy:.1f}" r="5" fill="{colour}"><title>{html.escape(model)}: {html.escape(lift_text(iv))}</title></circle>'
+        )
+        parts.append(
+            f'<text x="{left + width + 8}" y="{cy + 4:.1f}">{html.escape(lift_text(iv).split(" [")[0])}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
 
-def pass_rate_chart(rows: Sequence[tuple[str, Interval | None, Interval | None]], *, title: str = "Pass rate (95% interval)") -> str:
+def pass_rate_chart(
+    rows: Sequence[tuple[str, Interval | None, Interval | None]], *, title: str = "Pass rate (95% interval)"
+) -> str:
     """Per model two horizontal bars, baseline and with skill, with Wilson whiskers (0..100%)."""
     rows = [r for r in rows if (r[1] and r[1].measured) or (r[2] and r[2].measured)]
     if not rows:
@@ -139,23 +162,37 @@ def pass_rate_chart(rows: Sequence[tuple[str, Interval | None, Interval | None]]
     ]
     for tick in (0, 0.25, 0.5, 0.75, 1):
         tx = x(tick)
-        parts.append(f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 20}" stroke="#e5e5e5"/>')
-        parts.append(f'<text x="{tx:.1f}" y="{height - 6}" text-anchor="middle" fill="#666">{tick:.0%}</text>')
+        parts.append(
+            f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 20}" stroke="#e5e5e5"/>'
+        )
+        parts.append(
+            f'<text x="{tx:.1f}" y="{height - 6}" text-anchor="middle" fill="#666">{tick:.0%}</text>'
+        )
     for i, (model, base, skill) in enumerate(rows):
         y0 = top + group_h * i
-        parts.append(f'<text x="{left - 8}" y="{y0 + bar_h + 4}" text-anchor="end">{html.escape(_label(model, 20))}</text>')
-        for j, (iv, colour, name) in enumerate(((base, BASELINE, "baseline"), (skill, WITH_SKILL, "with skill"))):
+        parts.append(
+            f'<text x="{left - 8}" y="{y0 + bar_h + 4}" text-anchor="end">{html.escape(_label(model, 20))}</text>'
+        )
+        for j, (iv, colour, name) in enumerate(
+            ((base, BASELINE, "baseline"), (skill, WITH_SKILL, "with skill"))
+        ):
             if iv is None or not iv.measured:
                 continue
             y = y0 + j * bar_h
             tip = f"{model} {name}: {iv.value:.0%}" + (
                 f" [{iv.low:.0%}, {iv.high:.0%}]" if _finite(iv.low) and _finite(iv.high) else ""
             )
-            parts.append(f'<rect x="{left}" y="{y}" width="{x(iv.value) - left:.1f}" height="{bar_h - 1}" fill="{colour}"><title>{html.escape(tip)}</title></rect>')
+            parts.append(
+                f'<rect x="{left}" y="{y}" width="{x(iv.value) - left:.1f}" height="{bar_h - 1}" fill="{colour}"><title>{html.escape(tip)}</title></rect>'
+            )
             if _finite(iv.low) and _finite(iv.high):
                 cy = y + (bar_h - 1) / 2
-                parts.append(f'<line x1="{x(iv.low):.1f}" y1="{cy:.1f}" x2="{x(iv.high):.1f}" y2="{cy:.1f}" stroke="#333"/>')
-            parts.append(f'<text x="{left + width + 8}" y="{y + bar_h - 2}" fill="#333">{iv.value:.0%}</text>')
+                parts.append(
+                    f'<line x1="{x(iv.low):.1f}" y1="{cy:.1f}" x2="{x(iv.high):.1f}" y2="{cy:.1f}" stroke="#333"/>'
+                )
+            parts.append(
+                f'<text x="{left + width + 8}" y="{y + bar_h - 2}" fill="#333">{iv.value:.0%}</text>'
+            )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -174,7 +211,9 @@ def lift_colour(lift: float) -> str:
 def heatmap(models: Sequence[str], rows: Sequence[tuple[str, Sequence[Interval]]], *, note: str = "") -> str:
     """Skills x models table of lift: colour = lift, hatched and marked ``?`` when the interval crosses zero."""
     if not rows or not models:
-        return empty("No lifts to compare yet: the heat map fills in once skills have results for at least one model.")
+        return empty(
+            "No lifts to compare yet: the heat map fills in once skills have results for at least one model."
+        )
     head = "".join(f'<th title="{html.escape(m)}">{html.escape(_label(m, 22))}</th>' for m in models)
     body = []
     for skill, cells in rows:
@@ -185,14 +224,18 @@ def heatmap(models: Sequence[str], rows: Sequence[tuple[str, Sequence[Interval]]
                 continue
             unsure = iv.crosses_zero
             cls = "uh-cell uh-unsure" if unsure else "uh-cell"
-            tip = f"{skill} on {model}: {lift_text(iv)}" + (" (interval crosses zero: no clear effect)" if unsure else "")
+            tip = f"{skill} on {model}: {lift_text(iv)}" + (
+                " (interval crosses zero: no clear effect)" if unsure else ""
+            )
             ci = f"[{_pp(iv.low)}, {_pp(iv.high)}]" if _finite(iv.low) and _finite(iv.high) else ""
             ink = "#fff" if abs(iv.value) >= 0.6 * SATURATION else "#111"  # readable on a strong colour
             tds.append(
                 f'<td class="{cls}" style="background-color:{lift_colour(iv.value)};color:{ink}" title="{html.escape(tip)}">'
                 f"<b>{_pp(iv.value)}</b>{'?' if unsure else ''}<small>{ci}</small></td>"
             )
-        body.append(f'<tr><th scope="row" title="{html.escape(skill)}">{html.escape(skill)}</th>{"".join(tds)}</tr>')
+        body.append(
+            f'<tr><th scope="row" title="{html.escape(skill)}">{html.escape(skill)}</th>{"".join(tds)}</tr>'
+        )
     legend = (
         '<p class="uh-legend">Lift in percentage points (with skill minus baseline), 95% interval in brackets. '
         f'<span class="uh-swatch" style="background:{lift_colour(SATURATION)}"></span> helps '
@@ -261,6 +304,10 @@ CSS = """
   #skills-table th .header { white-space: normal !important; }
   #skills-table .cell-menu-button { display: none; }
 }
+/* Gradio's Markdown wraps with overflow-wrap: anywhere, so a narrow table column breaks words
+   mid-way ("non-discriminatin/g"); break-word wraps between words and only breaks a word too long
+   for a line of its own (a long regex). */
+.md table td, .md table th, .prose table td, .prose table th { overflow-wrap: break-word; word-break: normal; }
 .uh-progress { height: 10px; background: #eee; border-radius: 5px; overflow: hidden; margin: 4px 0 8px; }
 .uh-progress > div { height: 100%; background: #ff9d00; }
 """

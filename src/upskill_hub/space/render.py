@@ -11,6 +11,7 @@ HTML allowed so harmless inline HTML still shows) and the result goes through ``
 from __future__ import annotations
 
 import html
+import re
 from functools import lru_cache
 
 #: Tags a rendered skill may use; everything else is dropped (its text kept).
@@ -110,3 +111,33 @@ def render_skill_md(skill_md: str) -> str:
 def escape(text: str) -> str:
     """HTML-escape plain text (file listings, case inputs) before it goes into HTML."""
     return html.escape(text or "", quote=True)
+
+
+#: Characters Markdown reads as syntax anywhere in a line (``\\(`` is an escaped ``(``, ``*x*``
+#: emphasis, ``[a](b)`` a link, ``~~x~~`` strikethrough, ``$$x$$`` maths in Gradio): each is
+#: backslash-escaped, which CommonMark turns back into the character itself.
+_MARKDOWN_PUNCT = frozenset("\\`*_[]~$")
+#: What makes a line a heading, list item or rule when it comes first (``# x``, ``- x``, ``1. x``).
+_LINE_START = re.compile(r"^(\s*)([#+=-]|\d+(?=[.)]))")
+
+
+def _escape_line_start(m: re.Match[str]) -> str:
+    """``# x`` -> ``\\# x``; ``1. x`` -> ``1\\. x`` (the escape goes on the character that makes the block)."""
+    lead, mark = m.group(1), m.group(2)
+    return lead + (mark + "\\" if mark.isdigit() else "\\" + mark)
+
+
+def markdown_text(text: str) -> str:
+    """Plain text (a description, an assertion, a model id) for a Markdown view, shown exactly as written.
+
+    Why: Markdown eats what it reads as syntax (``load_dataset\\(\\s*`` shows as
+    ``load_dataset(\\s*``, ``*x*`` turns italic), so user text dropped into Markdown changes.
+    HTML specials become entities (no raw HTML), ``|`` an entity (a table cell stays one cell),
+    newlines spaces (a line break cannot end a table row or start a heading), the characters
+    Markdown reads as inline syntax are backslash-escaped, and so is what would start a block.
+    Not for code spans, where backslashes are literal (use :func:`escape` there).
+    """
+    text = " ".join((text or "").splitlines())
+    text = "".join("\\" + ch if ch in _MARKDOWN_PUNCT else ch for ch in text)
+    text = _LINE_START.sub(_escape_line_start, text, count=1)
+    return html.escape(text, quote=True).replace("|", "&#124;")

@@ -43,10 +43,34 @@ RUN_CHARTS = "When the run finishes, its lift by model and pass rates per condit
 FILE_HEADERS = ["path", "size"]
 CASE_HEADERS = ["id", "split", "input", "assertions"]
 EVAL_CASE_HEADERS = ["id", "input", "assertions"]
+#: Column widths of the two Test cases tables: the input and the assertions get the room.
+CASE_WIDTHS = ["12%", "8%", "45%", "35%"]
+EVAL_CASE_WIDTHS = ["14%", "48%", "38%"]
+FILE_HINT = "Nothing picked yet: choose a file in “Show file” above to read it here."
+FILE_PICK_INFO = "The open skill's files (the table above); pick one to read it below."
+EVAL_CASES_IDLE = "Pick a library skill above, or paste a SKILL.md, to list its test cases here."
 KEYS_NOTE = (
     "Keys are used for this evaluation only: they are sent to the provider you chose, never stored, "
     "logged or pushed. This Space never uses its own keys for your runs."
 )
+
+
+def eval_case_rows(read_skill: Callable[[], Any]) -> list[list[str]]:
+    """The Evaluate tab's Test cases rows for the skill ``read_skill`` returns.
+
+    Why a function: a skill not chosen yet is the tab's idle state, not an error; it and a
+    real error (an invalid paste) are one row under the table's own headers, never a table
+    whose only header is "error".
+    """
+    try:
+        skill = read_skill()
+    except UpskillError as exc:
+        return [["–", f"Error: {redact(str(exc))}", ""]]
+    if skill is None:
+        return [["–", EVAL_CASES_IDLE, ""]]
+    from upskill_hub.space.views import case_rows
+
+    return case_rows([c.to_dict() for c in skill.meta.cases], split=False)
 
 
 def default_repo(app_dir: Path | None = None) -> str:
@@ -89,7 +113,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         )
 
     def error_md(exc: Exception) -> str:
-        return f"**Error:** {render.escape(redact(str(exc)))}"
+        return f"**Error:** {render.markdown_text(redact(str(exc)))}"
 
     def browse_frame(lib: data.Library, query="", min_tests=0, with_results=False, sort="best lift"):
         rows = views.search_skills(
@@ -156,18 +180,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         html = render.render_skill_md(data.skill_md_text(lib, name))
         files = pd.DataFrame(data.skill_files(lib, name), columns=FILE_HEADERS)
         cases = data.skill_cases(lib, name)
-        cases_df = pd.DataFrame(
-            [
-                [
-                    c["id"],
-                    c.get("split", "train"),
-                    c["input"],
-                    json.dumps(c["assert"], ensure_ascii=False),
-                ]
-                for c in cases
-            ],
-            columns=CASE_HEADERS,
-        )
+        cases_df = pd.DataFrame(views.case_rows(cases), columns=CASE_HEADERS)
         table = views.skill_results_table(lib.aggregates, name)
         results = pd.DataFrame(views.results_rows(table), columns=views.RESULT_HEADERS)
         lift_svg, pass_svg = lib.cached(("charts", name), lambda: views.skill_charts(lib.aggregates, name))
@@ -252,17 +265,11 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             return charts.empty(f"Error: {redact(str(exc))}"), pd.DataFrame([[str(exc)]], columns=["error"])
 
     def on_eval_cases(source: str, mode: str, name: str, pasted: str, meta: str):
-        try:
-            skill = _eval_skill(source, mode, name, pasted, meta, workdir=None)
-        except UpskillError as exc:
-            return pd.DataFrame([[redact(str(exc))]], columns=["error"])
-        return pd.DataFrame(
-            [
-                [c.id, c.input, json.dumps([a.to_dict() for a in c.asserts], ensure_ascii=False)]
-                for c in skill.meta.cases
-            ],
-            columns=EVAL_CASE_HEADERS,
-        )
+        def read():
+            chosen = (pasted or "").strip() if mode == "paste" else name
+            return _eval_skill(source, mode, name, pasted, meta, workdir=None) if chosen else None
+
+        return pd.DataFrame(eval_case_rows(read), columns=EVAL_CASE_HEADERS)
 
     def _eval_skill(source, mode, name, pasted, meta, workdir):
         import tempfile
@@ -430,17 +437,22 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                         )
                     with gr.Tab("Test cases"):
                         cases_table = gr.Dataframe(
-                            headers=CASE_HEADERS, interactive=False, wrap=True, elem_id="skill-cases"
-                        )
+                            headers=CASE_HEADERS, interactive=False, wrap=True, elem_id="skill-cases",
+                            column_widths=CASE_WIDTHS, show_label=False,
+                        )  # fmt: skip
                     with gr.Tab("Files"):
                         files_table = gr.Dataframe(
                             headers=FILE_HEADERS, interactive=False, elem_id="skill-files"
                         )
                         file_pick = gr.Dropdown(
-                            [], label="Show file", elem_id="file-pick", allow_custom_value=True
-                        )
+                            [], label="Show file", elem_id="file-pick", allow_custom_value=True,
+                            info=FILE_PICK_INFO,
+                        )  # fmt: skip
                         # Plain textboxes, not gr.Code: the code editor roughly doubles the page's load time.
-                        file_view = gr.Textbox(label="File", interactive=False, lines=12, max_lines=40)
+                        file_view = gr.Textbox(
+                            label="File", interactive=False, lines=12, max_lines=40, placeholder=FILE_HINT,
+                            elem_id="file-view",
+                        )  # fmt: skip
             with gr.Tab("Leaderboard", id="leaderboard") as lb_tab:
                 with gr.Row():
                     lb_sort = gr.Dropdown(
@@ -490,7 +502,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                     )
                 cases_view = gr.Dataframe(
                     headers=EVAL_CASE_HEADERS, interactive=False, wrap=True, label="Test cases and assertions",
-                    elem_id="eval-cases",
+                    elem_id="eval-cases", column_widths=EVAL_CASE_WIDTHS,
                 )  # fmt: skip
                 models_text = gr.Textbox(
                     label="Models (one per line)",

@@ -113,11 +113,25 @@ RESULT_HEADERS = [
 ]
 
 
-def _pair(a: float | None, b: float | None, fmt: str) -> str:
+def _pair(a: Any, b: Any, fmt: str) -> str:
     """``a → b`` for the two conditions; ``–`` for a side not measured (e.g. no known price)."""
     if a is None and b is None:
         return "–"
     return " → ".join("–" if x is None else format(x, fmt) for x in (a, b))
+
+
+def _cost(x: float | None) -> str | None:
+    """Dollars per answer; ``free`` for a measured zero (a local model), ``None`` when not known."""
+    if x is None:
+        return None
+    return "free" if x == 0 else f"{x:.5f}"
+
+
+def _cost_pair(a: float | None, b: float | None) -> str:
+    """``a → b`` in dollars per answer; one ``free`` when both sides cost nothing."""
+    if a == 0 and b == 0:
+        return "free"
+    return _pair(_cost(a), _cost(b), "")
 
 
 def results_rows(table: list[dict[str, Any]]) -> list[list[Any]]:
@@ -130,7 +144,7 @@ def results_rows(table: list[dict[str, Any]]) -> list[list[Any]]:
             r["lift"],
             r["paired_cases"],
             _pair(r["baseline_tokens"], r["with_skill_tokens"], "d"),
-            _pair(r.get("baseline_cost"), r.get("with_skill_cost"), ".5f"),
+            _cost_pair(r.get("baseline_cost"), r.get("with_skill_cost")),
         ]
         for r in table
     ]
@@ -239,31 +253,31 @@ def leaderboard_heatmap(agg: Aggregates, *, sort_by: str = "best", query: str = 
 
 def library_status(lib: Library, note: str) -> str:
     """The line above the Browse table: source, revision, and counts that agree with their nouns."""
-    from upskill_hub.space.render import escape
+    from upskill_hub.space.render import markdown_text
 
     return (
-        f"**{escape(lib.source)}**"
+        f"**{markdown_text(lib.source)}**"
         + (f" @ `{lib.revision[:8]}`" if lib.revision else "")
         + f" · {count(len(lib.skills), 'skill')} · {count(len(lib.results), 'result row')}"
         + f" · {count(len(lib.aggregates.models), 'model')} · {note}"
-        + "".join(f" · note: {escape(n)}" for n in getattr(lib, "notes", ()))
+        + "".join(f" · note: {markdown_text(n)}" for n in getattr(lib, "notes", ()))
     )
 
 
 def skill_summary_markdown(lib: Library, name: str) -> str:
     """A short header for a skill page: description, version, size, tests, results."""
-    from upskill_hub.space.render import escape
+    from upskill_hub.space.render import escape, markdown_text
 
     row = lib.skill_row(name)
     agg_row = lib.aggregates.skills.iloc[lib.aggregates.skill_index[name]]
     lines = [
-        f"## {escape(name)}",
-        escape(row.get("description") or ""),
+        f"## {markdown_text(name)}",
+        markdown_text(row.get("description") or ""),
         "",
         f"version `{escape(row.get('version') or '')}` · ~{count(int(row['token_estimate']), 'token')} · "
         f"{count(int(row['n_cases']), 'test case')} · {count(int(agg_row['n_results']), 'result row')}"
         + (
-            f" · licence {escape(str(row['license']))}"
+            f" · licence {markdown_text(str(row['license']))}"
             if isinstance(row.get("license"), str) and row["license"]
             else ""
         ),
@@ -272,7 +286,7 @@ def skill_summary_markdown(lib: Library, name: str) -> str:
     lines += versions_markdown(lib.runs, name)
     lines += benchmark_markdown(lib.runs, name)
     lines += flagged_assertions_markdown(lib.runs, name)
-    lines += [f"\n_Note: {escape(n)}_" for n in getattr(lib, "notes", ())]
+    lines += [f"\n_Note: {markdown_text(n)}_" for n in getattr(lib, "notes", ())]
     return "\n".join(lines)
 
 
@@ -306,9 +320,17 @@ def _whole(x: Any, plus: int = 0) -> str:
 
 
 def _cell_text(text: str) -> str:
+    """User text for a Markdown table cell, shown as written (see :func:`render.markdown_text`)."""
+    from upskill_hub.space.render import markdown_text
+
+    return markdown_text(text)
+
+
+def _code_cell(text: str) -> str:
+    """Text inside a Markdown code span (backslashes are literal there): HTML-escaped, ``|`` kept in the cell."""
     from upskill_hub.space.render import escape
 
-    return escape(text).replace("|", "&#124;")
+    return escape(text).replace("|", "&#124;").replace("`", "'")
 
 
 #: The skill page shows the lift of at most this many published versions (the newest ones),
@@ -335,7 +357,7 @@ def _lift_cell(item: Any) -> str:
         x = item.get(key)
         return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x == x else None
 
-    return _cell_text(points(num("lift"), num("ci_low"), num("ci_high")))
+    return points(num("lift"), num("ci_low"), num("ci_high"))  # our own digits and signs: no escaping
 
 
 def versions_markdown(runs: pd.DataFrame | None, name: str) -> list[str]:
@@ -370,7 +392,7 @@ def versions_markdown(runs: pd.DataFrame | None, name: str) -> list[str]:
             lift = next((x for x in lifts if (x.get("model"), x.get("mode")) == (model, mode)), None)
             who = "–" if model is None else f"{model}" + ("" if mode in (None, "inject") else f" ({mode})")
             lines.append(
-                f"| `{_cell_text(str(run.skill_version)[:12])}` | `{_cell_text(str(run.run_id))}` | {_cell_text(who)} | "
+                f"| `{_code_cell(str(run.skill_version)[:12])}` | `{_code_cell(str(run.run_id))}` | {_cell_text(who)} | "
                 f"{_lift_cell(lift) if lift else '–'} | {_cell_text(against)} | "
                 f"{_lift_cell(vs[(model, mode)]) if (model, mode) in vs else '–'} |"
             )
@@ -389,9 +411,11 @@ def benchmark_markdown(runs: pd.DataFrame | None, name: str) -> list[str]:
         return []
     known = {f.name for f in fields(BenchmarkStats)}
     stats = [BenchmarkStats(**{k: v for k, v in dict(b).items() if k in known}) for b in run.benchmark]
+    if all((st.runs or 0) <= 1 for st in stats):
+        return []  # one repeat has no spread: "± 0" would read as a measured, perfectly steady figure
     lines = [
         "",
-        f"### Spread over runs (run `{_cell_text(str(run.run_id))}`"
+        f"### Spread over runs (run `{_code_cell(str(run.run_id))}`"
         + (f", {count(int(run.runs_per_case), 'run')} per case)" if _present(run.runs_per_case) else ")"),
         "Each run is one repeat of every case: mean ± sample stddev (min–max) over runs. Pass rate: share of "
         "cases passed; time and tokens: mean per answer; delta: with skill minus without.",
@@ -419,7 +443,7 @@ def flagged_assertions_markdown(runs: pd.DataFrame | None, name: str) -> list[st
         return []
     flags = [dict(f) for f in run.assertion_flags]
     checked = int(run.assertions_checked) if _present(run.assertions_checked) else 0
-    head = f"### Assertions to check (run `{_cell_text(str(run.run_id))}`)"
+    head = f"### Assertions to check (run `{_code_cell(str(run.run_id))}`)"
     if not flags:
         return [
             "",
@@ -451,7 +475,7 @@ def flagged_assertions_markdown(runs: pd.DataFrame | None, name: str) -> list[st
 
 def trigger_markdown(agg: Aggregates, name: str) -> list[str]:
     """The skill page's trigger table: per model, how often the description made it load the skill."""
-    from upskill_hub.space.render import escape
+    from upskill_hub.space.render import escape, markdown_text
 
     trig = agg.triggers
     if trig is None or not len(trig):
@@ -477,8 +501,25 @@ def trigger_markdown(agg: Aggregates, name: str) -> list[str]:
     for t in mine.sort_values("model", kind="stable").itertuples(index=False):
         f1 = "–" if _isnan(t.f1) else f"{float(t.f1):.2f}"
         lines.append(
-            f"| {escape(str(t.model)).replace('|', '&#124;')} | "
+            f"| {markdown_text(str(t.model))} | "
             f"{cell(t.recall, t.recall_ci_low, t.recall_ci_high, t.triggered_should, t.n_should)} | "
             f"{cell(t.false_trigger_rate, t.fpr_ci_low, t.fpr_ci_high, t.triggered_should_not, t.n_should_not)} | {f1} |"
         )
     return lines
+
+
+def assertion_lines(asserts: list[dict[str, Any]]) -> str:
+    """A case's assertions for a table cell: one ``type: value`` line each, as the reports name
+    them (a regex keeps its backslashes: no JSON escaping, no Markdown)."""
+    from upskill_hub.lift.figures.assertion_audit import assertion_text
+
+    return "\n".join(assertion_text(a) for a in asserts if isinstance(a, dict))
+
+
+def case_rows(cases: list[dict[str, Any]], *, split: bool = True) -> list[list[Any]]:
+    """The Test cases tables (skill page with ``split``; Evaluate without): id, [split,] input, assertions."""
+    return [
+        [str(c.get("id", "")), *([c.get("split", "train")] if split else []), str(c.get("input", "")),
+         assertion_lines(list(c.get("assert") or []))]
+        for c in cases
+    ]  # fmt: skip
