@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shlex
 import shutil
 import subprocess
 import sys
@@ -137,6 +138,18 @@ def shown_from_cwd(path: Path) -> str:
         return str(path)
 
 
+def cli_as_typed() -> list[str]:
+    """How a user runs this upskill-hub: ``upskill-hub`` when that name on PATH is this
+    environment's script, its full path when not (a venv not activated), else ``python -m``."""
+    script = Path(sys.executable).parent / "upskill-hub"
+    if not script.is_file():
+        return [sys.executable, "-m", "upskill_hub.cli.app"]
+    found = shutil.which("upskill-hub")
+    if found and Path(found).resolve() == script.resolve():
+        return ["upskill-hub"]
+    return [str(script)]
+
+
 class _Runner:
     """Runs the demo's commands as it shows them: each printed first, then run in ``workdir``
     against the local Hub (a throwaway token, a free port), each step timed into ``report``."""
@@ -163,12 +176,15 @@ class _Runner:
         for switch in QUIET_PROGRESS_ENV:
             self.env.setdefault(switch, "1")
         self.cli = [sys.executable, "-m", "upskill_hub.cli.app"]
+        self.cli_shown = cli_as_typed()
+
+    def shown_argv(self, args: list[str]) -> list[str]:
+        """``args`` as the user would type them: the CLI by its command name where that runs it."""
+        return [*self.cli_shown, *args[len(self.cli) :]] if args[: len(self.cli)] == self.cli else list(args)
 
     def _show(self, args: list[str]) -> str:
-        shown = ["upskill-hub" if a == "upskill_hub.cli.app" else a for a in args]
-        if shown[:3] == [sys.executable, "-m", "upskill-hub"]:
-            shown = shown[2:]
-        return " ".join(shown)
+        """The command line to print: quoted (shlex.join), so it pastes into a shell as it ran."""
+        return shlex.join(self.shown_argv(args))
 
     def run(self, args: list[str], *, timeout: float = 1800) -> None:
         self.echo(f"\n$ {self._show(args)}")
@@ -335,11 +351,13 @@ class Demo(_Runner):
             "Push the skill and its results to the local Hub",
             lambda: self.run([*self.cli, "push", f"skills/{DEMO_SKILL}", "--repo", DEMO_REPO, "--results", str(run_dir)]),
         )
+        # Double quotes only: printed inside shlex.join's single quotes, it reads as written.
         load = (
             "import datasets\n"
-            f"for config in ('skills', 'results', 'runs'):\n"
-            f"    ds = datasets.load_dataset({DEMO_REPO!r}, config, split='train')\n"
-            "    print(f'{config:8s} {ds.num_rows:4d} rows  columns: {\", \".join(ds.column_names[:6])}, ...')\n"
+            'for config in ("skills", "results", "runs"):\n'
+            f'    ds = datasets.load_dataset("{DEMO_REPO}", config, split="train")\n'
+            '    columns = ", ".join(ds.column_names[:6])\n'
+            '    print(f"{config:8s} {ds.num_rows:4d} rows  columns: {columns}, ...")\n'
         )
         self.step("Read them back with datasets.load_dataset", lambda: self.run([sys.executable, "-c", load]))
 

@@ -73,5 +73,22 @@ def test_an_unreachable_cpu_index_falls_back_in_one_line(tmp_path: Path) -> None
     assert proc.returncode == 0, proc.stderr
     assert [v for v, _ in picked] == ["2.13.0"]
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "torch==2.13.0+cpu is not available from http://127.0.0.1:9/whl/cpu" in lines[0]
+    assert len(lines) == 1, proc.stderr
+    # Names the variable and its value, says what happens instead and how to avoid it; no cut pip output.
+    assert "TORCH_CPU_INDEX=http://127.0.0.1:9/whl/cpu cannot be reached" in lines[0]
+    assert "installing torch==2.13.0 from your default pip index instead" in lines[0]
     assert "CUDA build" in lines[0]
+    assert "set TORCH_CPU_INDEX to" in lines[0] and "from versions" not in lines[0]
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS wheels on PyPI are CPU builds already")
+def test_a_cpu_index_without_the_version_says_so_whole(tmp_path: Path) -> None:
+    _wheel(tmp_path / "pypi", "2.13.0")
+    _wheel(tmp_path / "cpu", "2.12.0+cpu")  # reachable, but an older release only
+    proc, picked = _resolve(tmp_path, (tmp_path / "cpu" / "simple").as_uri())
+    assert proc.returncode == 0, proc.stderr
+    assert [v for v, _ in picked] == ["2.13.0"]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "have no torch==2.13.0+cpu" in lines[0] and "TORCH_CPU_INDEX=file://" in lines[0]
+    assert "from versions" not in lines[0] and lines[0].endswith("to get the CPU build")

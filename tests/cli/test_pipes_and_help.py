@@ -172,3 +172,34 @@ def test_kernels_check_says_the_local_glibc_note_once_in_plain_words(
     assert [ln.split(":")[1].strip() for ln in err.splitlines()] == [f"build/{v}" for v in variants]
     code, out, _ = run_cli(["kernels", "check", str(tmp_path), "--format", "json"], capsys, monkeypatch)
     assert code == 0 and out.count('"abi"') == 2  # programs still get every finding
+
+
+def test_arguments_read_as_names_and_values_as_one_values_type() -> None:
+    """Issue 48, item 12: no ``{source}`` / ``{paths}...`` and no ``<list[Path]>`` in any help."""
+    for path in _commands():
+        text = _help(path, width=200)
+        usage = next(line for line in text.splitlines() if "Usage:" in line)
+        assert "{" not in usage, (path, usage)
+        assert "<list[" not in text, (path, text)
+    validate = _help(["skills", "validate"], width=200)
+    assert "Usage: upskill-hub skills validate [OPTIONS] PATHS..." in validate
+    assert re.search(r"│ \*\s+PATHS\.\.\.\s+<path>\s+Skill folders", validate), validate
+    assert "Usage: upskill-hub skills install [OPTIONS] SOURCE " in _help(["skills", "install"], width=200)
+    push = _help(["push"], width=200)
+    assert "Usage: upskill-hub push [OPTIONS] [SKILL_DIRS]..." in push
+    assert re.search(r"--results\s+<path>\s+Eval run folder", push), push
+    install = _help(["skills", "install"], width=200)
+    assert re.search(r"--skill\s+<str>\s+Skill\(s\) to take.*\[repeatable\]", install), install
+
+
+def test_every_command_shows_an_example_and_demo_states_its_default_once() -> None:
+    missing = []
+    for path in _commands():
+        text = _help(path, width=200)
+        if "Commands" in text and "Usage:" in text and "COMMAND [ARGS]" in text:
+            continue  # a group: its commands carry the examples
+        if not re.search(r"Example: (\[cyan\])?upskill-hub " + re.escape(" ".join(path)), text):
+            missing.append(" ".join(path) or "(root)")
+    assert not missing, missing
+    model = next(line for line in _help(["demo"], width=200).splitlines() if "--model" in line)
+    assert model.count("default") == 1 and "[default: local]" in model, model

@@ -48,9 +48,9 @@ def test_a_refused_command_line_is_one_line_pointing_to_help(
     ("args", "missing", "command"),
     [
         (["eval"], "SKILL", "eval"),
-        (["skills", "install"], "'source'", "skills install"),
-        (["check"], "'paths'", "check"),
-        (["pull"], "'repo'", "pull"),
+        (["skills", "install"], "'SOURCE'", "skills install"),  # as --help's usage line names it
+        (["check"], "'PATHS'", "check"),
+        (["pull"], "'REPO'", "pull"),
     ],
 )
 def test_a_missing_argument_is_named_not_answered_with_the_help(

@@ -77,7 +77,7 @@ def test_read_skill_file_serves_text_inside_the_skill(cat: Catalog) -> None:
         ("references/leak.md", "no file 'references/leak.md'"),
         ("references/blob.bin", "binary"),
         ("references/latin1.md", "not UTF-8"),
-        ("references/big.md", "byte limit"),
+        ("references/big.md", "over the 64 KB limit per file read (UPSKILL_SKILL_FILE_MAX_BYTES)"),
     ],
 )
 def test_read_skill_file_refusals_are_one_line(cat: Catalog, path: str, why: str) -> None:

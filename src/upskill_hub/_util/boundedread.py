@@ -67,7 +67,7 @@ def read_toml_text(path: str | os.PathLike[str], max_bytes: int | None = None) -
     except FileRefused as exc:
         if "files over" in exc.problem:  # say which limit, in the unit it is set in
             raise FileRefused(
-                path, f"is larger than {cap // 1000} KB; TOML files are not read past that (UPSKILL_MAX_TOML_KB)"
+                path, f"is larger than {cap / 1000:g} KB; TOML files are not read past that (UPSKILL_MAX_TOML_KB)"
             ) from None
         raise
 

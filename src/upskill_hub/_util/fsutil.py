@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from upskill_hub._util import limits
+from upskill_hub._util.sizes import size_and_limit
 from upskill_hub.errors import UpskillError
 
 #: Longest file or folder name most file systems accept (bytes of UTF-8).
@@ -271,10 +272,8 @@ class FileRefused(UpskillError):
 
 def too_big(size: int, cap: int) -> str:
     """The refusal text for a file of ``size`` bytes over ``cap`` (names the variable to lift it)."""
-    return (
-        f"is {size / 1e6:.1f} MB; files over {cap / 1e6:.0f} MB are not read "
-        f"(raise UPSKILL_MAX_FILE_MB to allow more)"
-    )
+    shown, limit = size_and_limit(size, cap)
+    return f"is {shown}; files over {limit} are not read (raise UPSKILL_MAX_FILE_MB to allow more)"
 
 
 def read_capped(path: str | os.PathLike[str], max_bytes: int | None = None, *, follow_symlinks: bool = True) -> bytes:

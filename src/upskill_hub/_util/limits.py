@@ -48,6 +48,9 @@ CHECK_THREADS = env_int("UPSKILL_CHECK_THREADS", max(1, (os.cpu_count() or 2) //
 #: Largest single file read from a skill, a run folder or a kernel project, and installed,
 #: pushed or pulled (MB). A sparse 1 GiB file is refused before a byte of it is read.
 MAX_FILE_BYTES = int(env_number("UPSKILL_MAX_FILE_MB", 50) * 1_000_000)
+#: Largest skill file a model may read in catalog mode (``read_skill_file``; bytes): a bigger
+#: one is refused to the model, counted in the eval report, and ``skills validate`` warns of it.
+SKILL_FILE_MAX_BYTES = env_int("UPSKILL_SKILL_FILE_MAX_BYTES", 64_000)
 #: Largest config file (``build.toml``, ``metadata.json``, ``run.json``, install markers) parsed (MB).
 MAX_CONFIG_BYTES = int(env_number("UPSKILL_MAX_CONFIG_MB", 4) * 1_000_000)
 #: Largest ``results.jsonl`` read back from a run folder (MB): rows are small, this is a guard.

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from upskill_hub._util.fsutil import DIR_NOFOLLOW, FILE_NOFOLLOW, FolderReplaced, open_folder_fd
+from upskill_hub._util.sizes import human_size
 
 
 class Refused(Exception):
@@ -116,11 +117,3 @@ def read_all(opened: Opened, cap: int) -> bytes:
         got += len(block)
         offset += len(block)
     return b"".join(chunks)
-
-
-def human_size(n: int) -> str:
-    """``2.1 GB``, ``5.0 KB``, ``12 bytes``: sizes in notes (decimal units, as ``ls -h --si``)."""
-    for unit, div in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if n >= div:
-            return f"{n / div:.1f} {unit}"
-    return f"{n} bytes"

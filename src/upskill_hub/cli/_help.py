@@ -11,13 +11,20 @@ Two habits of Typer's Rich help (0.2x) misled readers, on a terminal and piped a
   width it is shown at. A paragraph whose first line is ``\\b`` (Click's "do not rewrap"
   marker: commands, examples) keeps its lines as written.
 
-Both are applied by :func:`install`, which ``cli/app.py`` calls once; it changes only how
+Typer also showed arguments as ``{paths}...`` (braces read as a set, or a template to fill)
+and values as Python annotations (``<list[Path]>``). Arguments now read as Click and man
+pages write them (``PATHS...``, ``[SKILL_DIRS]...`` when optional), and a repeatable option
+shows the type of one value (``<path>``, ``<str>``) with ``[repeatable]`` after its help
+(unless the help already says how it repeats).
+
+All are applied by :func:`install`, which ``cli/app.py`` calls once; it changes only how
 help is shown, never how options parse.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any
 
 #: Click's marker for a paragraph whose line breaks are kept (the marker line is not shown).
@@ -58,9 +65,69 @@ def _display_type_rich(original: Any) -> Any:
     return display_type_rich
 
 
+_LIST_TYPE = re.compile(r"<list\[(.+)\]>")
+
+
+def element_type(shown: str) -> str:
+    """``<list[Path]>`` → ``<path>``, ``<list[str]>`` → ``<str>``: one value's type (others unchanged)."""
+    m = _LIST_TYPE.fullmatch(shown)
+    if m is None:
+        return shown
+    inner = m.group(1)
+    return f"<{'path' if inner == 'Path' else inner}>"
+
+
+def _display_type(original: Any) -> Any:
+    def display_type(self: Any, ctx: Any) -> str:
+        return element_type(original(self, ctx))
+
+    display_type.__doc__ = original.__doc__
+    display_type.upskill_elements = True  # type: ignore[attr-defined]
+    return display_type
+
+
+def _argument_name(self: Any) -> str:
+    """``PATHS``: an argument's name as usage lines write it (its metavar when it has one)."""
+    return self.metavar if self.metavar is not None else (self.name or "").upper()
+
+
+def _usage_display_name(self: Any) -> str:
+    """``PATHS...`` when required, ``[SKILL_DIRS]...`` when not (Typer wrote ``{paths}...``)."""
+    name = _argument_name(self) if self.required else f"[{_argument_name(self)}]"
+    return name + ("..." if self.nargs != 1 else "")
+
+
+def _parameter_help(original: Any) -> Any:
+    """Typer's help cell of a parameter, with ``[repeatable]`` for an option given many times."""
+
+    def get_parameter_help(*, param: Any, ctx: Any, markup_mode: Any) -> Any:
+        cell = original(param=param, ctx=ctx, markup_mode=markup_mode)
+        if getattr(param, "multiple", False) and "repeat" not in (getattr(param, "help", None) or "").lower():
+            from rich.text import Text
+            from typer.rich_utils import STYLE_OPTION_DEFAULT
+
+            cell.renderables.append(Text("[repeatable]", style=STYLE_OPTION_DEFAULT))
+        return cell
+
+    get_parameter_help.upskill_repeatable = True  # type: ignore[attr-defined]
+    return get_parameter_help
+
+
 def install() -> None:
-    """Apply both rules to Typer's Rich help (idempotent; a Typer without these hooks is left as is)."""
+    """Apply these rules to Typer's Rich help (idempotent; a Typer without these hooks is left as is)."""
     from typer import core, rich_utils
+
+    for cls in (core.TyperArgument, core.TyperOption):
+        shown = getattr(cls, "display_type", None)
+        if shown is not None and not getattr(shown, "upskill_elements", False):
+            cls.display_type = _display_type(shown)
+    if hasattr(core.TyperArgument, "_usage_display_name"):
+        core.TyperArgument._usage_display_name = _usage_display_name
+    if hasattr(core.TyperArgument, "display_name_raw"):  # the Arguments panel and error hints
+        core.TyperArgument.display_name_raw = property(_argument_name)
+    parameter_help = getattr(rich_utils, "_get_parameter_help", None)
+    if parameter_help is not None and not getattr(parameter_help, "upskill_repeatable", False):
+        rich_utils._get_parameter_help = _parameter_help(parameter_help)
 
     current = getattr(core.TyperOption, "display_type_rich", None)
     if current is not None and not getattr(current, "upskill_switches", False):

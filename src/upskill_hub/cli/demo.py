@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("demo")
     def demo(
-        model: str = typer.Option("local", "--model", help="Model to evaluate on (default: the offline local model)."),
+        model: str = typer.Option("local", "--model", help="Model to evaluate on; local is the offline one."),
         cases: int | None = typer.Option(None, "--cases", min=1, help="Run only the first N test cases (default: all)."),
         max_tokens: int = typer.Option(64, "--max-tokens", min=16, help="Answer length cap per call."),
         workdir: Path = typer.Option(Path(".upskill-demo"), "--workdir", help="Scratch folder: new, empty, or one an earlier demo made (emptied first); a folder holding other files is refused."),
@@ -30,6 +30,8 @@ def register(app: typer.Typer) -> None:
 
         Runs from any folder (the shipped skills and kernel example are copied into --workdir);
         every step prints the command it runs, from --workdir.
+
+        Example: upskill-hub demo --no-kernels --no-space --cases 2
         """
         from upskill_hub.demo import Demo
 

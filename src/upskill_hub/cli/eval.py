@@ -385,7 +385,7 @@ def eval_command(
         else None
     )
     if out.human:
-        print_report(result.summary, make_console(), str(result.run_dir))
+        print_report(result.summary, make_console(), str(result.run_dir), result.rows)
         if comparison is not None:
             cmp.render(comparison, make_console())
         if against is not None:
@@ -497,7 +497,7 @@ def _run_scenarios(path: Path, models: list[str], options, out, compare, against
             run.compare_with(f"{comp.reference_id} ({comp.reference_source})", comp.reference_rows)
             run.write()
         if out.human and summary is not None:
-            print_report(summary, make_console(), str(run.result.run_dir))
+            print_report(summary, make_console(), str(run.result.run_dir), run.result.rows)
             if against is not None:
                 _against.render_versus(summary, make_console())
             if id(run) in comparisons:

@@ -37,6 +37,8 @@ secrets. Anyone holding a write token can then run commands on this machine, so 
 write tokens and is off by default. Secrets stay in memory and are masked in logs. At most
 --max-jobs run at once; the rest wait in SCHEDULING. Jobs still running when the server
 stops are killed and end as ERROR.
+
+Example: upskill-hub hub serve --root ./hub --port 8765 --token-file tokens.txt
 """
 
 

@@ -65,7 +65,10 @@ def ls_cmd(
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
-    """Status of every shard of a run: its newest Job (attempt), stage, message and duration."""
+    """Status of every shard of a run: its newest Job (attempt), stage, message and duration.
+
+    Example: upskill-hub jobs ls RUN_ID
+    """
     from upskill_hub.jobs.status import run_jobs
 
     out = printer(fmt, as_json)
@@ -109,7 +112,10 @@ def logs_cmd(
     ),
     namespace: str | None = typer.Option(None, "--namespace", help=_NAMESPACE_HELP),
 ) -> None:
-    """Logs of the newest Job of each shard; lines are prefixed with their shard when several are shown."""
+    """Logs of the newest Job of each shard; lines are prefixed with their shard when several are shown.
+
+    Example: upskill-hub jobs logs RUN_ID --shard 0 --follow
+    """
     from upskill_hub._util.redact import redact
     from upskill_hub.jobs.status import run_jobs, stream_logs
 
@@ -127,7 +133,10 @@ def cancel_cmd(
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
-    """Cancel every Job of a run that has not ended (all shards, all attempts). Safe to repeat."""
+    """Cancel every Job of a run that has not ended (all shards, all attempts). Safe to repeat.
+
+    Example: upskill-hub jobs cancel RUN_ID
+    """
     from upskill_hub.jobs.status import LABEL_SHARD, cancel_run
 
     out = printer(fmt, as_json)

@@ -42,7 +42,10 @@ def init(
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
-    """Create a kernel project (build.toml, torch binding, kernel sources, tests, flake.nix)."""
+    """Create a kernel project (build.toml, torch binding, kernel sources, tests, flake.nix).
+
+    Example: upskill-hub kernels init my-relu --backends cuda
+    """
     from upskill_hub.kernels.scaffold import init_project
 
     out = printer(fmt, as_json)
@@ -81,6 +84,8 @@ def check(
     """Check build.toml, the layout and the built variants (and, with --nvcc, compile); exit 1 on problems.
 
     The last line is the one verdict: a ✓ line when everything passed, an Error line otherwise.
+
+    Example: upskill-hub kernels check kernels_examples/rmsnorm
     """
     from upskill_hub._util.problems import Problem
     from upskill_hub.kernels.check import check_project, has_errors
@@ -168,7 +173,10 @@ def update(
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
-    """Rewrite a legacy build.toml (no edition) as edition 5, keeping its comments and layout."""
+    """Rewrite a legacy build.toml (no edition) as edition 5, keeping its comments and layout.
+
+    Example: upskill-hub kernels update my-relu
+    """
     from upskill_hub.kernels.buildtoml import validate_build_toml
     from upskill_hub.kernels.legacy import update_project
 
@@ -206,7 +214,10 @@ def build(
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
-    """Build variants into PATH/build/<variant>/ (a failed build keeps the previous build/)."""
+    """Build variants into PATH/build/<variant>/ (a failed build keeps the previous build/).
+
+    Example: upskill-hub kernels build kernels_examples/rmsnorm --builder local
+    """
     out = printer(fmt, as_json)
     if builder not in ("local", "nix"):
         raise UpskillError(f"unknown --builder {builder!r}: use local or nix")
@@ -265,7 +276,10 @@ def push(
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
-    """Upload build/ to a Hub kernel repo on branch v<N> in one commit, with a card and benchmarks."""
+    """Upload build/ to a Hub kernel repo on branch v<N> in one commit, with a card and benchmarks.
+
+    Example: upskill-hub kernels push kernels_examples/rmsnorm --repo OWNER/rmsnorm
+    """
     from upskill_hub.hub.client import quiet_progress
     from upskill_hub.kernels.card import load_call
     from upskill_hub.kernels.push import push_kernel
@@ -312,7 +326,10 @@ def verify(
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
-    """Load the kernel with kernels.get_kernel in a fresh process and run the project's tests on it."""
+    """Load the kernel with kernels.get_kernel in a fresh process and run the project's tests on it.
+
+    Example: upskill-hub kernels verify OWNER/rmsnorm --trust-remote-code
+    """
     from upskill_hub.kernels.verify import verify_kernel
 
     out = printer(fmt, as_json)

@@ -76,6 +76,8 @@ def register(app: typer.Typer) -> None:
 
         Endpoints resolve as the SDKs do: --base-url > URL in the spec > OPENAI_BASE_URL /
         ANTHROPIC_BASE_URL > the provider's public endpoint. No call is made.
+
+        Example: upskill-hub models local sonnet openai:gpt-4.1-mini
         """
         out = printer(fmt, as_json)
         rows = [describe(s, base_url, api_key) for s in (specs or DEFAULT_SPECS)]

@@ -27,7 +27,10 @@ def runs_command(
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
-    """List past eval runs and compare their pass rates and lifts (upskill's batch folders too)."""
+    """List past eval runs and compare their pass rates and lifts (upskill's batch folders too).
+
+    Example: upskill-hub runs upskill-runs
+    """
     from rich.table import Table
 
     from upskill_hub.cli._eval_rows import RUNS_HEADERS

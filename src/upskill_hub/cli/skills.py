@@ -36,9 +36,12 @@ def validate(
     skills given together whose descriptions are nearly the same.
 
     agent: one tab-separated line per skill with its problems; quiet: the valid skills' paths.
+
+    Example: upskill-hub skills validate skills/*
     """
     from upskill_hub.descriptions import library_description_problems
     from upskill_hub.skill import EVALS_FILE, META_FILE, load_skill
+    from upskill_hub.skill.loading import catalog_read_warnings
 
     out = printer(fmt, as_json)
     report = []
@@ -50,6 +53,8 @@ def validate(
     )
     for p, res in loaded:
         res.problems.extend(advice.get(str(p), []))
+        if res.skill is not None:
+            res.problems.extend(catalog_read_warnings(res.skill, str(p)))
         failed |= not res.ok
         report.append(
             {
@@ -102,7 +107,10 @@ def list_skills(
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
-    """Show the skills in DIR as a table: name, description, version, tokens, tests."""
+    """Show the skills in DIR as a table: name, description, version, tokens, tests.
+
+    Example: upskill-hub skills list skills
+    """
     from upskill_hub.skill import find_skills, load_skill
 
     out = printer(fmt, as_json)
@@ -211,7 +219,10 @@ def show(
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
-    """Show a skill: its metadata, files, test cases and rendered SKILL.md (agent: one JSON line)."""
+    """Show a skill: its metadata, files, test cases and rendered SKILL.md (agent: one JSON line).
+
+    Example: upskill-hub skills show skills/hf-dataset-card
+    """
     from upskill_hub.skill import EVALS_FILE, META_FILE, load_skill
 
     out = printer(fmt, as_json)
@@ -333,6 +344,8 @@ def install(
 
     From a Hub repo (its skills table, or its marketplace.json alone), installs are marked
     as managed so that `skills update` can refresh them later.
+
+    Example: upskill-hub skills install skills/hf-dataset-card --claude --codex
     """
     from upskill_hub.agents import install_skill, target_dirs
     from upskill_hub.skill import skills_in
@@ -391,6 +404,8 @@ def update(
     Only managed installs are touched; skill folders you made or copied yourself are
     listed as unmanaged and left as they are. With no folder flag, every agent's folder is
     searched. Exit 1 when a source could not be read.
+
+    Example: upskill-hub skills update hf-dataset-card --claude
     """
     from upskill_hub.agents import AGENTS, target_dirs
     from upskill_hub.managed import update_managed

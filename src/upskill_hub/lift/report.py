@@ -5,6 +5,9 @@ Rendering only: every number comes from :class:`RunSummary` (see ``stats.py``).
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
+
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
@@ -14,10 +17,12 @@ from upskill_hub.rundir.schema import (
     BenchmarkStats,
     ConditionStats,
     LiftStats,
+    ResultRow,
     RunSummary,
     TriggerRow,
     TriggerStats,
 )
+from upskill_hub.session.transcript import Transcript
 
 BAR_WIDTH = 30
 
@@ -197,14 +202,45 @@ def spread_lines(summary: RunSummary) -> list[str]:
     return out
 
 
-def print_report(summary: RunSummary, console: Console, run_dir: str | None = None) -> None:
+#: Distinct reasons a refused-reads note names (the rest are counted).
+MAX_REFUSAL_REASONS = 3
+
+
+def refused_read_lines(rows: Iterable[ResultRow]) -> list[str]:
+    """How many ``read_skill_file`` calls were refused to the model, and why (catalog mode).
+
+    A refused read is one tool error the conversation goes on from: the answer is graded as if
+    the file did not exist. Without this line the only trace is in ``results.jsonl``.
+    """
+    reasons: Counter[str] = Counter()
+    for row in rows:
+        if not row.transcript:
+            continue
+        for event in Transcript.from_json(row.transcript).events:
+            if event.name == "read_skill_file" and event.error and event.result:
+                reasons[event.result.removeprefix("error: ")] += 1
+    if not reasons:
+        return []
+    shown = [f"{why} ({count(n, 'time')})" for why, n in reasons.most_common(MAX_REFUSAL_REASONS)]
+    if len(reasons) > MAX_REFUSAL_REASONS:
+        shown.append(f"{len(reasons) - MAX_REFUSAL_REASONS} more reason(s) in results.jsonl")
+    total = sum(reasons.values())
+    head = f"{count(total, 'file read')} refused to the model (it answered without the file): "
+    return [head + "; ".join(shown)]
+
+
+def print_report(
+    summary: RunSummary, console: Console, run_dir: str | None = None, rows: Iterable[ResultRow] = ()
+) -> None:
+    """The run's table, bars and notes; ``rows`` (the run's result rows) add what the summary
+    does not hold, such as file reads refused to the model."""
     from upskill_hub.lift.figures.assertion_audit import summary_lines
 
     console.print(summary_table(summary))
     if summary.triggers:
         console.print(trigger_table(summary.triggers))
     console.print(bars(summary))
-    for line in notes(summary) + spread_lines(summary):
+    for line in notes(summary) + spread_lines(summary) + refused_read_lines(rows):
         console.print(f"• {line}", highlight=False)
     audit = summary_lines(summary.assertion_flags, summary.assertions_checked)
     for line in audit:

@@ -38,6 +38,7 @@ from typing import Any
 
 from upskill_hub._util import limits
 from upskill_hub._util.fsutil import FileRefused, kind_of, storage_error, write_json_atomic
+from upskill_hub._util.sizes import size_and_limit
 from upskill_hub.rundir import files as run_files
 from upskill_hub.rundir.schema import TriggerRow, record_problem
 
@@ -119,10 +120,10 @@ class RowLines:
             if not stat.S_ISREG(st.st_mode):
                 raise FileRefused(self.path, f"is {kind_of(st.st_mode)}; only regular files are read")
             if st.st_size > self.max_bytes:
+                size, limit = size_and_limit(st.st_size, self.max_bytes)
                 raise FileRefused(
                     self.path,
-                    f"is {st.st_size / 1e6:.1f} MB; row files over {self.max_bytes / 1e6:.0f} MB are not read "
-                    "(raise UPSKILL_MAX_RESULTS_MB to allow more)",
+                    f"is {size}; row files over {limit} are not read (raise UPSKILL_MAX_RESULTS_MB to allow more)",
                 )
             os.set_blocking(fd, True)
             pending = b""

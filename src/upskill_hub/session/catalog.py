@@ -29,14 +29,16 @@ from dataclasses import dataclass, field
 from html import escape
 
 from upskill_hub._util.fsutil import check_relpath
-from upskill_hub._util.limits import env_int
+from upskill_hub._util.limits import SKILL_FILE_MAX_BYTES, env_int
+from upskill_hub._util.sizes import size_and_limit
 from upskill_hub.errors import UpskillError
 from upskill_hub.models.base import Completion, Message, ToolCall, ToolSpec, Usage
 from upskill_hub.session.transcript import Transcript, TranscriptBuilder
 from upskill_hub.skill import Skill
 
-#: Largest skill file ``read_skill_file`` returns (bytes); bigger files are a tool error.
-MAX_FILE_BYTES = env_int("UPSKILL_SKILL_FILE_MAX_BYTES", 64_000)
+#: Largest skill file ``read_skill_file`` returns (bytes); bigger files are a tool error
+#: (``UPSKILL_SKILL_FILE_MAX_BYTES``; set in limits.py, which ``skills validate`` reads too).
+MAX_FILE_BYTES = SKILL_FILE_MAX_BYTES
 #: Model turns one catalog answer may take (each tool round trip is one turn).
 DEFAULT_MAX_TURNS = 8
 #: Tokens (input + output, summed over turns) one catalog answer may spend; each turn counts the
@@ -143,7 +145,10 @@ class CatalogSkill:
         if data is None:
             raise ToolRefusal(f"no file {path!r} in skill {self.name}; files: {self.file_list()}")
         if len(data) > MAX_FILE_BYTES:
-            raise ToolRefusal(f"refused {path!r}: {len(data)} bytes, over the {MAX_FILE_BYTES}-byte limit")
+            size, limit = size_and_limit(len(data), MAX_FILE_BYTES)
+            raise ToolRefusal(
+                f"refused {path!r}: {size}, over the {limit} limit per file read (UPSKILL_SKILL_FILE_MAX_BYTES)"
+            )
         if b"\0" in data:
             raise ToolRefusal(f"refused {path!r}: a binary file, not text")
         try:

@@ -12,8 +12,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from upskill_hub._util import fsutil
+from upskill_hub._util import fsutil, limits
 from upskill_hub._util.problems import Problem
+from upskill_hub._util.sizes import size_and_limit
 from upskill_hub.cases import CasesError, SkillMeta, load_meta_text
 from upskill_hub.errors import UpskillError
 from upskill_hub.skill.frontmatter import (
@@ -331,3 +332,27 @@ def skills_in(source: str | Path, names: list[str] | None = None) -> list[Skill]
 def _frontmatter_name(folder: Path) -> str | None:
     res = load_skill(folder)
     return res.skill.name if res.skill is not None else None
+
+
+def catalog_read_warnings(skill: Skill, shown: str) -> list[Problem]:
+    """A warning per text file a model could not read in catalog mode, being too big.
+
+    Such a file passes every other check (``UPSKILL_MAX_FILE_MB`` is 50 MB) but
+    ``read_skill_file`` refuses it to the model, which answers without it: say so before a run.
+    Binary files are left out (the model is never served them, whatever their size).
+    """
+    cap = limits.SKILL_FILE_MAX_BYTES
+    out = []
+    for rel, data in sorted(skill.without_tests().files.items()):
+        if rel == SKILL_FILE or len(data) <= cap or b"\0" in data:
+            continue
+        size, limit = size_and_limit(len(data), cap)
+        out.append(
+            Problem(
+                shown, rel,
+                f"is {size}; in catalog mode the model is refused files over {limit} "
+                "(raise UPSKILL_SKILL_FILE_MAX_BYTES to allow more)",
+                "warning",
+            )
+        )  # fmt: skip
+    return out

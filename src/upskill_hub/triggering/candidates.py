@@ -8,6 +8,7 @@ import dataclasses
 from pathlib import Path
 
 from upskill_hub._util.fsutil import BIDI_CONTROLS, FileRefused, read_text_capped
+from upskill_hub._util.sizes import exact_size
 from upskill_hub.descriptions import check_description, replace_description
 from upskill_hub.errors import OptionError, PathError, UpskillError
 from upskill_hub.skill import SKILL_FILE, Skill, render_skill_md
@@ -49,7 +50,7 @@ def read_description_arg(value: str) -> tuple[str, str]:
     except FileRefused as exc:
         problem = exc.problem
         if "files over" in problem:
-            problem = f"{problem.split(';')[0]}; description files over {MAX_DESCRIPTION_FILE_BYTES // 1000} KB are not read"
+            problem = f"{problem.split(';')[0]}; description files over {exact_size(MAX_DESCRIPTION_FILE_BYTES)} are not read"
         raise PathError(path, problem, kind="description file") from None
     return check_candidate_description(text.removeprefix("\ufeff").strip(), f"description file {path}"), str(path)
 

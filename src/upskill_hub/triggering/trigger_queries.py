@@ -16,6 +16,7 @@ from pathlib import Path
 from upskill_hub._util import limits
 from upskill_hub._util.boundedread import read_json_file
 from upskill_hub._util.fsutil import FileRefused
+from upskill_hub._util.sizes import exact_size
 from upskill_hub.cases import CasesError, TriggerQuery, parse_triggers
 from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.skill import Skill
@@ -57,7 +58,7 @@ def read_triggers_file(path: Path) -> list[TriggerQuery]:
         problem = exc.problem
         if "files over" in problem:  # name the limit that applies here
             size = problem.split(";")[0]
-            problem = f"{size}; trigger files over {MAX_TRIGGERS_FILE_BYTES / 1e6:.0f} MB are not read (UPSKILL_MAX_TRIGGERS_MB)"
+            problem = f"{size}; trigger files over {exact_size(MAX_TRIGGERS_FILE_BYTES)} are not read (UPSKILL_MAX_TRIGGERS_MB)"
         raise PathError(path, problem, kind="triggers file") from None
     if isinstance(raw, list) and len(raw) > MAX_TRIGGER_QUERIES:
         raise PathError(
