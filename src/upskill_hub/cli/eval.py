@@ -95,7 +95,9 @@ def eval_command(
         None, "--cache-dir", help="Response cache folder (default: $UPSKILL_HUB_CACHE or the user cache dir)."
     ),
     judge: str | None = typer.Option(
-        None, "--judge", help="Model spec grading llm-rubric assertions (default: the first --model)."
+        None, "--judge",
+        help="Model spec grading llm-rubric assertions (default: the first --model); a bare NAME is served by "
+        "--base-url like --model, provider:NAME or NAME@URL keep their own.",
     ),
     temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature for every call."),
     max_tokens: int = typer.Option(1024, "--max-tokens", help="Maximum output tokens per call."),

@@ -185,7 +185,7 @@ def triggers_command(
         rows = [row for _, row in pairs]
         headers = ["run_id", "model", "recall", "recall_ci_low", "recall_ci_high", "false_trigger_rate",
                    "fpr_ci_low", "fpr_ci_high", "precision", "f1", "threshold", "queries_passed", "queries_failed"]  # fmt: skip
-        data = [{**row, "queries": [q.to_dict() for q in r.queries if q.model == row["model"]]} for r, row in pairs]
+        data = [_model_json(r, row) for r, row in pairs]
         out.table(rows, headers, id_key="run_id", json_data=data)
     failed = sum(res.failed for res in results)
     if failed:
@@ -201,6 +201,16 @@ def _model_row(res: TriggerResult, st: TriggerStats) -> dict[str, object]:
         "candidate_description": res.description,
         "queries_passed": sum(q.passed is True for q in mine), "queries_failed": sum(q.passed is False for q in mine),
     }  # fmt: skip
+
+
+def _model_json(res: TriggerResult, row: dict[str, object]) -> dict[str, object]:
+    """One model's JSON: our figures and per-query rows, plus skill-creator run_eval's fields
+    (``results``, ``summary``, ``description``) so its improve_description.py reads the object."""
+    from upskill_hub.triggering.query_verdicts import run_eval_fields
+
+    mine = [q for q in res.queries if q.model == row["model"]]
+    return {**row, "queries": [q.to_dict() for q in mine],
+            **run_eval_fields(res.skill_name, res.tested_description, mine)}  # fmt: skip
 
 
 def check_options(

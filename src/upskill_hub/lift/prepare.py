@@ -20,7 +20,7 @@ from upskill_hub.lift.grading.assertions import needs_judge, requires_explicit_j
 from upskill_hub.lift.harness import HarnessOptions, prepare_agents
 from upskill_hub.lift.runner import BASE_SYSTEM_PROMPT, EvalPlan, conditions_for
 from upskill_hub.models.base import GenerationParams, ModelClient
-from upskill_hub.models.spec import ModelSpec
+from upskill_hub.models.spec import ModelSpec, parse_judge_spec
 from upskill_hub.rundir.schema import ResultRow
 from upskill_hub.session.catalog import DEFAULT_MAX_TURNS
 from upskill_hub.session.clients import (
@@ -226,8 +226,9 @@ async def prepare_eval(
             for k, spec in jspecs.items():
                 if isinstance(spec, ModelClient):
                     judges[k] = spec
-                else:
-                    (jc,) = open_clients([spec], None, timeout=timeout, max_retries=max_retries)
+                else:  # a judge's bare name is served by --base-url, as a model's is
+                    judge_spec = parse_judge_spec(spec, base_url)
+                    (jc,) = open_clients([judge_spec], None, timeout=timeout, max_retries=max_retries)
                     judges[k] = jc
                     opened.append(jc)
             judge_label = client_label(judges[None])

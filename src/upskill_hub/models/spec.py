@@ -175,5 +175,28 @@ def parse_model_spec(spec: str, base_url: str | None = None) -> ModelSpec:
     raise UpskillError(f"unknown model spec {raw!r}; {FORMS_HINT}")
 
 
+def parse_judge_spec(spec: str, base_url: str | None = None) -> ModelSpec:
+    """Parse a judge's spec: ``--base-url`` serves it as it serves ``--model``, unless it names its own.
+
+    ``-m NAME --judge NAME --base-url URL`` must grade through URL (a local endpoint's user
+    has no other judge, and evals.json rubrics refuse self-grading by default), so a bare
+    name and ``openai-compatible:NAME`` take ``base_url`` exactly as :func:`parse_model_spec`
+    gives it to a model. A judge that names its provider (``openai:``, ``anthropic:``, ``hf:``,
+    an alias, ``local``) or its endpoint (``openai-compatible:NAME@URL``) keeps it: that is how
+    a hosted judge grades a model served at ``--base-url``.
+    """
+    raw = (spec or "").strip()
+    prefix, sep, rest = raw.partition(":")
+    provider = _PROVIDER_PREFIXES.get(prefix.lower()) if sep else None
+    own = (
+        raw.lower() in ALIASES
+        or raw.lower() == "local"
+        or (provider is not None and provider != "openai-compatible")
+    )
+    if provider == "openai-compatible" and "@" in rest:
+        own = True
+    return parse_model_spec(spec, None if own else base_url)
+
+
 #: The model used when nothing is configured: a real small model that runs offline.
 DEFAULT_MODEL_SPEC = "local"

@@ -289,10 +289,12 @@ class BenchmarkStats:
 class AssertionFlag:
     """One assertion the run's rows show to be weak, and the counts that show it.
 
-    ``kind``: ``non_discriminating`` (passes in at least 90% of the calls of each
-    condition: it cannot tell them apart), ``always_fails`` (never passes in either
-    condition: too hard, or broken) or ``flaky`` (differs between repeats of the same case
-    and condition: it measures noise). Counted from the rows' assertion details, no model.
+    ``kind``: ``worse_with_skill`` (passes in at least 90% of the baseline's calls and fails
+    in at least 90% of the with-skill ones: the skill breaks it), ``non_discriminating``
+    (passes in at least 90% of the calls of each condition: it cannot tell them apart),
+    ``always_fails`` (never passes in either condition: too hard, or broken) or ``flaky``
+    (differs between repeats of the same case and condition: it measures noise). Counted
+    from the rows' assertion details, no model.
     """
 
     model: str

@@ -434,7 +434,8 @@ def benchmark_markdown(runs: pd.DataFrame | None, name: str) -> list[str]:
 
 def flagged_assertions_markdown(runs: pd.DataFrame | None, name: str) -> list[str]:
     """The skill page's assertion analysis of the skill's newest analysed run: which assertions
-    measure nothing (pass in both conditions, fail in both, or flip between repeats), with counts."""
+    measure nothing (pass in both conditions, fail in both, or flip between repeats) or fail only
+    with the skill, with counts."""
     from upskill_hub.lift.figures.assertion_audit import KINDS, MEANING, NAME
     from upskill_hub.lift.figures.benchmark import label
 
@@ -448,7 +449,8 @@ def flagged_assertions_markdown(runs: pd.DataFrame | None, name: str) -> list[st
         return [
             "",
             head,
-            f"None of {count(checked, 'assertion')} passes in both conditions, fails in both, or flips between repeats.",
+            f"None of {count(checked, 'assertion')} fails only with the skill, passes in both conditions, "
+            "fails in both, or flips between repeats.",
         ]
     kinds = [k for k in KINDS if any(f["kind"] == k for f in flags)]
     lines = ["", head, f"{count(len(flags), 'flag')} on {count(checked, 'assertion')} checked:", ""]

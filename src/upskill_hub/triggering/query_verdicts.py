@@ -67,6 +67,32 @@ def query_rates(rows: Iterable[TriggerRow], threshold: float = DEFAULT_THRESHOLD
     return [query_rate(m, q, n, k, e, threshold) for (m, _), (q, n, k, e) in counts.items()]
 
 
+def run_eval_fields(skill_name: str, description: str, rates: Iterable[QueryRate]) -> dict[str, Any]:
+    """The fields of skill-creator's ``run_eval.py`` output, so its ``improve_description.py``
+    (and ``run_loop``'s reports) read our verdicts as they read its own.
+
+    Each measured query is one of ``results``: ``trigger_rate`` (loads over answered runs),
+    ``triggers`` (the loads), ``runs`` (the answered runs) and ``pass`` (the verdict at the run's
+    threshold, run_eval's rule); ``summary`` counts them (``failed`` = ``total`` - ``passed``).
+    A query with no answered run has no verdict and is left out, where run_eval would have counted
+    its failed calls as misses. With several models each (model, query) is one result, named by
+    ``model``. Our own names (``rate``, ``triggered``, ``passed``) stay in ``queries``.
+    """
+    results = [
+        {"query": r.query, "should_trigger": r.should_trigger, "trigger_rate": r.rate, "triggers": r.triggered,
+         "runs": r.runs, "pass": r.passed, "model": r.model}
+        for r in rates
+        if r.passed is not None
+    ]  # fmt: skip
+    passed = sum(bool(r["pass"]) for r in results)
+    return {
+        "skill_name": skill_name,
+        "description": description,
+        "results": results,
+        "summary": {"total": len(results), "passed": passed, "failed": len(results) - passed},
+    }
+
+
 def failing_queries(rates: Iterable[QueryRate]) -> list[QueryRate]:
     """The queries whose verdict is a fail (each once per model, however many repeats went wrong)."""
     return [r for r in rates if r.passed is False]

@@ -79,6 +79,7 @@ from upskill_hub.triggering.query_verdicts import (
     check_threshold,
     failing_queries,
     query_rate,
+    run_eval_fields,
 )
 from upskill_hub.triggering.trigger_queries import MAX_TRIGGER_CALLS, check_plan_size, resolve_queries
 
@@ -212,6 +213,8 @@ class TriggerResult:
     queries: list[QueryRate] = field(default_factory=list)
     description: str | None = None
     description_source: str | None = None
+    #: The description the calls saw (the candidate's, else SKILL.md's): run_eval's ``description``.
+    tested_description: str = ""
     _order: Callable[[TriggerRow], int | None] | None = field(default=None, repr=False)
 
     @property
@@ -490,13 +493,15 @@ async def drive_trigger_run(
         if answered[ci][qi] or errs[ci][qi]
     ]
     write_query_rates(
-        run_dir, {"run_id": run_dir.name, "skill_name": skill.name, "skill_version": skill.version, "runs": runs,
-                  "threshold": plan.threshold, **plan.queries_meta, "candidate_description": plan.candidate}, rates,
+        run_dir, {"run_id": run_dir.name, "skill_version": skill.version, "runs": runs,
+                  "threshold": plan.threshold, **plan.queries_meta, "candidate_description": plan.candidate,
+                  **run_eval_fields(skill.name, skill.description, rates)}, rates,
     )  # fmt: skip
     return TriggerResult(
         run_dir, stats, plan.source, skill_name=skill.name, fresh_calls=fresh, skipped=len(done), wrong=wrong.rows(),
         n_wrong=wrong.n, failed=failed, first_error=first_error, threshold=plan.threshold, queries=rates,
         description=plan.description, description_source=plan.candidate["source"] if plan.candidate else None,
+        tested_description=skill.description,
         _order=index_of,
     )  # fmt: skip
 

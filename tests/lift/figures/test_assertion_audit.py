@@ -71,7 +71,7 @@ def test_a_difference_between_conditions_is_not_flakiness():
     result = audit_rows(rows)
     assert result.flags == [] and result.checked == 1
     assert summary_lines(result.flags, result.checked) == [
-        "assertion analysis: none of 1 assertion is non-discriminating, always failing or flaky"
+        "assertion analysis: none of 1 assertion is worse with the skill, non-discriminating, always failing or flaky"
     ]
 
 

@@ -1,9 +1,13 @@
 """Which assertions of a run measure nothing: counted exactly from the rows, no model asked.
 
-A lift is only as good as the assertions behind it. Three kinds give a skill's author a
+A lift is only as good as the assertions behind it. Four kinds give a skill's author a
 false picture, and the rows of every run already hold what it takes to find them (each
 row's ``assertion_details`` lists every assertion's result, in the case's order):
 
+* **worse with the skill**: passes in at least :data:`THRESHOLD` of the baseline's calls
+  and fails in at least that share of the with-skill calls (3/3 without, 0/3 with): the
+  skill breaks what the model did right alone. A pooled lift can hide it behind gains
+  elsewhere, so it is named apart, first.
 * **non-discriminating**: passes in at least :data:`THRESHOLD` of the calls *of each*
   condition. Baseline and with-skill answers both pass it, so it cannot show what the
   skill changes (skill-creator's example note: "passes 100% in both configurations").
@@ -14,7 +18,7 @@ row's ``assertion_details`` lists every assertion's result, in the case's order)
 
 skill-creator leaves this to an LLM "analyst"; here it is counts. An assertion is
 identified by model x mode (x agent) x case x position: a check can tell conditions apart
-for one model and not for another. The first two kinds need both conditions (a run with
+for one model and not for another. The first three kinds need both conditions (a run with
 ``--no-baseline`` is only checked for flakiness); only answered calls count (a failed
 call graded nothing).
 """
@@ -31,15 +35,26 @@ from upskill_hub._util import safejson
 from upskill_hub._util.percent import count
 from upskill_hub.rundir.schema import AssertionFlag, ResultRow
 
-#: Share of each condition's calls an assertion must pass to be called non-discriminating.
+#: Share of each condition's calls an assertion must pass to be called non-discriminating (and, for
+#: worse with the skill, pass without it and fail with it).
 THRESHOLD = 0.9
 NON_DISCRIMINATING, ALWAYS_FAILS, FLAKY = "non_discriminating", "always_fails", "flaky"
-#: The kinds, in the order reports list them.
-KINDS = (NON_DISCRIMINATING, ALWAYS_FAILS, FLAKY)
+WORSE_WITH_SKILL = "worse_with_skill"
+#: The kinds, in the order reports list them (what the skill breaks first).
+KINDS = (WORSE_WITH_SKILL, NON_DISCRIMINATING, ALWAYS_FAILS, FLAKY)
 #: Each kind as a report names it.
-NAME = {NON_DISCRIMINATING: "non-discriminating", ALWAYS_FAILS: "always failing", FLAKY: "flaky"}
+NAME = {
+    WORSE_WITH_SKILL: "worse with the skill",
+    NON_DISCRIMINATING: "non-discriminating",
+    ALWAYS_FAILS: "always failing",
+    FLAKY: "flaky",
+}
 #: What each kind means, for reports and notes.
 MEANING = {
+    WORSE_WITH_SKILL: (
+        f"passes without the skill in ≥ {THRESHOLD:.0%} of calls and fails with it in ≥ {THRESHOLD:.0%}: "
+        "the skill makes these answers worse"
+    ),
     NON_DISCRIMINATING: f"passes in both conditions in ≥ {THRESHOLD:.0%} of calls: does not tell them apart",
     ALWAYS_FAILS: "fails in every call of both conditions: too hard, or broken",
     FLAKY: "differs between repeats of the same case and condition: measures noise",
@@ -126,6 +141,8 @@ def _kinds(t: _Tally) -> list[str]:
             kinds.append(NON_DISCRIMINATING)
         if not any(base) and not any(skill):
             kinds.append(ALWAYS_FAILS)
+        if sum(base) >= THRESHOLD * len(base) and len(skill) - sum(skill) >= THRESHOLD * len(skill):
+            kinds.append(WORSE_WITH_SKILL)
     if _flaky_conditions(t):
         kinds.append(FLAKY)
     return kinds
@@ -170,20 +187,29 @@ def flag_line(flag: AssertionFlag, several_models: bool = False) -> str:
         counts.append(f"baseline {flag.baseline_passed}/{flag.baseline_calls}")
     if flag.with_skill_calls:
         counts.append(f"with skill {flag.with_skill_passed}/{flag.with_skill_calls}")
-    where = f" (repeats differ: {', '.join(c.replace('_', ' ') for c in flag.flaky_conditions)})" if flag.flaky_conditions else ""
+    where = (
+        f" (repeats differ: {', '.join(c.replace('_', ' ') for c in flag.flaky_conditions)})"
+        if flag.flaky_conditions
+        else ""
+    )
     return (
         f"{_who(flag, several_models)}case {flag.case_id!r} assertion {flag.index + 1} ({flag.assertion}): "
         f"{', '.join(counts)} passed{where}"
     )
 
 
-def summary_lines(flags: Sequence[AssertionFlag] | None, checked: int | None, *, per_kind: int = 5) -> list[str]:
+def summary_lines(
+    flags: Sequence[AssertionFlag] | None, checked: int | None, *, per_kind: int = 5
+) -> list[str]:
     """The analysis in plain words: one line per kind found (count and case ids), then up to
     ``per_kind`` flags of that kind with their counts. Nothing for a run that was not analysed."""
     if flags is None or not checked:
         return []
     if not flags:
-        return [f"assertion analysis: none of {count(checked, 'assertion')} is non-discriminating, always failing or flaky"]
+        return [
+            f"assertion analysis: none of {count(checked, 'assertion')} is worse with the skill, non-discriminating, "
+            "always failing or flaky"
+        ]
     several = len({(f.model, f.mode, f.agent) for f in flags}) > 1
     lines = []
     for kind in KINDS:
