@@ -322,7 +322,7 @@ def _finish(api: Any, jobs: JobsOptions, plan: EvalPlan, run_dir: Path, launcher
     if plots:
         from upskill_hub.lift.plots import write_plots
 
-        written = write_plots(run_dir, summary)
+        written = write_plots(run_dir, summary, rows)
     shards = sorted(launcher.states.values(), key=lambda s: s.index)
     record = {
         "run_id": plan.run_id,

@@ -79,7 +79,7 @@ def _write_outcome(
         return summary, []
     from upskill_hub.lift.plots import write_plots
 
-    return summary, write_plots(run_dir, summary)
+    return summary, write_plots(run_dir, summary, rows)
 
 
 def _resumable(exc: StorageError) -> StorageError:

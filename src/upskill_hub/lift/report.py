@@ -246,7 +246,20 @@ def print_report(
     for line in audit:
         console.print(line if line.startswith("  ") else f"• {line}", highlight=False, markup=False)
     if run_dir:
-        console.print(f"Results: {run_dir}", highlight=False)
+        console.print(results_line(run_dir), highlight=False, markup=False, soft_wrap=True)
+
+
+def results_line(run_dir: str) -> str:
+    """``Results: DIR``, naming ``report.html`` when the run wrote one: the page to open to see
+    each case's answers and why it failed (``--no-plots`` writes none)."""
+    from pathlib import Path
+
+    from upskill_hub.lift.plots import REPORT_HTML
+
+    report = Path(run_dir) / REPORT_HTML
+    if report.is_file():
+        return f"Results: {run_dir} (open {report} for each case's answers and why it failed)"
+    return f"Results: {run_dir}"
 
 
 def _score(x: float | None) -> str:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from upskill_hub._util import fsutil, limits
+from upskill_hub._util import fsutil, limits, suggest
 from upskill_hub._util.problems import Problem
 from upskill_hub._util.sizes import size_and_limit
 from upskill_hub.cases import CasesError, SkillMeta, load_meta_text
@@ -62,7 +62,7 @@ def load_skill(path: str | Path, *, strict: bool = False) -> LoadResult:
     root = Path(path)
     shown = str(path)
     if not root.exists():
-        return LoadResult(None, [Problem(shown, "path", "does not exist")])
+        return LoadResult(None, [Problem(shown, "path", suggest.missing(root))])
     if root.is_file() and root.name in (SKILL_FILE, SKILL_FILE_LOWER):
         root = root.parent
         shown = str(root)
