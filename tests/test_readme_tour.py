@@ -65,7 +65,8 @@ SERVING = {
     "space run": re.compile(r"The Space runs at (http://127\.0\.0\.1:\d+/?)"),
 }
 #: Seconds one line may take: a hang detector, not a budget (the local model's line takes about
-#: 5.5 minutes on 2 busy cores; a local kernel build compiles C++; Jobs start Python processes).
+#: a minute on 2 cores, benchmarks/tour_eval.py; a local kernel build compiles C++; Jobs start
+#: Python processes).
 LINE_TIMEOUT_S = 900
 #: Seconds a serving line may take to print its URL (the Space imports Gradio).
 SERVE_TIMEOUT_S = 180

@@ -30,6 +30,17 @@ if TYPE_CHECKING:  # pragma: no cover
 
 err_console = make_console(stderr=True, highlight=True)
 
+#: ``--max-tokens`` for hosted models and agents: room for a full answer.
+DEFAULT_MAX_TOKENS = 1024
+#: ``--max-tokens`` when every model is the local one: the demo's measured budget (its
+#: +64-point lift is made with 64 tokens an answer). The 135M model's longer answers mostly
+#: loop ("hello, hello, ..."): at 1,024 tokens the tour's `eval --runs 3` took 17 minutes.
+LOCAL_MAX_TOKENS = 64
+#: Piped or redirected, the progress is one line every this many seconds at least ...
+PROGRESS_EVERY_S = 30.0
+#: ... and one per tenth of the calls: never minutes of silence, never a line per call.
+PROGRESS_LINES = 10
+
 
 def _progress():
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -43,6 +54,86 @@ def _progress():
         console=err_console,
         transient=False,
     )
+
+
+def default_max_tokens(models: list[str]) -> int:
+    """``--max-tokens`` when none is given: :data:`LOCAL_MAX_TOKENS` if every model is the local
+    one (an explicit ``--max-tokens`` always wins), else :data:`DEFAULT_MAX_TOKENS`."""
+    from upskill_hub.models import parse_model_spec
+
+    try:
+        local = bool(models) and all(parse_model_spec(m).provider == "local" for m in models)
+    except (UpskillError, ValueError):
+        return DEFAULT_MAX_TOKENS  # the bad spec is reported where the model is made
+    return LOCAL_MAX_TOKENS if local else DEFAULT_MAX_TOKENS
+
+
+class LineProgress:
+    """Progress for a stderr that is not a terminal: plain lines, never minutes of silence.
+
+    Rich's bar draws nothing until it stops when stderr is a file or a pipe: a redirected
+    17-minute eval printed nothing for 17 minutes. Here a line (``eval: 12/24 calls, 1 cached,
+    0 errors, 1m 05s``) is printed every tenth of the calls and, while calls are slow, every
+    :data:`PROGRESS_EVERY_S` seconds from a timer thread.
+    """
+
+    def __init__(self, write, every_s: float = PROGRESS_EVERY_S, clock=None) -> None:  # noqa: ANN001
+        import threading
+        import time
+
+        self._write, self._every_s = write, every_s
+        self._clock = clock or time.monotonic
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.label, self.total, self.done, self.info = "eval", 0, 0, ""
+        self._started = self._last = self._clock()
+        self._next_mark = 1
+
+    def start(self, label: str, total: int, done: int) -> None:
+        import threading
+
+        with self._lock:
+            self.label, self.total, self.done, self.info = label, total, done, ""
+            self._started = self._last = self._clock()
+            self._next_mark = done + self._step()
+        self._line()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._tick_loop, name="eval-progress", daemon=True)
+            self._thread.start()
+
+    def _step(self) -> int:
+        return max(1, -(-self.total // PROGRESS_LINES))
+
+    def advance(self, info: str) -> None:
+        with self._lock:
+            self.done += 1
+            self.info = info
+            due = self.done >= self._next_mark or self.done == self.total
+            if due:
+                self._next_mark = self.done + self._step()
+        if due:
+            self._line()
+
+    def tick(self) -> None:
+        """A line if none was printed for :data:`PROGRESS_EVERY_S` seconds (the timer calls it)."""
+        if self._clock() - self._last >= self._every_s:
+            self._line()
+
+    def _tick_loop(self) -> None:
+        while not self._stop.wait(min(self._every_s, 5.0)):
+            self.tick()
+
+    def _line(self) -> None:
+        with self._lock:
+            self._last = now = self._clock()
+            took = int(now - self._started)
+            info = f", {self.info}" if self.info else ""
+            line = f"{self.label}: {self.done}/{self.total} calls{info}, {took // 60}m {took % 60:02d}s"
+        self._write(line)
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 def set_local_device(device: str) -> None:
@@ -100,7 +191,11 @@ def eval_command(
         "--base-url like --model, provider:NAME or NAME@URL keep their own.",
     ),
     temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature for every call."),
-    max_tokens: int = typer.Option(1024, "--max-tokens", help="Maximum output tokens per call."),
+    max_tokens: int | None = typer.Option(
+        None, "--max-tokens",
+        help=f"Maximum output tokens per call (default: {LOCAL_MAX_TOKENS} when every --model is local, "
+        f"the demo's budget; else {DEFAULT_MAX_TOKENS}).",
+    ),  # fmt: skip
     seed: int | None = typer.Option(None, "--seed", help="Sampling seed, for providers that accept one."),
     timeout: float = typer.Option(
         DEFAULT_TIMEOUT_S, "--timeout", help="Seconds per attempt before a call times out."
@@ -259,6 +354,8 @@ def eval_command(
 
     generated = tests_for_eval(skill, generate_tests, teacher=teacher, write=write, base_url=base_url, models_=model or [],
                                refused={"--tests": tests, "--resume": resume, "--jobs": jobs, "--scenarios": scenarios}, say=_say(out))  # fmt: skip
+    if max_tokens is None:
+        max_tokens = default_max_tokens(model or ([] if agent else ["local"]))
     if scenarios is not None:
         if jobs is not None or tests is not None or agent or mode or distractors:
             raise UpskillError(
@@ -302,6 +399,7 @@ def eval_command(
         set_local_device(device)
     check_command_consent(skill, tests, bool(agent), allow_commands)
     progress = _progress()
+    lines = None if err_console.is_terminal else LineProgress(_say(out))
     task = None
     counts = {"err": 0, "cached": 0}
 
@@ -313,6 +411,10 @@ def eval_command(
             return
         if what and task is None:
             err_console.print(what, markup=False, highlight=False, soft_wrap=True)
+        if lines is not None:  # piped or redirected: plain lines, as the calls go
+            lines.start("eval" if task is None else f"eval {escape_controls(str(against))}", total, done)
+            task = "lines"
+            return
         progress.start()
         from rich.markup import escape
 
@@ -325,7 +427,9 @@ def eval_command(
         info = (
             f"{counts['cached']} cached, {counts['err']} errors" if counts["err"] or counts["cached"] else ""
         )
-        if task is not None:
+        if lines is not None and task is not None:
+            lines.advance(info)
+        elif task is not None:
             progress.update(task, advance=1, info=info)
 
     try:
@@ -377,7 +481,9 @@ def eval_command(
         else:
             result = run_eval(skill, model or ([] if agent else ["local"]), eval_options)
     finally:
-        if task is not None:
+        if lines is not None:
+            lines.stop()
+        elif task is not None:
             progress.stop()
     if generated:
         generated.save(result.run_dir, _say(out))

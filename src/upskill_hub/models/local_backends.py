@@ -145,6 +145,41 @@ MIN_SHARED_PREFIX = 32
 #: the default model a token's cache is 46 KB: 16,384 tokens are about 750 MB.
 PREFIX_CACHE_TOKENS = 16_384
 
+#: A repetition stop: an answer whose tail is one stretch of up to ``REPEAT_MAX_PERIOD``
+#: tokens said ``REPEAT_TIMES`` times in a row (and at least ``REPEAT_MIN_TOKENS`` tokens in
+#: all) ends there. Greedy decoding of a small model falls into such loops ("hello, hello,
+#: hello, ...", or "# This file is intended to be used by Apache 2.0.\n#\n" over and over)
+#: and never leaves them: without this stop such an answer ran to ``max_tokens`` (1,024
+#: tokens, minutes on 2 cores) saying nothing new. A word-for-word stretch said three times
+#: running is not how a real answer reads.
+REPEAT_MIN_TOKENS = 32
+REPEAT_MAX_PERIOD = 64
+REPEAT_TIMES = 3
+#: Chat-template tokens that end an answer besides the tokenizer's end of text: a model that
+#: opens a new turn has finished its own.
+STOP_TOKENS = ("<|im_end|>", "<|im_start|>", "<|endoftext|>")
+
+
+def repetition_start(new: list[int]) -> int | None:
+    """Where the loop at the end of ``new`` begins (its first stretch kept), or None when there is none.
+
+    The tail is a loop when each of its last ``max(REPEAT_MIN_TOKENS, REPEAT_TIMES * period)``
+    tokens equals the token one period before it, for a period of at most
+    ``REPEAT_MAX_PERIOD``. The answer keeps everything up to and including the loop's first
+    stretch. Cheap at every step: most periods fail at their first comparison.
+    """
+    for period in range(1, REPEAT_MAX_PERIOD + 1):
+        span = max(REPEAT_MIN_TOKENS, REPEAT_TIMES * period)
+        if len(new) < span:
+            break
+        if all(new[-i] == new[-i - period] for i in range(1, span - period + 1)):
+            start = len(new) - span
+            while start > 0 and new[start - 1] == new[start - 1 + period]:
+                start -= 1  # the loop began earlier than the window
+            return start + period
+    return None
+
+
 #: Written last into a converted copy: a folder without it is unfinished and never loaded.
 CONVERTED_MARKER = "upskill-converted.json"
 
@@ -302,18 +337,33 @@ class TransformersBackend:
         stop = _stop_strings(request)
         if stop:
             kwargs.update(stop_strings=stop, tokenizer=tok)
+        eos = self._stop_ids()
+        if eos:
+            kwargs["eos_token_id"] = sorted(eos)
+        kwargs["stopping_criteria"] = _repetition_criteria(n_in)
         torch.manual_seed(DEFAULT_SEED if request.get("seed") is None else int(request["seed"]))
         with torch.inference_mode():
             out = model.generate(**enc, **kwargs)
         new = out[0, n_in:].tolist()
-        eos = {tok.eos_token_id} if tok.eos_token_id is not None else set()
         ended = bool(new) and new[-1] in eos
-        text = tok.decode(new, skip_special_tokens=True)
+        loop = None if ended else repetition_start(new)
+        text = tok.decode(new if loop is None else new[:loop], skip_special_tokens=True)
         cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
         if cut >= 0:
             text = text[:cut]
-        finish = "stop" if ended or cut >= 0 or len(new) < max_new else "length"
+        finish = "repetition" if loop is not None and cut < 0 else "stop" if ended or cut >= 0 or len(new) < max_new else "length"
         return {"text": text, "input_tokens": n_in, "output_tokens": len(new), "finish_reason": finish}
+
+    def _stop_ids(self) -> set[int]:
+        """The token ids that end an answer: end of text and the chat template's turn markers."""
+        tok = self._tok
+        ids = {tok.eos_token_id} if tok.eos_token_id is not None else set()
+        unk = getattr(tok, "unk_token_id", None)
+        for name in STOP_TOKENS:
+            found = tok.convert_tokens_to_ids(name)
+            if isinstance(found, int) and found != unk:
+                ids.add(found)
+        return ids
 
     def generate_batch(
         self, requests: list[dict[str, Any]], on_answer: AnswerCallback | None = None
@@ -342,7 +392,9 @@ class TransformersBackend:
         for i, r in enumerate(requests):
             try:
                 if float(r.get("temperature") or 0.0) > 0:
-                    settle(i, self.generate(r))
+                    t0 = time.perf_counter()
+                    answer = self.generate(r)
+                    settle(i, {**answer, "seconds": time.perf_counter() - t0})
                 else:
                     prepared.append((i, *self._encode(r), _stop_strings(r)))
             except BackendError as exc:
@@ -398,7 +450,7 @@ class TransformersBackend:
 
         tok, model = self._tok, self._model
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-        eos = tok.eos_token_id
+        eos = self._stop_ids()
         rows = [ids for _, ids, _, _ in prepared]
         shared = 0
         shortest = min(len(r) for r in rows)
@@ -414,6 +466,7 @@ class TransformersBackend:
         positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)  # as generate numbers a padded batch
         step_positions = positions[:, shared:]
         cache_kwarg = _cache_kwarg(model)
+        clock = time.perf_counter()  # the prefix's computation counts too: its share goes to every row
         if shared:
             cache = copy.deepcopy(self._prefix_cache(prefix))
             cache.batch_repeat_interleave(len(rows))
@@ -423,12 +476,19 @@ class TransformersBackend:
             cache = DynamicCache()
         live = list(range(len(prepared)))  # rows still decoding, in batch order
         new: list[list[int]] = [[] for _ in prepared]
-        started = time.perf_counter()
+        # Each step's time is shared among the rows it computed: a row's "seconds" is its share
+        # of the batch (the shares add up to the batch's time), not the batch's latency,
+        # which 16 answers decoded together would each report as their own.
+        spent = [0.0] * len(prepared)
         with torch.inference_mode():
             while live:
                 logits = model(input_ids=step_ids, attention_mask=mask, position_ids=step_positions,
                                use_cache=True, logits_to_keep=1, **{cache_kwarg: cache}).logits[:, -1, :]  # fmt: skip
                 chosen = logits.argmax(-1).tolist()
+                now = time.perf_counter()
+                for row in live:
+                    spent[row] += (now - clock) / len(live)
+                clock = now
                 keep = []
                 for slot, row in enumerate(live):
                     i, ids, limit, stops = prepared[row]
@@ -437,7 +497,7 @@ class TransformersBackend:
                     if answer is None:
                         keep.append(slot)
                     else:
-                        settle(i, {**answer, "seconds": time.perf_counter() - started})
+                        settle(i, {**answer, "seconds": spent[row]})
                 if len(keep) < len(live):
                     if not keep:
                         break
@@ -450,29 +510,44 @@ class TransformersBackend:
                 mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=-1)
 
 
+def _repetition_criteria(n_in: int) -> Any:
+    """:func:`repetition_start` as a transformers stopping criterion (batch 1, prompt of ``n_in`` tokens)."""
+    import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class RepetitionStop(StoppingCriteria):
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            looping = [repetition_start(row[n_in:].tolist()) is not None for row in input_ids]
+            return torch.tensor(looping, dtype=torch.bool, device=input_ids.device)
+
+    return StoppingCriteriaList([RepetitionStop()])
+
+
 def _stop_strings(request: dict[str, Any]) -> list[str]:
     """The request's non-empty stop strings."""
     return [s for s in request.get("stop") or [] if s]
 
 
 def _row_answer(
-    tok: Any, ids: list[int], new: list[int], limit: int, stops: list[str], eos: int | None
+    tok: Any, ids: list[int], new: list[int], limit: int, stops: list[str], eos: set[int]
 ) -> dict[str, Any] | None:
     """The answer of a row that has just ended, or None while it goes on.
 
-    Ends as :meth:`TransformersBackend.generate` ends: at end of text, at ``limit`` tokens, or
-    once the text holds a stop string (cut before it; the tokens up to there are counted).
+    Ends as :meth:`TransformersBackend.generate` ends: at an end-of-answer token, at
+    ``limit`` tokens, once the text holds a stop string (cut before it; the tokens up to
+    there are counted) or once it loops (:func:`repetition_start`; the loop's first stretch kept).
     """
-    ended = eos is not None and new[-1] == eos
-    if not (ended or stops or len(new) >= limit):
+    ended = new[-1] in eos
+    loop = None if ended else repetition_start(new)
+    if not (ended or stops or loop is not None or len(new) >= limit):
         return None  # no stop strings to look for: no need to decode the text at every step
-    text = tok.decode(new, skip_special_tokens=True)
+    text = tok.decode(new if loop is None else new[:loop], skip_special_tokens=True)
     cut = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
-    if not (ended or cut >= 0 or len(new) >= limit):
+    if not (ended or cut >= 0 or loop is not None or len(new) >= limit):
         return None
     if cut >= 0:
         text = text[:cut]
-    finish = "stop" if ended or cut >= 0 else "length"
+    finish = "repetition" if loop is not None and cut < 0 else "stop" if ended or cut >= 0 else "length"
     return {"text": text, "input_tokens": len(ids), "output_tokens": len(new), "finish_reason": finish}
 
 

@@ -353,29 +353,39 @@ def _answer_batch(
 ) -> list[dict[str, Any]]:
     """Answers in request order, each also ``emit``-ted the moment it is ready.
 
-    ``seconds`` is the time from the start of the batch to that answer: what its caller waited.
+    ``seconds`` is the time spent on that answer, not what its caller waited: a backend that
+    batches reports each answer's share of its batch; answered one by one, each answer's own
+    generation time; a backend that reports nothing, the time since the previous answer.
+    Summed over a batch, the answers' seconds are the batch's time (a run's time per answer
+    is then per answer, not a batch's latency).
     """
-    t0 = time.perf_counter()
+    last = [time.perf_counter()]
 
     def wrap(answer: dict[str, Any] | Exception) -> dict[str, Any]:
         if isinstance(answer, Exception):
             return _failure(answer)
-        return {"ok": {**answer, "seconds": answer.get("seconds", time.perf_counter() - t0)}}
+        now = time.perf_counter()
+        seconds, last[0] = answer.get("seconds", now - last[0]), now
+        return {"ok": {**answer, "seconds": seconds}}
 
     if not hasattr(backend, "generate_batch"):
         answers = []
         for index, request in enumerate(requests):
-            answer = _answer_one(backend, request)
-            if "ok" in answer:
-                answer["ok"]["seconds"] = time.perf_counter() - t0
+            answer = _answer_one(backend, request)  # its own generation time
             emit(index, answer)
             answers.append(answer)
         return answers
+    sent: dict[int, dict[str, Any]] = {}
+
+    def on_answer(index: int, answer: dict[str, Any] | Exception) -> None:
+        sent[index] = wrap(answer)
+        emit(index, sent[index])
+
     try:
-        answers = backend.generate_batch(requests, on_answer=lambda index, answer: emit(index, wrap(answer)))
+        answers = backend.generate_batch(requests, on_answer=on_answer)
     except Exception as exc:  # noqa: BLE001 - the batch failed: every request not yet answered says why
         return [_failure(exc)] * len(requests)
-    return [wrap(a) for a in answers]
+    return [sent[i] if i in sent else wrap(a) for i, a in enumerate(answers)]
 
 
 def _serve() -> int:
