@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from urllib.parse import urlparse
 
 from upskill_hub._util.retry import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
@@ -59,19 +60,37 @@ def resolve_api_key(spec: ModelSpec, api_key: str | None = None) -> str | None:
     return None
 
 
-def probe_endpoint(url: str, timeout: float = 2.0) -> None:
-    """Open (and close) a TCP connection to ``url``'s host; UpskillError naming it if that fails."""
+def endpoint_problem(url: str, timeout: float = 2.0) -> str | None:
+    """``None`` when ``url``'s host accepts a TCP connection within ``timeout``, else why not.
+
+    The name lookup has no timeout of its own, so the attempt runs in a daemon thread that is
+    waited for ``timeout`` seconds at most: a stuck resolver cannot hold the caller.
+    """
     parsed = urlparse(url)
     host = parsed.hostname or ""
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        if isinstance(exc, TimeoutError | socket.timeout):
-            reason = f"no answer within {timeout:g}s"
-        raise UpskillError(f"cannot reach model endpoint {url} ({reason}); is the server running?") from None
+    result: list[str | None] = []
+
+    def attempt() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                result.append(None)
+        except TimeoutError:
+            result.append(f"no answer within {timeout:g}s")
+        except OSError as exc:
+            result.append(exc.strerror or str(exc) or type(exc).__name__)
+
+    t = threading.Thread(target=attempt, daemon=True, name="endpoint-probe")
+    t.start()
+    t.join(timeout + 0.5)
+    return result[0] if result else f"no answer within {timeout:g}s"
+
+
+def probe_endpoint(url: str, timeout: float = 2.0) -> None:
+    """Open (and close) a TCP connection to ``url``'s host; UpskillError naming it if that fails."""
+    problem = endpoint_problem(url, timeout)
+    if problem is not None:
+        raise UpskillError(f"cannot reach model endpoint {url} ({problem}); is the server running?")
 
 
 def preflight(

@@ -17,9 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
 import tempfile
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,7 @@ from urllib.parse import urlsplit
 from upskill_hub._util.redact import redact, secret_name
 from upskill_hub.cases.schema import Case
 from upskill_hub.errors import UpskillError
-from upskill_hub.lift.harness.base import Adapter, CallSetup
+from upskill_hub.lift.harness.base import Adapter
 from upskill_hub.lift.harness.diagnose import ADAPTER_PROVIDER, PROVIDERS, base_variable, cause
 from upskill_hub.lift.harness.run import ARTIFACTS_DIR, run_agent_call
 from upskill_hub.lift.harness.spec import (
@@ -39,8 +37,10 @@ from upskill_hub.lift.harness.spec import (
     cli_version,
     find_executable,
     parse_agent_spec,
+    prepared_call,
 )
 from upskill_hub.lift.harness.tree import remove_tree
+from upskill_hub.models.factory import endpoint_problem
 from upskill_hub.skill.model import Skill
 
 #: Seconds the endpoint's TCP connect (name lookup included) may take.
@@ -191,33 +191,12 @@ def _endpoint(adapter: Adapter, model: str | None, passed: dict[str, str]) -> tu
         if not host or parts.scheme not in ("http", "https"):
             return False, f"{var or 'the endpoint'}={url!r} is not an http(s) URL with a host: fix {var}"
         port = port or (443 if parts.scheme == "https" else 80)
-        problem = tcp_connect(host, port, CONNECT_TIMEOUT_S)
+        problem = endpoint_problem(url, CONNECT_TIMEOUT_S)
         if problem is not None:
             fix = f"start the server or fix {var}" if var else "check the network, or set a base URL"
             return False, f"cannot reach {where}: {problem}; {fix}"
         shown.append(where)
     return True, f"{', '.join(shown)} reachable"
-
-
-def tcp_connect(host: str, port: int, timeout: float) -> str | None:
-    """``None`` when ``host:port`` accepts a TCP connection within ``timeout``, else why not.
-
-    The name lookup has no timeout of its own, so the whole attempt runs in a daemon thread
-    that is waited for ``timeout`` seconds at most (a stuck resolver cannot hold ``doctor``).
-    """
-    result: list[str | None] = []
-
-    def attempt() -> None:
-        try:
-            with socket.create_connection((host, port), timeout=timeout):
-                result.append(None)
-        except OSError as exc:
-            result.append(exc.strerror or str(exc) or type(exc).__name__)
-
-    t = threading.Thread(target=attempt, daemon=True, name="doctor-connect")
-    t.start()
-    t.join(timeout + 0.5)
-    return result[0] if result else f"no answer within {timeout:g} s"
 
 
 def _root(adapter: Adapter, passed: dict[str, str], model: str | None) -> tuple[bool, str]:
@@ -236,17 +215,11 @@ def _root(adapter: Adapter, passed: dict[str, str], model: str | None) -> tuple[
 
 def _prepared_env(adapter: Adapter, passed: dict[str, str], model: str | None) -> dict[str, str]:
     """The variables the adapter sets for a call (its :meth:`~Adapter.prepare` in a scratch folder)."""
-    root = Path(tempfile.mkdtemp(prefix="upskill-doctor-prepare-"))
     try:
-        (root / "home").mkdir()
-        (root / "project").mkdir()
-        env = dict(passed)
-        adapter.prepare(CallSetup(home=root / "home", project=root / "project", env=env, model=model))
-        return env
+        with prepared_call(adapter, passed, model) as (_, env):
+            return env
     except Exception:  # noqa: BLE001 - a fact line: the real call below shows a prepare failure
         return dict(passed)
-    finally:
-        remove_tree(root)
 
 
 def _probe_skill() -> Skill:

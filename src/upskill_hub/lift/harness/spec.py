@@ -11,11 +11,13 @@ is to be used, refuses while a user-level skill of the same name would shadow th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -156,16 +158,27 @@ class AgentClient:
         return None
 
 
+@contextlib.contextmanager
+def prepared_call(adapter: Adapter, passed: dict[str, str], model: str | None,
+                  real_home: bool = False) -> Iterator[tuple[Path, dict[str, str]]]:  # fmt: skip
+    """What ``adapter.prepare`` writes and sets for a call, in a scratch folder removed afterwards:
+    ``(folder, environment)``, the folder holding ``home/`` and ``project/``."""
+    root = Path(tempfile.mkdtemp(prefix="upskill-agent-config-"))
+    try:
+        (root / "home").mkdir()
+        (root / "project").mkdir()
+        env = dict(passed)
+        adapter.prepare(CallSetup(home=root / "home", project=root / "project", env=env, model=model,
+                                  real_home=real_home))  # fmt: skip
+        yield root, env
+    finally:
+        remove_tree(root)
+
+
 def prepared_config_digest(adapter: Adapter, passed: dict[str, str], model: str | None, real_home: bool) -> str:
     """What ``adapter.prepare`` writes and sets for a call, hashed (folder paths replaced by
     placeholders, so two calls with the same settings agree)."""
-    root = Path(tempfile.mkdtemp(prefix="upskill-agent-config-"))
-    try:
-        home, project = root / "home", root / "project"
-        home.mkdir()
-        project.mkdir()
-        env = dict(passed)
-        adapter.prepare(CallSetup(home=home, project=project, env=env, model=model, real_home=real_home))
+    with prepared_call(adapter, passed, model, real_home) as (root, env):
         digest = hashlib.sha256()
         for k in sorted(env):
             if passed.get(k) != env[k]:
@@ -174,8 +187,6 @@ def prepared_config_digest(adapter: Adapter, passed: dict[str, str], model: str 
             data = f.read_bytes()[: 1 << 20].replace(str(root).encode(), b"<root>")
             digest.update(f"file {f.relative_to(root).as_posix()}\0".encode() + data + b"\0")
         return digest.hexdigest()[:16]
-    finally:
-        remove_tree(root)
 
 
 def find_executable(adapter: Adapter) -> str:
