@@ -36,7 +36,13 @@ VAGUE = "Helps with data."
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3} - {"with", "when", "this", "that", "helps"}
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3} - {
+        "with",
+        "when",
+        "this",
+        "that",
+        "helps",
+    }
 
 
 class WordOverlapModel:
@@ -83,7 +89,9 @@ def test_split_is_stratified_seeded_and_order_free():
 def test_vague_description_tunes_up_on_held_out_with_intervals(tmp_path):
     model = WordOverlapModel()
     teach = teacher(["x" * 1025, "", VAGUE, GOOD, GOOD + " Also YAML."])
-    result = tune_description(VAGUE, QUERIES, model, teach, run_dir=tmp_path / "run", iterations=5, runs=2, seed=1)
+    result = tune_description(
+        VAGUE, QUERIES, model, teach, run_dir=tmp_path / "run", iterations=5, runs=2, seed=1
+    )
     before, after = result.original, result.winner
     assert before.held_out.recall == 0.0 and after.held_out.recall == 1.0
     assert after.description == GOOD and len(result.candidates) == 2  # no train failure left: it stopped
@@ -98,7 +106,9 @@ def test_vague_description_tunes_up_on_held_out_with_intervals(tmp_path):
     held_queries = {q.query for q in QUERIES if q.id in result.held_ids}
     assert all(not (set(qs) & held_queries) for _, qs in teach.seen)
     history = (tmp_path / "run" / HISTORY_FILE).read_text().splitlines()
-    assert [json.loads(x)["kind"] for x in history] == ["split", "candidate"] + ["rejected"] * 3 + ["candidate"]
+    assert [json.loads(x)["kind"] for x in history] == ["split", "candidate"] + ["rejected"] * 3 + [
+        "candidate"
+    ]
     assert (tmp_path / "run" / "tune_result.json").is_file()
 
 
@@ -111,7 +121,9 @@ def test_the_winner_is_best_on_held_out_and_ties_go_to_the_shorter():
         f = Figures(1, 1, 1.0, 0, 1, 1, 0, 0.0, 0, 1, acc_train)
         return Candidate(i, i, desc, f, replace(f, accuracy=acc_held))
 
-    res = TuneResult([], [], [cand(0, "orig", 0.2, 0.5), cand(1, "long text here", 1.0, 0.9), cand(2, "short", 0.5, 0.9)])
+    res = TuneResult(
+        [], [], [cand(0, "orig", 0.2, 0.5), cand(1, "long text here", 1.0, 0.9), cand(2, "short", 0.5, 0.9)]
+    )
     assert res.winner.description == "short"
     res.candidates.append(cand(3, "best train", 1.0, 0.6))
     assert res.winner.description == "short"  # train accuracy never picks the winner
@@ -119,7 +131,9 @@ def test_the_winner_is_best_on_held_out_and_ties_go_to_the_shorter():
 
 def test_resume_reuses_every_recorded_proposal(tmp_path):
     run = tmp_path / "run"
-    tune_description(VAGUE, QUERIES, WordOverlapModel(), teacher(["", GOOD]), run_dir=run, iterations=2, runs=1)
+    tune_description(
+        VAGUE, QUERIES, WordOverlapModel(), teacher(["", GOOD]), run_dir=run, iterations=2, runs=1
+    )
     # A kill during iteration 3 left half a line: resuming drops it and asks the teacher only for iteration 3.
     with (run / HISTORY_FILE).open("a") as fh:
         fh.write('{"kind": "candid')
@@ -127,7 +141,7 @@ def test_resume_reuses_every_recorded_proposal(tmp_path):
     again = tune_description(VAGUE, QUERIES, WordOverlapModel(), teach, run_dir=run, iterations=3, runs=1)
     assert again.resumed and len(teach.seen) == 0  # GOOD has no train failures left: no new proposal needed
     assert [c.description for c in again.candidates] == [VAGUE, GOOD]
-    with pytest.raises(UpskillError, match="other queries or --runs"):
+    with pytest.raises(UpskillError, match="other queries, --runs"):
         tune_description(VAGUE, QUERIES, WordOverlapModel(), teach, run_dir=run, iterations=1, runs=2)
 
 
@@ -156,6 +170,8 @@ def test_the_teacher_model_proposes_through_the_sdk_and_its_answers_are_cached(t
         wrong = [Failure("convert this CSV file to JSON", True, 0, 2)]
         assert teach(VAGUE, wrong, 1) == GOOD
         assert teach(VAGUE, wrong, 1) == GOOD and srv.calls == 1  # the second ask came from the cache
-        result = tune_description(VAGUE, QUERIES, WordOverlapModel(), teach, run_dir=tmp_path / "run", iterations=3, runs=1)
+        result = tune_description(
+            VAGUE, QUERIES, WordOverlapModel(), teach, run_dir=tmp_path / "run", iterations=3, runs=1
+        )
         assert result.winner.description == GOOD and result.winner.held_out.recall == 1.0
         teach.close()

@@ -7,15 +7,29 @@ The loop of ``upskill-hub tune`` (after skill-creator's run_loop, for any model)
    ``held_out=0`` keeps every query in train (then no score is a held-out score);
 2. the starting description (SKILL.md's, or a seed the caller passes) is scored on both
    halves, ``runs`` times per query;
-3. each iteration the teacher sees the best description so far (by train score), its
-   *train* failures, the whole SKILL.md within a budget, and every earlier attempt with
-   its train figures (:mod:`upskill_hub.triggering.tune_prompt`): held-out queries and
-   figures never reach it. It proposes a new description. A proposal that is not
-   spec-valid (empty, over 1,024 characters, control characters) or repeats an earlier
-   candidate is rejected and counted, not scored;
-4. every candidate is scored on train and held-out; the winner is the best on held-out
-   (accuracy: right decisions over all held-out calls), ties going to the shorter text.
-   With no held-out queries it is the best on train, and the result says so.
+3. each iteration the teacher rewrites the *last* description scored, as run_loop's
+   ``current_description`` is rewritten, seeing its *train* failures, the whole SKILL.md
+   within a budget, and every earlier attempt with its train figures
+   (:mod:`upskill_hub.triggering.tune_prompt`): held-out queries and figures never reach
+   it. It proposes a new description. A proposal that is not spec-valid (empty, over
+   1,024 characters, control characters) or repeats an earlier candidate is rejected and
+   counted, not scored. (Rewriting the best so far instead made a deterministic teacher
+   stall: a worse proposal left the best unchanged, the teacher was asked the same
+   question again and answered the same rejected text.) The loop stops when the last
+   candidate passes every train query;
+4. a query's verdict is run_eval's rule at ``threshold`` (:func:`~upskill_hub.triggering.
+   query_verdicts.verdict`): a should-trigger query passes when it loaded the skill in at
+   least ``threshold`` of its answered repeats, a should-not one when in fewer. A failure
+   shown to the teacher is a query that fails *at the threshold*, so a query loaded 3/4
+   times is not a miss at 0.5;
+5. every candidate is scored on train and held-out; the winner is the one with the most
+   held-out queries passed (run_loop's ``test_passed``), pooled accuracy (right decisions
+   over all held-out calls) breaking ties, then the shorter text. With no held-out
+   queries it is the best on train, and the result says so.
+
+Followed: anthropics/skills ``skills/skill-creator/scripts/run_loop.py``,
+``improve_description.py`` and ``run_eval.py`` at commit
+9d2f1ae187231d8199c64b5b762e1bdf2244733d (read, not copied).
 
 Scoring and proposing are passed in (:data:`Scorer`, :data:`Teacher`), so the loop is the
 same for every model and for the scripted ones of the tests. Every step is added to
@@ -49,6 +63,7 @@ from upskill_hub.errors import PathError, UpskillError
 from upskill_hub.lift.figures.intervals import wilson_interval
 from upskill_hub.rundir import read_run_file
 from upskill_hub.rundir.schema import TriggerRow
+from upskill_hub.triggering.query_verdicts import DEFAULT_THRESHOLD, check_threshold, verdict
 from upskill_hub.triggering.tune_prompt import TEACHER_SYSTEM, Attempt, Failure, parse_proposal, tune_request
 
 HISTORY_FILE = "tune.jsonl"
@@ -107,9 +122,12 @@ class Figures:
     fpr_ci_high: float | None
     accuracy: float | None  # right decisions (loaded when it should, not when not) over all calls
     errors: int = 0
+    queries_passed: int = 0  # queries whose verdict at the threshold is a pass (run_eval's "pass")
+    queries_total: int = 0  # queries with a verdict (at least one answered repeat)
 
     @classmethod
-    def of(cls, rows: list[TriggerRow]) -> Figures:
+    def of(cls, rows: list[TriggerRow], threshold: float = DEFAULT_THRESHOLD) -> Figures:
+        verdicts = _verdicts(rows, threshold)
         pos = [r for r in rows if r.should_trigger and r.triggered is not None and r.error is None]
         neg = [r for r in rows if not r.should_trigger and r.triggered is not None and r.error is None]
         tp, fp = sum(bool(r.triggered) for r in pos), sum(bool(r.triggered) for r in neg)
@@ -121,7 +139,22 @@ class Figures:
             recall_ci_low=rlo, recall_ci_high=rhi, n_should_not=len(neg), triggered_should_not=fp,
             false_trigger_rate=fp / len(neg) if neg else None, fpr_ci_low=flo, fpr_ci_high=fhi,
             accuracy=(tp + len(neg) - fp) / n if n else None, errors=len(rows) - n,
+            queries_passed=sum(verdicts.values()), queries_total=len(verdicts),
         )  # fmt: skip
+
+
+def _verdicts(rows: list[TriggerRow], threshold: float) -> dict[str, bool]:
+    """Each query's verdict at ``threshold`` over its answered repeats (failed calls left out)."""
+    counts: dict[str, list[int]] = {}
+    should: dict[str, bool] = {}
+    for r in rows:
+        if r.triggered is None or r.error is not None:
+            continue
+        c = counts.setdefault(r.query_id, [0, 0])
+        c[0] += bool(r.triggered)
+        c[1] += 1
+        should[r.query_id] = r.should_trigger
+    return {q: bool(verdict(k / n, should[q], threshold)) for q, (k, n) in counts.items()}
 
 
 @dataclass
@@ -135,13 +168,19 @@ class Candidate:
     held_out: Figures
 
     @property
-    def held_key(self) -> tuple[float, int]:
-        """Sort key of the winner: best held-out accuracy, then the shorter text."""
-        return (self.held_out.accuracy if self.held_out.accuracy is not None else -1.0, -len(self.description))
+    def held_key(self) -> tuple[int, float, int]:
+        """Sort key of the winner: most held-out queries passed (run_loop's rule), then the
+        pooled held-out accuracy, then the shorter text."""
+        return _key(self.held_out, self.description)
 
     @property
-    def train_key(self) -> tuple[float, int]:
-        return (self.train.accuracy if self.train.accuracy is not None else -1.0, -len(self.description))
+    def train_key(self) -> tuple[int, float, int]:
+        """The same key on train (the winner of a run with no held-out queries)."""
+        return _key(self.train, self.description)
+
+
+def _key(f: Figures, description: str) -> tuple[int, float, int]:
+    return (f.queries_passed, f.accuracy if f.accuracy is not None else -1.0, -len(description))
 
 
 @dataclass
@@ -158,6 +197,7 @@ class TuneResult:
     rejected: list[dict[str, Any]] = field(default_factory=list)
     resumed: bool = False
     all_queries: bool = False
+    threshold: float = DEFAULT_THRESHOLD
 
     @property
     def original(self) -> Candidate:
@@ -180,12 +220,17 @@ class TuneResult:
             "rejected": self.rejected,
             "winner": self.winner.index,
             "winner_chosen_on": self.chosen_on,
+            "winner_rule": WINNER_RULE,
+            "threshold": self.threshold,
             "held_out_score": not self.all_queries,
         }
         if self.all_queries:
             out["note"] = NOT_HELD_OUT
         return out
 
+
+#: How the winner is picked, in words (the JSON result, the table and the report say it).
+WINNER_RULE = "most queries passed at the threshold, then pooled accuracy, then the shorter text"
 
 #: What a result tuned on every query says about its figures (table, report, JSON).
 NOT_HELD_OUT = (
@@ -194,8 +239,12 @@ NOT_HELD_OUT = (
 )
 
 
-def failures(rows: list[TriggerRow], runs: int) -> list[Failure]:
-    """The queries of ``rows`` answered wrongly on at least one repeat (errors are not failures)."""
+def failures(rows: list[TriggerRow], runs: int, threshold: float = DEFAULT_THRESHOLD) -> list[Failure]:
+    """The queries of ``rows`` whose verdict at ``threshold`` is a fail (errors are not failures).
+
+    As run_eval and improve_description: a should-trigger query loaded 3 times of 4 passes
+    at 0.5, so it is not shown to the teacher as a miss; it is one at 0.8.
+    """
     by: dict[str, list[TriggerRow]] = {}
     for r in rows:
         if r.triggered is not None and r.error is None:
@@ -203,14 +252,19 @@ def failures(rows: list[TriggerRow], runs: int) -> list[Failure]:
     out = []
     for group in by.values():
         hits = sum(bool(r.triggered) for r in group)
-        if any(bool(r.triggered) != r.should_trigger for r in group):
+        if not verdict(hits / len(group), group[0].should_trigger, threshold):
             out.append(Failure(group[0].query, group[0].should_trigger, hits, len(group)))
     return out
 
 
 # --------------------------------------------------------------------------- history
-def _fingerprint(train: list[TriggerQuery], held: list[TriggerQuery], runs: int) -> str:
-    data = json.dumps([[q.to_dict() for q in train], [q.to_dict() for q in held], runs], sort_keys=True)
+def _fingerprint(train: list[TriggerQuery], held: list[TriggerQuery], runs: int, threshold: float) -> str:
+    """Identity of a run's split; the threshold is in it only when not the default, so a run
+    begun before ``--threshold`` existed (always 0.5) still resumes."""
+    parts: list[Any] = [[q.to_dict() for q in train], [q.to_dict() for q in held], runs]
+    if threshold != DEFAULT_THRESHOLD:
+        parts.append(threshold)
+    data = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
@@ -282,6 +336,7 @@ def tune_description(
     runs: int = DEFAULT_RUNS,
     seed: int = 0,
     held_out: float = DEFAULT_HELD_OUT,
+    threshold: float = DEFAULT_THRESHOLD,
     on_step: Callable[[str], None] | None = None,
 ) -> TuneResult:
     """Propose and score up to ``iterations`` descriptions; the history lives in ``run_dir``.
@@ -289,41 +344,51 @@ def tune_description(
     ``description`` is the first candidate (index 0): SKILL.md's own, or any seed. When
     ``run_dir`` already holds a history of the same split and runs, its steps are reused
     and the loop goes on from where it stopped. A ``teacher`` that takes a ``history``
-    keyword is shown every earlier attempt (see :data:`Teacher`).
+    keyword is shown every earlier attempt (see :data:`Teacher`). ``threshold`` decides each
+    query's verdict (the failures the teacher sees, the queries passed that pick the winner).
     """
     if iterations < 0 or runs < 1:
         raise UpskillError("--iterations must be 0 or more and --runs 1 or more")
+    threshold = check_threshold(threshold)
     train, held = split_queries(queries, held_out=held_out, seed=seed)
     if not any(q.should_trigger for q in train) or (held_out and not held):
-        need = "should-trigger queries" if not held_out else "trigger queries of both kinds, enough to hold some out"
+        need = (
+            "should-trigger queries"
+            if not held_out
+            else "trigger queries of both kinds, enough to hold some out"
+        )
         raise UpskillError(
             f"tune needs {need} (got {len(queries)}); add 'triggers' to skill_meta.json or pass --triggers FILE"
         )
     say = on_step or (lambda _m: None)
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / HISTORY_FILE
-    fp = _fingerprint(train, held, runs)
+    fp = _fingerprint(train, held, runs, threshold)
     done = _read_history(path)
     if done and (done[0].get("kind") != "split" or done[0].get("fingerprint") != fp):
-        raise UpskillError(f"{run_dir} holds a tune run of other queries or --runs; use a new --output")
-    result = TuneResult([q.id for q in train], [q.id for q in held], [], resumed=bool(done), all_queries=not held)
+        raise UpskillError(
+            f"{run_dir} holds a tune run of other queries, --runs or --threshold; use a new --output"
+        )
+    result = TuneResult([q.id for q in train], [q.id for q in held], [], resumed=bool(done), all_queries=not held,
+                        threshold=threshold)  # fmt: skip
     history = _History(path, done)
     if not done:
         history.append({"kind": "split", "fingerprint": fp, "seed": seed, "train": result.train_ids,
-                        "held_out": result.held_ids, "runs": runs})  # fmt: skip
+                        "held_out": result.held_ids, "runs": runs, "threshold": threshold})  # fmt: skip
     steps = {(d.get("kind"), d.get("iteration")): d for d in done[1:]}
 
     def scored(desc: str, index: int, iteration: int) -> tuple[Candidate, list[TriggerRow]]:
         rows_train = scorer(desc, train, runs)
         rows_held = scorer(desc, held, runs) if held else []
-        return Candidate(index, iteration, desc, Figures.of(rows_train), Figures.of(rows_held)), rows_train
+        figures = Figures.of(rows_train, threshold), Figures.of(rows_held, threshold)
+        return Candidate(index, iteration, desc, *figures), rows_train
 
     train_rows: dict[int, list[TriggerRow]] = {}
 
     def ask(desc: str, wrong: list[Failure], it: int) -> str:
         if not shows_history:
             return teacher(desc, wrong, it)
-        return teacher(desc, wrong, it, history=attempts(result, train_rows, runs))
+        return teacher(desc, wrong, it, history=attempts(result, train_rows, runs, threshold))
 
     shows_history = _takes_history(teacher)
     # The original is always scored again: the scorer's cache makes that free after a kill,
@@ -333,16 +398,16 @@ def tune_description(
     if ("candidate", 0) not in steps:
         history.append({"kind": "candidate", "iteration": 0, **asdict(original)})
     for it in range(1, iterations + 1):
-        best = max(result.candidates, key=lambda c: c.train_key)
-        wrong = failures(train_rows[best.index], runs)
+        last = result.candidates[-1]  # run_loop rewrites the last description, not the best so far
+        wrong = failures(train_rows[last.index], runs, threshold)
         if not wrong:
-            say(f"iteration {it}: no train failures left; stopping")
+            say(f"iteration {it}: no train failures left at threshold {threshold:g}; stopping")
             break
         step = steps.get(("candidate", it)) or steps.get(("rejected", it))
         if step is not None and step["kind"] == "rejected":  # stored escaped: its reason stands
             reason, proposal = _escaped(step.get("reason") or "rejected"), str(step.get("description") or "")
         else:
-            proposal = step["description"] if step else ask(best.description, wrong, it)
+            proposal = step["description"] if step else ask(last.description, wrong, it)
             reason = _rejection(proposal, result.candidates)
         if reason:
             kept = _escaped(proposal)[:2000]  # the text as the teacher wrote it, made inert
@@ -361,10 +426,12 @@ def tune_description(
 
 
 def _scored_line(it: int, cand: Candidate) -> str:
-    if cand.held_out.accuracy is not None:
-        return f"iteration {it}: held-out accuracy {cand.held_out.accuracy:.0%}"
-    if cand.train.accuracy is not None:
-        return f"iteration {it}: train accuracy {cand.train.accuracy:.0%} (no held-out queries)"
+    h, t = cand.held_out, cand.train
+    if h.accuracy is not None:
+        return f"iteration {it}: held-out {h.queries_passed}/{h.queries_total} queries passed, accuracy {h.accuracy:.0%}"
+    if t.accuracy is not None:
+        return (f"iteration {it}: train {t.queries_passed}/{t.queries_total} queries passed, "
+                f"accuracy {t.accuracy:.0%} (no held-out queries)")  # fmt: skip
     return f"iteration {it}: scored"
 
 
@@ -379,7 +446,12 @@ def _takes_history(teacher: Teacher) -> bool:
     return "history" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
-def attempts(result: TuneResult, train_rows: dict[int, list[TriggerRow]], runs: int) -> list[Attempt]:
+def attempts(
+    result: TuneResult,
+    train_rows: dict[int, list[TriggerRow]],
+    runs: int,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> list[Attempt]:
     """Every attempt so far as the teacher sees it, in the order tried: train figures only.
 
     Scored candidates carry their train counts and train failures; rejected proposals their
@@ -389,15 +461,21 @@ def attempts(result: TuneResult, train_rows: dict[int, list[TriggerRow]], runs: 
     for c in result.candidates:
         t = c.train
         right = t.triggered_should + (t.n_should_not - t.triggered_should_not)
-        wrong = tuple(failures(train_rows.get(c.index, []), runs))
+        wrong = tuple(failures(train_rows.get(c.index, []), runs, threshold))
         out.append((c.iteration, 0, Attempt(
             c.iteration, c.description, index=c.index, right=right, calls=t.n_should + t.n_should_not,
             loaded_should=(t.triggered_should, t.n_should), loaded_should_not=(t.triggered_should_not, t.n_should_not),
-            wrong=wrong,
+            wrong=wrong, passed=(t.queries_passed, t.queries_total),
         )))  # fmt: skip
     for r in result.rejected:
         text = str(r.get("description") or "")
-        out.append((int(r.get("iteration") or 0), 1, Attempt(int(r.get("iteration") or 0), text, rejected=str(r.get("reason")))))
+        out.append(
+            (
+                int(r.get("iteration") or 0),
+                1,
+                Attempt(int(r.get("iteration") or 0), text, rejected=str(r.get("reason"))),
+            )
+        )
     return [a for _, _, a in sorted(out, key=lambda x: (x[0], x[1]))]
 
 
@@ -442,8 +520,8 @@ def _rejection(proposal: Any, candidates: list[Candidate]) -> str | None:
 class ModelTeacher:
     """A :data:`Teacher` asking a model client (by default the one ``generate`` uses).
 
-    Each request (:func:`~upskill_hub.triggering.tune_prompt.tune_request`) holds the best
-    description so far, its train failures, ``skill_md`` (the whole SKILL.md, within its
+    Each request (:func:`~upskill_hub.triggering.tune_prompt.tune_request`) holds the last
+    description scored, its train failures at ``threshold``, ``skill_md`` (the whole SKILL.md, within its
     budget) and every earlier attempt with its train figures (``history``, from the loop).
     The loop is synchronous while clients are async and bound to one event loop, so the
     teacher keeps its own loop for all its calls; :meth:`close` releases the client.
@@ -453,12 +531,16 @@ class ModelTeacher:
     and the loop rejects and counts it.
     """
 
-    def __init__(self, client: Any, name: str, *, skill_md: str = "", cache: Any = None, label: str = "teacher") -> None:
+    def __init__(
+        self, client: Any, name: str, *, skill_md: str = "", cache: Any = None, label: str = "teacher",
+        threshold: float = DEFAULT_THRESHOLD,
+    ) -> None:  # fmt: skip
         import asyncio
 
         from upskill_hub.models.base import GenerationParams
 
         self.client, self.name, self.skill_md, self.cache, self.label = client, name, skill_md, cache, label
+        self.threshold = threshold
         self.params = GenerationParams(temperature=1.0, max_tokens=1024)
         self._loop = asyncio.new_event_loop()
 
@@ -468,7 +550,8 @@ class ModelTeacher:
         from upskill_hub.models.base import Message, ModelCallError
         from upskill_hub.session.cache import cache_key
 
-        messages = [Message("user", tune_request(self.name, description, wrong, self.skill_md, history))]
+        text = tune_request(self.name, description, wrong, self.skill_md, history, threshold=self.threshold)
+        messages = [Message("user", text)]
         key = cache_key(
             provider=str(getattr(self.client, "provider", "")), endpoint=str(getattr(self.client, "endpoint", "") or ""),
             model=str(getattr(self.client, "model", "")), system=TEACHER_SYSTEM, messages=messages,
@@ -477,9 +560,13 @@ class ModelTeacher:
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is None:
             try:
-                hit = self._loop.run_until_complete(self.client.complete(TEACHER_SYSTEM, messages, self.params))
+                hit = self._loop.run_until_complete(
+                    self.client.complete(TEACHER_SYSTEM, messages, self.params)
+                )
             except ModelCallError as exc:
-                raise UpskillError(f"teacher model {self.label} failed while proposing a description: {exc}") from None
+                raise UpskillError(
+                    f"teacher model {self.label} failed while proposing a description: {exc}"
+                ) from None
             if self.cache is not None:
                 self.cache.put(key, hit)
         return parse_proposal(hit.text)

@@ -2,12 +2,16 @@
 
 Each iteration the teacher gets one user message (:func:`tune_request`), in this order:
 
-1. the best description so far (by train score), inside ``<description>`` tags;
+1. the last description scored (the one the loop rewrites, as skill-creator's run_loop
+   rewrites its current description), inside ``<description>`` tags;
 2. the whole SKILL.md, up to :data:`SKILL_MD_BUDGET` characters (a longer file is cut,
    and the request says how much is not shown);
-3. the train queries that description got wrong, each with how often it loaded the skill;
+3. the train queries that description fails *at the threshold* (run_eval's verdict: a
+   should-trigger request loaded in fewer than ``threshold`` of its runs, a should-not one
+   in at least that share), each with how often it loaded the skill, and the rule itself;
 4. every earlier attempt, in the order tried (:class:`Attempt`): each scored candidate
-   with its **train** figures and its own train failures, each rejected proposal with the
+   with its **train** figures (queries passed, as improve_description's ``train=P/T``, and
+   the pooled decisions) and its own train failures, each rejected proposal with the
    reason. The section is kept under :data:`HISTORY_BUDGET` characters: the newest
    attempts keep their failure lists (within half the budget), older ones lose them, and
    the oldest are left out when even that is too long (the request says how many);
@@ -43,7 +47,7 @@ TEACHER_SYSTEM = (
 
 @dataclass
 class Failure:
-    """A train query the description got wrong (on at least one repeat), for the teacher."""
+    """A train query whose verdict at the threshold is a fail, for the teacher."""
 
     query: str
     should_trigger: bool
@@ -68,6 +72,7 @@ class Attempt:
     loaded_should_not: tuple[int, int] = (0, 0)
     wrong: tuple[Failure, ...] = field(default_factory=tuple)
     rejected: str | None = None
+    passed: tuple[int, int] = (0, 0)  # (queries passed at the threshold, queries with a verdict)
 
 
 def _short(text: str, limit: int = MAX_QUERY_CHARS) -> str:
@@ -94,7 +99,10 @@ def _skill_md_lines(skill_md: str) -> list[str]:
             f"The skill's SKILL.md (what the agent reads after it loads the skill), its first "
             f"{SKILL_MD_BUDGET:,} of {len(text):,} characters:"
         )
-        shown = text[:SKILL_MD_BUDGET] + f"\n[… the last {len(text) - SKILL_MD_BUDGET:,} characters are not shown]"
+        shown = (
+            text[:SKILL_MD_BUDGET]
+            + f"\n[… the last {len(text) - SKILL_MD_BUDGET:,} characters are not shown]"
+        )
     return [head, "", "<skill_md>", shown, "</skill_md>", ""]
 
 
@@ -113,8 +121,9 @@ def _attempt_text(a: Attempt, *, with_failures: bool) -> str:
     lines = [
         f'<attempt number="{a.index}" from="{origin}">',
         f"<text>{a.description}</text>",
-        f"train score: {pct} right ({a.right}/{a.calls} decisions); loaded for should-trigger requests "
-        f"{_share(a.loaded_should)}, for should-not requests {_share(a.loaded_should_not)}",
+        f"train score: {pct} right ({a.right}/{a.calls} decisions), {_share(a.passed)} requests passed; "
+        f"loaded for should-trigger requests {_share(a.loaded_should)}, for should-not requests "
+        f"{_share(a.loaded_should_not)}",
     ]
     if with_failures and a.wrong:
         missed = [f for f in a.wrong if f.should_trigger]
@@ -164,8 +173,14 @@ def tune_request(
     wrong: list[Failure],
     skill_md: str = "",
     history: list[Attempt] | None = None,
+    *,
+    threshold: float | None = None,
 ) -> str:
-    """The message to the teacher: the best description, SKILL.md, its train failures, the history."""
+    """The message to the teacher: the last description, SKILL.md, its train failures, the history.
+
+    With ``threshold`` the request says what a failure is: the share of runs a request must
+    load the skill in (should-trigger) or stay under (should-not).
+    """
     missed = [f for f in wrong if f.should_trigger]
     false = [f for f in wrong if not f.should_trigger]
     lines = [
@@ -181,6 +196,12 @@ def tune_request(
     if false:
         lines.append("The agent loaded it for these requests, but should not have:")
         lines += [*_listed(false, MAX_LISTED), ""]
+    if threshold is not None and wrong:
+        lines += [
+            f"(A request counts as passed when the agent loaded the skill in at least {threshold:.0%} of its "
+            f"runs if it should, and in fewer than {threshold:.0%} if it should not.)",
+            "",
+        ]
     lines += history_section(history or [])
     lines += [
         "Write a better description: what the skill does and when to use it, in general terms "

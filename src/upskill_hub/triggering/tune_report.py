@@ -26,7 +26,7 @@ from rich.text import Text
 
 from upskill_hub._util.percent import pct
 from upskill_hub.lift.report import _share  # the trigger table's cell: 62% (5/8) / [31%, 86%]
-from upskill_hub.triggering.tune import NOT_HELD_OUT, Candidate, Figures, TuneResult
+from upskill_hub.triggering.tune import NOT_HELD_OUT, WINNER_RULE, Candidate, Figures, TuneResult
 
 REPORT_FILE = "tune_report.md"
 #: Characters of a candidate's text shown in its terminal table cell (the report has it whole).
@@ -80,13 +80,13 @@ def tune_table(run: ShownRun) -> Table:
     if held:
         t.caption = (
             f"train: the {len(res.train_ids)} queries whose failures the teacher saw; held-out: the "
-            f"{len(res.held_ids)} it never saw. Repeats pooled, [95% Wilson CI]. Winner ★: best held-out "
-            "accuracy, ties to the shorter."
+            f"{len(res.held_ids)} it never saw. Repeats pooled, [95% Wilson CI]. Winner ★ on held-out: "
+            f"{WINNER_RULE} (threshold {res.threshold:g})."
         )
     else:
         t.caption = (
             f"train: all {len(res.train_ids)} queries, every one seen by the teacher. Repeats pooled, "
-            "[95% Wilson CI]. Winner ★: best train accuracy, ties to the shorter. NOT a held-out score."
+            f"[95% Wilson CI]. Winner ★ on train: {WINNER_RULE} (threshold {res.threshold:g}). NOT a held-out score."
         )
     cols = ["description", "train recall", "train false triggers", "train accuracy"]
     if held:
@@ -124,7 +124,9 @@ def print_tune_report(run: ShownRun, console: Console) -> None:
     if res.winner.index == 0:
         console.print(Text(f"{start[0].upper()}{start[1:]} stays best {on}; SKILL.md is unchanged."))
     elif run.written:
-        console.print(Text(f"Wrote the new description into {run.skill_md} (only its frontmatter description changed)."))
+        console.print(
+            Text(f"Wrote the new description into {run.skill_md} (only its frontmatter description changed).")
+        )
     else:
         console.print(Text("Run again with --write to put the new description into SKILL.md."))
     console.print(Text(f"Report of every iteration: {run.run_dir / REPORT_FILE}"))
@@ -167,7 +169,7 @@ def markdown_report(run: ShownRun) -> str:
     lines += [
         "",
         f"Winner: **{md_text(label(win, seeded=run.seeded))}**, chosen on "
-        f"{'held-out' if held else 'train'} accuracy (ties to the shorter). "
+        f"{'held-out' if held else 'train'}: {WINNER_RULE} (threshold {res.threshold:g}). "
         + _skill_md_line(run),
         "",
     ]
@@ -177,7 +179,12 @@ def markdown_report(run: ShownRun) -> str:
     head += ["chars", "winner"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in res.candidates:
-        row = [md_text(label(c, seeded=run.seeded)), str(c.iteration), _accuracy(c.train), *_cells(c.train, one_line=True)]
+        row = [
+            md_text(label(c, seeded=run.seeded)),
+            str(c.iteration),
+            _accuracy(c.train),
+            *_cells(c.train, one_line=True),
+        ]
         if held:
             row += [_accuracy(c.held_out), *_cells(c.held_out, one_line=True)]
         row += [str(len(c.description)), "★" if c.index == win.index else ""]

@@ -31,6 +31,15 @@ permission bit, so root is refused too) and one the system will not let us repla
 A run folder resumed with ``--resume`` must be a real folder directly inside
 ``--output``: one that is a symlink (it would be resumed, and written, wherever it
 points) is refused.
+
+``threshold`` is each query's verdict (run_eval's rule, ``--threshold``, default 0.5): the
+failures the teacher sees and the queries passed that pick the winner.
+
+``agent`` (``--agent claude-code``, one CLI) scores each candidate inside an agent CLI instead
+of a model, as skill-creator's run_loop does through ``claude -p``: every call is
+``triggers --agent``'s (:mod:`upskill_hub.triggering.agent_triggers`: a throwaway workspace
+with the candidate installed beside the distractors, triggered iff the transcript shows the
+skill loaded, the harness cache), and the teacher is still a model.
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from upskill_hub._util import limits
 from upskill_hub._util.fsutil import (
@@ -62,7 +72,8 @@ from upskill_hub.rundir.schema import TriggerRow
 from upskill_hub.session.catalog import Catalog, CatalogSkill
 from upskill_hub.session.clients import load_distractors, open_clients
 from upskill_hub.skill import Skill, repository_root, require_skill, skill_md_name
-from upskill_hub.triggering.candidates import read_description_arg
+from upskill_hub.triggering.candidates import candidate_skill, read_description_arg
+from upskill_hub.triggering.query_verdicts import DEFAULT_THRESHOLD, check_threshold
 from upskill_hub.triggering.trigger_queries import resolve_queries
 from upskill_hub.triggering.trigger_session import Call, TriggerSession
 from upskill_hub.triggering.triggers import open_run_dir
@@ -151,7 +162,7 @@ def _inside_output(output_dir: str | Path, run_dir: Path) -> Path:
 
 def run_tune(
     skill: Skill | str | Path,
-    model: str,
+    model: str | None,
     *,
     teacher: str | None = None,
     base_url: str | None = None,
@@ -169,14 +180,21 @@ def run_tune(
     concurrency: int | None = None,
     write: bool = False,
     description: str | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    agent: str | None = None,
+    harness: Any = None,
     on_step: Callable[[str], None] | None = None,
     on_row: Callable[[TriggerRow], None] | None = None,
 ) -> TuneRun:
-    """Tune ``skill``'s description for ``model``; see the module docstring.
+    """Tune ``skill``'s description for ``model`` (or inside the ``agent`` CLI); see the module docstring.
 
-    Everything is checked (the skill, the queries, both model specs, the seed
-    ``description``) before the first call and before anything is written.
+    Everything is checked (the skill, the queries, the model or agent, the teacher, the
+    seed ``description``, ``threshold``) before the first call and before anything is written.
+    ``harness`` (:class:`~upskill_hub.lift.harness.spec.HarnessOptions`) applies to ``agent`` only.
     """
+    threshold = check_threshold(threshold)
+    if (model is None) == (agent is None):
+        raise UpskillError("tune needs one of --model (a model) or --agent (an agent CLI), not both")
     if description is not None:
         description = seed_description(description)
     if isinstance(skill, (str, Path)):
@@ -190,52 +208,52 @@ def run_tune(
     others = load_distractors(distractors, skill.name)
     queries, source = resolve_queries(skill, others, triggers_file)
     teacher_spec = teacher or DEFAULT_TEACHER
-    session = TriggerSession(
-        [model], base_url=base_url, use_cache=use_cache, cache_dir=cache_dir, concurrency=concurrency
-    )
+    if agent is not None:
+        target: _Target = _AgentTarget(
+            skill, others, agent, harness, use_cache, cache_dir, concurrency, on_row
+        )
+    else:
+        target = _ModelTarget(skill, others, model or "", base_url, use_cache, cache_dir, concurrency, on_row)
     try:
         (teacher_client,) = open_clients(
             [teacher_spec], teacher_base_url or base_url, timeout=120.0, max_retries=4
         )
     except BaseException:
-        session.close()
+        target.close()
         raise
-    (client,) = session.clients
     coach = ModelTeacher(
-        teacher_client, skill.name, skill_md=skill.skill_md_text, cache=session.cache, label=teacher_spec
-    )
+        teacher_client, skill.name, skill_md=skill.skill_md_text, cache=target.cache, label=teacher_spec,
+        threshold=threshold,
+    )  # fmt: skip
     try:
-        fp = _fingerprint({
-            "skill": skill.name, "description": start, "model": [client.provider, client.endpoint, client.model],
+        identity: dict[str, object] = {
+            "skill": skill.name, "description": start, "model": target.identity,
             "teacher": [teacher_client.provider, teacher_client.endpoint, teacher_client.model],
             "catalog": [[o.name, o.description] for o in others], "queries": [q.to_dict() for q in queries],
             "runs": runs, "seed": seed, "held_out": held_out,
-        })  # fmt: skip
+        }  # fmt: skip
+        if threshold != DEFAULT_THRESHOLD:  # runs begun before --threshold (always 0.5) still resume
+            identity["threshold"] = threshold
         run_dir = open_run_dir(
-            output_dir, fp, PLAN_FILE, f"{skill.name}-tune", "tune", resume=resume,
-            plan={"skill_name": skill.name, "skill_path": str(skill.path or ""), "model": client.model,
-                  "teacher": teacher_client.model, "source": source, "runs": runs, "seed": seed,
-                  "held_out": held_out, "catalog": [skill.name, *(o.name for o in others)],
-                  "seed_description": description},
+            output_dir, _fingerprint(identity), PLAN_FILE, f"{skill.name}-tune", "tune", resume=resume,
+            plan={"skill_name": skill.name, "skill_path": str(skill.path or ""), "model": target.label,
+                  "agent": agent is not None, "teacher": teacher_client.model, "source": source, "runs": runs,
+                  "seed": seed, "held_out": held_out, "threshold": threshold,
+                  "catalog": [skill.name, *(o.name for o in others)], "seed_description": description},
         )  # fmt: skip
         run_dir = _inside_output(output_dir, run_dir)
-        run_id = run_dir.name
-
-        def scorer(description: str, subset: list[TriggerQuery], n: int) -> list[TriggerRow]:
-            calls = [Call(client.model, skill, q, k) for k in range(n) for q in subset]
-            return session.send(_catalog_with(skill, others, description), calls, run_id, on_row=on_row)
-
         result = tune_description(
-            start, queries, scorer, coach, run_dir=run_dir, iterations=iterations, runs=runs,
-            seed=seed, held_out=held_out, on_step=on_step,
+            start, queries, target.scorer(run_dir), coach, run_dir=run_dir, iterations=iterations, runs=runs,
+            seed=seed, held_out=held_out, threshold=threshold, on_step=on_step,
         )  # fmt: skip
     finally:
         coach.close()
-        session.close()
+        target.close()
     skill_md = guard.path if guard is not None else None
-    run = TuneRun(run_dir, result, source, client.model, teacher_client.model, skill_md,
-                  fresh_calls=session.fresh_calls, seeded=description is not None)  # fmt: skip
+    run = TuneRun(run_dir, result, source, target.label, teacher_client.model, skill_md,
+                  fresh_calls=target.fresh_calls, seeded=description is not None)  # fmt: skip
     data = {**result.to_dict(), "model": run.model, "teacher": run.teacher, "written": False,
+            "agent": agent is not None,
             "started_from": "--description" if run.seeded else "SKILL.md", "report": REPORT_FILE}  # fmt: skip
     _save(run, data)  # the winner is kept even if SKILL.md refuses it
     if guard is not None and result.winner.index != 0:
@@ -243,6 +261,106 @@ def run_tune(
         run.written = True
         _save(run, {**data, "written": True})
     return run
+
+
+class _Target:
+    """What candidates are scored on: a model (:class:`_ModelTarget`) or an agent CLI
+    (:class:`_AgentTarget`). ``cache`` is the response cache the teacher shares."""
+
+    label: str  # the row's model: the model id, or the agent label
+    identity: list[str]  # what the plan's fingerprint holds of it
+    cache: Any
+    fresh_calls: int
+
+    def scorer(self, run_dir: Path) -> Callable[[str, list[TriggerQuery], int], list[TriggerRow]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class _ModelTarget(_Target):
+    """Trigger calls to a model, with the candidate in the catalog (``triggers``' calls)."""
+
+    def __init__(self, skill: Skill, others: list[Skill], model: str, base_url: str | None, use_cache: bool,
+                 cache_dir: str | Path | None, concurrency: int | None,
+                 on_row: Callable[[TriggerRow], None] | None) -> None:  # fmt: skip
+        self.session = TriggerSession(
+            [model], base_url=base_url, use_cache=use_cache, cache_dir=cache_dir, concurrency=concurrency
+        )
+        (self.client,) = self.session.clients
+        self.skill, self.others, self.on_row = skill, others, on_row
+        self.label, self.cache = self.client.model, self.session.cache
+        self.identity = [self.client.provider, self.client.endpoint, self.client.model]
+
+    @property  # type: ignore[override]
+    def fresh_calls(self) -> int:
+        return self.session.fresh_calls
+
+    def scorer(self, run_dir: Path) -> Callable[[str, list[TriggerQuery], int], list[TriggerRow]]:
+        def score(description: str, subset: list[TriggerQuery], n: int) -> list[TriggerRow]:
+            calls = [Call(self.client.model, self.skill, q, k) for k in range(n) for q in subset]
+            catalog = _catalog_with(self.skill, self.others, description)
+            return self.session.send(catalog, calls, run_dir.name, on_row=self.on_row)
+
+        return score
+
+    def close(self) -> None:
+        self.session.close()
+
+
+class _AgentTarget(_Target):
+    """Trigger calls inside one agent CLI, each exactly as ``triggers --agent`` makes it
+    (:func:`upskill_hub.triggering.agent_triggers._call`): the candidate installed beside the
+    distractors in a throwaway workspace, the harness cache keyed on every installed version."""
+
+    def __init__(self, skill: Skill, others: list[Skill], agent: str, harness: Any, use_cache: bool,
+                 cache_dir: str | Path | None, concurrency: int | None,
+                 on_row: Callable[[TriggerRow], None] | None) -> None:  # fmt: skip
+        from upskill_hub.lift.harness.run import HarnessCache
+        from upskill_hub.lift.harness.spec import HarnessOptions, prepare_agents
+        from upskill_hub.session.cache import ResponseCache, default_cache_dir
+        from upskill_hub.triggering.agent_triggers import check_agent_specs
+        from upskill_hub.triggering.triggers import concurrency_of
+
+        check_agent_specs([agent])
+        (self.client,) = prepare_agents([agent], skill, harness or HarnessOptions())
+        root = Path(cache_dir or default_cache_dir())
+        self.harness_cache = HarnessCache(root) if use_cache else None
+        self.cache = ResponseCache(root) if use_cache else None
+        self.skill, self.others, self.on_row = skill, others, on_row
+        self.workers = concurrency_of(self.client, concurrency)
+        self.label = self.client.model
+        self.identity = ["agent", self.client.provider, self.client.model]
+        self.fresh_calls = 0
+
+    def scorer(self, run_dir: Path) -> Callable[[str, list[TriggerQuery], int], list[TriggerRow]]:
+        import asyncio
+
+        from upskill_hub.triggering.agent_triggers import _call, _Setup
+        from upskill_hub.triggering.triggers import run_workers
+
+        def score(description: str, subset: list[TriggerQuery], n: int) -> list[TriggerRow]:
+            cand = candidate_skill(self.skill, description)
+            setup = _Setup(cand, (cand, *self.others), run_dir, run_dir.name, self.harness_cache)
+            todo = iter([(q, k) for k in range(n) for q in subset])
+            rows: list[TriggerRow] = []
+
+            async def worker() -> None:
+                for q, k in todo:  # shared by the workers: each call is taken once
+                    row, ran = await _call(self.client, setup, q, k)
+                    self.fresh_calls += ran
+                    rows.append(row)
+                    if self.on_row is not None:
+                        self.on_row(row)
+
+            asyncio.run(run_workers(worker() for _ in range(self.workers)))  # the first failure stops all
+            return rows
+
+        return score
+
+    def close(self) -> None:
+        return None
 
 
 def _save(run: TuneRun, data: dict[str, object]) -> None:
