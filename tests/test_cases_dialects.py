@@ -48,7 +48,14 @@ def test_stage_files_and_force_are_kept_and_change_the_fingerprint():
     first = meta.cases[0]
     assert first.stage_files and first.force_skill
     assert first.files[0][0] == "sample_change.py" and "def retry" in first.files[0][1]
-    assert "File `sample_change.py`:" in first.input
+    # agent-skill-eval sends the prompt verbatim (the file is in the workspace); a model call gets it appended
+    assert (
+        first.input
+        == json.loads((ASE / "examples/commit-push-pr/evals/evals.json").read_text())["evals"][0]["prompt"]
+    )
+    assert "File `sample_change.py`:" in first.prompt_for("baseline", "commit-push-pr", "inject")
+    assert first.prompt_for("baseline", "commit-push-pr", "harness") == first.input
+    assert first.git_repo and first.to_dict()["git_repo"] is True
     d = first.to_dict()
     assert d["stage_files"] is True and d["force_skill_invocation"] is True
     assert "stage_files" not in meta.cases[1].to_dict()
@@ -56,11 +63,19 @@ def test_stage_files_and_force_are_kept_and_change_the_fingerprint():
 
 def test_force_skill_invocation_tells_only_the_with_skill_agent_run():
     (case,) = [c for c in _load("write-release-notes").cases if c.force_skill]
-    assert case.prompt_for("with_skill", "write-release-notes", "inject") == case.input  # in the system prompt already
-    assert case.prompt_for("baseline", "write-release-notes", "catalog") == case.input
+    # a model call (no workspace) gets the input file appended; an agent the prompt as written
+    sent = case.prompt_for("baseline", "write-release-notes", "inject")
+    assert sent.startswith(case.input) and "File `commits.txt`:" in sent
+    assert (
+        case.prompt_for("with_skill", "write-release-notes", "inject") == sent
+    )  # in the system prompt already
+    assert case.prompt_for("baseline", "write-release-notes", "catalog") == sent
     told = case.prompt_for("with_skill", "write-release-notes", "catalog")
-    assert told == f"Use the write-release-notes skill. {case.input}"
-    assert case.prompt_for("with_skill", "write-release-notes", "harness") == told
+    assert told == f"Use the $write-release-notes skill. {sent}"  # its `$`, as agent-skill-eval sends it
+    assert (
+        case.prompt_for("with_skill", "write-release-notes", "harness")
+        == f"Use the $write-release-notes skill. {case.input}"
+    )
 
 
 def test_force_with_should_trigger_false_is_a_contradiction():
@@ -75,12 +90,16 @@ def test_negative_controls_keep_their_assertions_and_git_actions_are_turned_arou
     meta = _load("commit-push-pr")
     neg = next(c for c in meta.cases if not c.should_trigger)
     assert neg.id == "negative-control" and len(neg.asserts) == 5
-    texts = [a.value for a in neg.asserts]
-    assert sum("must NOT have happened" in t for t in texts) == 4  # branch, commit, push, pull request
+    # branch, commit and push are git checks that must not have happened; the pull request the judge's
+    assert [(a.type, a.value) for a in neg.asserts[:3]] == [
+        ("git-branch-created", False), ("git-commit-created", False), ("git-pushed", False)]  # fmt: skip
+    texts = [a.value for a in neg.asserts[3:]]
+    assert "must NOT have happened" in texts[0] and "pull request" in texts[0]
     assert texts[-1] == "The answer shows commit hashes from the log"
     assert neg.to_dict()["should_trigger"] is False
     # positive cases are never turned around
-    assert not any("must NOT" in a.value for c in meta.cases if c.should_trigger for a in c.asserts)
+    assert not any(a.value is False or "must NOT" in str(a.value) for c in meta.cases if c.should_trigger
+                   for a in c.asserts)  # fmt: skip
     # a negative with no assertions stays a trigger query only (skill-creator's shape)
     m = parse_meta({"evals": [{"id": 1, "prompt": "p", "expectations": ["ok"]},
                               {"id": 2, "prompt": "q", "should_trigger": False, "expectations": []}]})  # fmt: skip
@@ -102,7 +121,9 @@ def test_agent_skills_eval_params_and_tool_assertions_are_read():
     assert [t.id for t in meta.triggers] == ["negative"]
     # unknown keys: one warning for the file, each key once
     (w,) = meta.warnings
-    assert w == "evals.json keys upskill-hub does not use, ignored: 'params.reasoning_effort', 'runtime_checks'"
+    assert (
+        w == "evals.json keys upskill-hub does not use, ignored: 'params.reasoning_effort', 'runtime_checks'"
+    )
 
 
 def test_unknown_keys_are_one_warning_each_key_once():
@@ -111,7 +132,9 @@ def test_unknown_keys_are_one_warning_each_key_once():
     ]}  # fmt: skip
     meta = parse_meta(evals)
     assert len(meta.cases) == 3
-    assert meta.warnings == ["evals.json keys upskill-hub does not use, ignored: 'defaults', 'tools', 'captured_files'"]
+    assert meta.warnings == [
+        "evals.json keys upskill-hub does not use, ignored: 'defaults', 'tools', 'captured_files'"
+    ]
 
 
 def test_input_files_resolve_against_the_evals_file_first_then_the_skill(tmp_path: Path):
@@ -163,8 +186,14 @@ def test_hostile_symlink_out_is_refused(tmp_path: Path):
 
 @pytest.mark.parametrize(
     "params",
-    [{"stop": "x" * 100_000}, {"max_tokens": 10**30}, {"temperature": 1e308}, {"seed": 2**80}, "fast",
-     {"k": list(range(5_000))}],
+    [
+        {"stop": "x" * 100_000},
+        {"max_tokens": 10**30},
+        {"temperature": 1e308},
+        {"seed": 2**80},
+        "fast",
+        {"k": list(range(5_000))},
+    ],
 )
 def test_hostile_params_are_refused(tmp_path: Path, params):
     entry = {"id": "bad-case", "prompt": "p", "assertions": ["a"], "params": params}
@@ -174,9 +203,13 @@ def test_hostile_params_are_refused(tmp_path: Path, params):
 
 @pytest.mark.parametrize(
     "ta",
-    [{"type": "tool-call-count", "name": "x", "min": 1}, {"type": "tool-arg-matches", "name": "x", "path": "q", "pattern": "a"},
-     {"type": "tool-called"}, {"type": "tool-arg-contains", "name": "x", "path": "../..", "value": "v"},
-     {"type": "tool-called", "name": "x", "extra": 1}],
+    [
+        {"type": "tool-call-count", "name": "x", "min": 1},
+        {"type": "tool-arg-matches", "name": "x", "path": "q", "pattern": "a"},
+        {"type": "tool-called"},
+        {"type": "tool-arg-contains", "name": "x", "path": "../..", "value": "v"},
+        {"type": "tool-called", "name": "x", "extra": 1},
+    ],
 )
 def test_tool_assertions_without_equivalent_are_refused_not_dropped(tmp_path: Path, ta: dict):
     _one_line_refusal(tmp_path, {"id": "bad-case", "prompt": "p", "tool_assertions": [ta]})

@@ -32,12 +32,12 @@ KEY = "sk-" + "test-0123456789abcdefghijklmnop"
 #: baseline, cases passed with the skill, cases passed in the baseline). Every rubric holds
 #: with the skill and none without, except the negative controls' git assertions, which hold
 #: only without it (commit-push-pr: 4 of 5, write-release-notes: 2 of 4).
+#: commit-push-pr's and write-release-notes' git checks grade an agent's repository: a --model run is refused
+#: (tests/lift/test_agent_skill_eval_state.py runs it with an agent).
 HAND = {
-    "commit-push-pr": (3 + 3 + 3 + 5 + 1, 3 + 3 + 3 + 1 + 1, 4, 4, 0),
     "fix-failing-tests": (4 + 4 + 4 + 3, 15, 0, 4, 0),
     "review-diff": (6 + 5 + 3, 14, 0, 3, 0),
     "validate-config": (7 + 5 + 3 + 3, 18, 0, 4, 0),
-    "write-release-notes": (5 + 4 + 4, 5 + 4 + 2, 2, 2, 0),
 }
 
 
@@ -80,6 +80,14 @@ def test_agent_skill_eval_examples_through_the_cli(tmp_path: Path, capsys, monke
             got = tuple(sum(r.assertions_passed for r in by_cond[c]) for c in ("with_skill", "baseline"))
             cases = tuple(sum(bool(r.passed) for r in by_cond[c]) for c in ("with_skill", "baseline"))
             assert (got, cases) == ((with_ok, base_ok), (with_cases, base_cases)), name
+    for name in ("commit-push-pr", "write-release-notes"):
+        code, stdout, err = run_cli(
+            ["eval", str(FIX / "agent_skill_eval" / "skills" / name),
+             "--tests", str(FIX / "agent_skill_eval" / "examples" / name / "evals" / "evals.json"),
+             "--model", "openai:gpt-4.1-mini", "--judge", "openai:judge-model", "--no-plots", "-o", str(tmp_path / "x")],
+            capsys, monkeypatch,
+        )  # fmt: skip
+        assert code != 0 and "'git-branch-created' grades an agent's workspace" in err
 
 
 def test_agent_skills_eval_example_in_catalog_mode(tmp_path: Path, capsys, monkeypatch):
@@ -98,7 +106,13 @@ def test_agent_skills_eval_example_in_catalog_mode(tmp_path: Path, capsys, monke
     assert not any(r.error for r in rows.values()), [r.error for r in rows.values()]
     # Hand count: with the skill it is loaded (load_skill {"name": "best-month"}), no file is
     # read and both rubrics hold; without it nothing is loaded, only tool-not-called holds.
-    assert (rows[("with_skill", "top-month")].assertions_passed, rows[("baseline", "top-month")].assertions_passed) == (2, 0)
-    assert (rows[("with_skill", "loads-skill")].assertions_passed, rows[("baseline", "loads-skill")].assertions_passed) == (3, 1)
+    assert (
+        rows[("with_skill", "top-month")].assertions_passed,
+        rows[("baseline", "top-month")].assertions_passed,
+    ) == (2, 0)
+    assert (
+        rows[("with_skill", "loads-skill")].assertions_passed,
+        rows[("baseline", "loads-skill")].assertions_passed,
+    ) == (3, 1)
     details = json.loads(rows[("baseline", "loads-skill")].assertion_details)
     assert [d["passed"] for d in details] == [False, False, True]

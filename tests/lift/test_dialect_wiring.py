@@ -39,7 +39,9 @@ def test_stage_files_and_force_reach_a_cmd_agent(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     skill = tmp_path / "commit-push-pr"
     shutil.copytree(FIX / "agent_skill_eval" / "skills" / "commit-push-pr", skill)
-    src = json.loads((FIX / "agent_skill_eval" / "examples" / "commit-push-pr" / "evals" / "evals.json").read_text())
+    src = json.loads(
+        (FIX / "agent_skill_eval" / "examples" / "commit-push-pr" / "evals" / "evals.json").read_text()
+    )
     entry = src["evals"][0]
     # its first entry (stage_files, force_skill_invocation), its input file beside it
     evals = tmp_path / "evals.json"
@@ -49,13 +51,15 @@ def test_stage_files_and_force_reach_a_cmd_agent(tmp_path: Path, monkeypatch):
     evals.write_text(json.dumps({"skill_name": "commit-push-pr", "evals": [
         {k: entry[k] for k in ("id", "prompt", "expected_output", "files", "stage_files", "force_skill_invocation")}
         | {"assertions": ["The answer says what was staged"]}]}))  # fmt: skip
-    with running_llm_server(lambda s, m, p: json.dumps({"pass": "STAGED=sample_change.py" in m[-1]["content"], "reason": "x"})) as srv:
+    with running_llm_server(
+        lambda s, m, p: json.dumps({"pass": "STAGED=sample_change.py" in m[-1]["content"], "reason": "x"})
+    ) as srv:
         res = run_eval(skill, [], EvalOptions(
             agents=["cmd:git-agent {prompt}"], cases=evals, output_dir=tmp_path / "runs", cache_dir=tmp_path / "c",
             plots=False, judge=f"openai-compatible:judge@{srv.openai_base_url}"))  # fmt: skip
     rows = {r.condition: r for r in read_results(res.run_dir)}
     assert "STAGED=sample_change.py" in rows["with_skill"].output
-    assert "FIRST=Use the commit-push-pr skill." in rows["with_skill"].output
+    assert "FIRST=Use the $commit-push-pr skill." in rows["with_skill"].output
     assert "FIRST=Use the $commit-push-pr skill." in rows["baseline"].output  # the prompt, untouched
 
 

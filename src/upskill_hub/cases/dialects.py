@@ -31,7 +31,7 @@ def expected_to_assertions(expected: Any, where: str) -> list[Assertion]:
     if isinstance(expected, str):
         return [parse_assertion({"type": "contains", "value": expected}, where, False)]
     if not isinstance(expected, dict) or not expected:
-        raise CasesError(where, "'expected' must be an object like {\"contains\": \"...\"}")
+        raise CasesError(where, '\'expected\' must be an object like {"contains": "..."}')
     out = []
     for key, value in expected.items():
         raw = {"type": key} if schema.ASSERTION_TYPES.get(key) == "none" else {"type": key, "value": value}
@@ -46,7 +46,7 @@ def verifiers_to_assertions(verifiers: Any, where: str) -> list[Assertion]:
     verifier carries ``"case_sensitive": true``.
     """
     if not isinstance(verifiers, list) or not verifiers:
-        raise CasesError(where, "must be a non-empty list like [{\"type\": \"contains\", \"values\": [...]}]")
+        raise CasesError(where, 'must be a non-empty list like [{"type": "contains", "values": [...]}]')
     out = []
     for j, v in enumerate(verifiers):
         loc = f"{where}[{j}]"
@@ -87,11 +87,13 @@ def upskill_extras(raw: dict[str, Any], text: str, loc: str) -> tuple[str, list[
     if context is None:
         return text, []
     if not isinstance(context, dict) or set(context) - {"files"}:
-        raise CasesError(f"{loc}.context", "must be null or {\"files\": {\"NAME\": \"CONTENT\"}}")
+        raise CasesError(f"{loc}.context", 'must be null or {"files": {"NAME": "CONTENT"}}')
     files = context.get("files")
     if files is None:
         return text, []
-    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+    if not isinstance(files, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in files.items()
+    ):
         raise CasesError(f"{loc}.context.files", "must map file names to their text")
     check_file_count(len(files), f"{loc}.context.files")
     for name in files:
@@ -103,7 +105,7 @@ def upskill_extras(raw: dict[str, Any], text: str, loc: str) -> tuple[str, list[
 def parse_triggers(raw: Any, where: str = "triggers") -> list[TriggerQuery]:
     """Trigger queries from a JSON list of ``{"query", "should_trigger"[, "id"]}`` objects."""
     if not isinstance(raw, list):
-        raise CasesError(where, "must be a list of {\"query\": ..., \"should_trigger\": true|false}")
+        raise CasesError(where, 'must be a list of {"query": ..., "should_trigger": true|false}')
     out: list[TriggerQuery] = []
     seen: set[str] = set()
     for i, item in enumerate(raw):
@@ -199,12 +201,13 @@ def parse_agentskills_evals(
     """
     evals = data.get("evals")
     if not isinstance(evals, list):
-        raise CasesError("evals", "must be a list of {\"id\", \"prompt\", \"assertions\"} objects")
+        raise CasesError("evals", 'must be a list of {"id", "prompt", "assertions"} objects')
     name = data.get("skill_name")
     if name is not None and not isinstance(name, str):
         raise CasesError("skill_name", "must be a string")
     check_case_count(len(evals), "evals")
-    flat = any(isinstance(ev, dict) and {"force_skill_invocation", "stage_files"} & set(ev) for ev in evals)
+    flat = any(isinstance(ev, dict) and ({"force_skill_invocation", "stage_files"} & set(ev) or _structured(ev))
+               for ev in evals)  # fmt: skip
     attachments = Attachments(base_dir, evals_dir, flat=flat)
     unused: dict[str, None] = {k: None for k in data if k not in EVALS_TOP_KEYS}
     cases: list[Case] = []
@@ -271,25 +274,91 @@ def _parse_case_entry(
     trigger = None if should else TriggerQuery(id=case_id, query=prompt, should_trigger=False)
     tool_checks = _tool_assertions(ev.get("tool_assertions"), f"{loc}.tool_assertions")
     if should:
-        rubrics = _rubrics(ev, loc, required=not tool_checks)
+        rubrics = _rubrics(ev, loc, required=not tool_checks, structured=flat)
     else:  # a negative control is a case only when it says how to grade it
-        rubrics = _rubrics(ev, loc, required=False, promote_expected=False)
+        rubrics = _rubrics(ev, loc, required=False, promote_expected=False, structured=flat)
         if not rubrics and not tool_checks:
             return None, trigger
-        if flat:
-            rubrics = [_negated(r) for r in rubrics]
     params = _params(ev.get("params"), f"{loc}.params", unused)
     parts, files = attachments.case_parts(ev.get("files", []), f"{loc}.files")
     for staged, _ in files:  # by the name it is staged under (agent-skill-eval keeps only the last part)
         schema.checked_input_file(staged, f"{loc}.files")
-    asserts = tuple(Assertion(type="llm-rubric", value=r, judge_required=True) for r in rubrics) + tool_checks
+    if flat:
+        key = "assertions" if "assertions" in ev else "expectations"
+        asserts = tuple(_agent_skill_eval_checks(rubrics, should, f"{loc}.{key}")) + tool_checks
+    else:
+        asserts = (
+            tuple(Assertion(type="llm-rubric", value=r, judge_required=True) for r in rubrics) + tool_checks
+        )
     description = ev.get("name") if isinstance(ev.get("name"), str) else ""
-    text = "\n\n".join([prompt.rstrip(), *parts])
+    # agent-skill-eval sends its prompt verbatim: the files are in the workspace it makes
+    text = prompt if flat else "\n\n".join([prompt.rstrip(), *parts])
     case = Case(
         id=case_id, input=text, asserts=asserts, description=description, files=tuple(files),
-        should_trigger=should, force_skill=force, stage_files=stage, params=params,
+        should_trigger=should, force_skill=force, stage_files=stage, params=params, git_repo=flat, verbatim=flat,
     )  # fmt: skip
     return case, trigger
+
+
+#: agent-skill-eval's routing of a prose assertion to a git check (``classify_assertion``,
+#: 0.7.0), in its order: the first that matches wins.
+_GIT_STATE_ROUTES = (
+    ("git-branch-created", r"branch", r"created|exists|new"),
+    ("git-commit-created", r"commit", r"created|exists|new"),
+    ("git-pushed", r"push", r"remote|branch|pushed"),
+)
+#: agent-skill-eval's structured assertion types read here, as the assertion type each is.
+STRUCTURED_TYPES = {"file_exists": "file-present", "file_not_exists": "file-absent"}
+_STRUCTURED_KEYS = {"type", "text", "path", "contains", "command", "json_path", "equals"}
+_STRUCTURED_NOT_READ = (
+    "file_contains", "file_not_contains", "file_unchanged", "command_ran", "command_not_ran", "tests_pass",
+    "git_clean", "json_path", "json_path_not_exists",
+)  # fmt: skip
+
+
+def _agent_skill_eval_checks(items: list[Any], should: bool, where: str) -> list[Assertion]:
+    """agent-skill-eval's assertions as it grades them (``graders.DeterministicGrader``).
+
+    A sentence about a new branch, a commit or a push (its words, its order) is a git check on
+    the workspace's state, not the judge's; for a negative control it must *not* have
+    happened (``value: false``). Its structured ``file_exists`` / ``file_not_exists`` are
+    ``file-present`` / ``file-absent``; its other structured types are refused, never dropped.
+    Every other sentence goes to the judge (a negative control's pull-request sentence told
+    so), as it does.
+    """
+    out: list[Assertion] = []
+    for j, item in enumerate(items):
+        loc = f"{where}[{j}]"
+        if isinstance(item, dict):
+            out.append(_structured_assertion(item, loc))
+            continue
+        low = item.lower()
+        route = next((t for t, a, b in _GIT_STATE_ROUTES if re.search(a, low) and re.search(b, low)), None)
+        if route is not None:
+            out.append(Assertion(type=route, value=None if should else False))
+        else:
+            out.append(
+                Assertion(type="llm-rubric", value=item if should else _negated(item), judge_required=True)
+            )
+    return out
+
+
+def _structured_assertion(item: dict[str, Any], where: str) -> Assertion:
+    stype = item.get("type")
+    if stype in _STRUCTURED_NOT_READ:
+        raise CasesError(
+            where, f"agent-skill-eval's structured assertion {stype!r} has no upskill-hub equivalent yet "
+            f"(read: {', '.join(STRUCTURED_TYPES)}); express it as a sentence for the judge"
+        )  # fmt: skip
+    if stype not in STRUCTURED_TYPES:
+        raise CasesError(
+            where,
+            f"unknown structured assertion type {str(stype)[:40]!r} (read: {', '.join(STRUCTURED_TYPES)})",
+        )
+    extra = set(item) - _STRUCTURED_KEYS
+    if extra:
+        raise CasesError(where, f"unknown keys: {', '.join(sorted(map(str, extra)))[:200]}")
+    return parse_assertion({"type": STRUCTURED_TYPES[stype], "path": item.get("path")}, where)
 
 
 def _negated(rubric: str) -> str:
@@ -304,13 +373,28 @@ def _negated(rubric: str) -> str:
     return rubric
 
 
-def _rubrics(ev: dict[str, Any], loc: str, required: bool = True, promote_expected: bool = True) -> list[str]:
-    """The sentences an entry is graded by: its assertions (or expectations), else its expected output."""
+def _structured(ev: dict[str, Any]) -> bool:
+    """Whether an entry lists one of agent-skill-eval's structured assertions (an object)."""
+    items = ev.get("assertions")
+    return isinstance(items, list) and any(isinstance(a, dict) for a in items)
+
+
+def _rubrics(
+    ev: dict[str, Any],
+    loc: str,
+    required: bool = True,
+    promote_expected: bool = True,
+    structured: bool = False,
+) -> list[Any]:
+    """The sentences an entry is graded by: its assertions (or expectations), else its expected
+    output; with ``structured`` (agent-skill-eval's file) its assertion objects too."""
     key = "assertions" if "assertions" in ev else "expectations"
     if "assertions" in ev and "expectations" in ev:
         raise CasesError(loc, "has both 'assertions' and 'expectations': keep one list")
     rubrics = ev.get(key, [])
-    if not isinstance(rubrics, list) or not all(isinstance(r, str) and r.strip() for r in rubrics):
+    if not isinstance(rubrics, list) or not all(
+        (isinstance(r, str) and r.strip()) or (structured and isinstance(r, dict)) for r in rubrics
+    ):
         raise CasesError(f"{loc}.{key}", "must be a list of sentences for the judge")
     expected = ev.get("expected_output")
     if expected is not None and not isinstance(expected, str):
@@ -337,9 +421,11 @@ def _tool_assertions(raw: Any, where: str) -> tuple[Assertion, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        raise CasesError(where, "must be a list of {\"type\": \"tool-called\", \"name\": ...} objects")
+        raise CasesError(where, 'must be a list of {"type": "tool-called", "name": ...} objects')
     if len(raw) > MAX_TOOL_ASSERTIONS:
-        raise CasesError(where, f"lists {len(raw):,} tool assertions; a case may list at most {MAX_TOOL_ASSERTIONS}")
+        raise CasesError(
+            where, f"lists {len(raw):,} tool assertions; a case may list at most {MAX_TOOL_ASSERTIONS}"
+        )
     out = []
     for j, ta in enumerate(raw):
         loc = f"{where}[{j}]"
@@ -352,7 +438,10 @@ def _tool_assertions(raw: Any, where: str) -> tuple[Assertion, ...]:
                 f"(read: {', '.join(TOOL_ASSERTION_KEYS)}); remove it or express it as one of those"
             )  # fmt: skip
         if ttype not in TOOL_ASSERTION_KEYS:
-            raise CasesError(loc, f"unknown tool assertion type {str(ttype)[:40]!r} (read: {', '.join(TOOL_ASSERTION_KEYS)})")
+            raise CasesError(
+                loc,
+                f"unknown tool assertion type {str(ttype)[:40]!r} (read: {', '.join(TOOL_ASSERTION_KEYS)})",
+            )
         extra = set(ta) - TOOL_ASSERTION_KEYS[ttype]
         if extra:
             raise CasesError(loc, f"unknown keys for {ttype}: {', '.join(sorted(map(str, extra)))[:200]}")
@@ -360,8 +449,15 @@ def _tool_assertions(raw: Any, where: str) -> tuple[Assertion, ...]:
             if not isinstance(ta.get("value"), str) or not ta["value"]:
                 raise CasesError(loc, "tool-arg-contains needs a non-empty string 'value'")
             if len(ta["value"]) > PARAMS_MAX_CHARS:
-                raise CasesError(loc, f"'value' is {len(ta['value']):,} characters; at most {PARAMS_MAX_CHARS:,}")
-            mapped = {"type": "tool-called", "value": ta.get("name"), "args": ta["value"], "path": ta.get("path")}
+                raise CasesError(
+                    loc, f"'value' is {len(ta['value']):,} characters; at most {PARAMS_MAX_CHARS:,}"
+                )
+            mapped = {
+                "type": "tool-called",
+                "value": ta.get("name"),
+                "args": ta["value"],
+                "path": ta.get("path"),
+            }
         else:
             mapped = {"type": ttype, "value": ta.get("name")}
         out.append(parse_assertion(mapped, loc))
@@ -375,13 +471,15 @@ def _params(raw: Any, where: str, unused: dict[str, None]) -> tuple[tuple[str, A
     if raw is None:
         return ()
     if not isinstance(raw, dict):
-        raise CasesError(where, "must be an object of generation parameters, like {\"temperature\": 0}")
+        raise CasesError(where, 'must be an object of generation parameters, like {"temperature": 0}')
     try:
         size = len(json.dumps(raw))
     except (TypeError, ValueError, RecursionError):
         raise CasesError(where, "must hold JSON values only") from None
     if size > PARAMS_MAX_CHARS:
-        raise CasesError(where, f"is {size:,} characters of JSON; a case's params may be at most {PARAMS_MAX_CHARS:,}")
+        raise CasesError(
+            where, f"is {size:,} characters of JSON; a case's params may be at most {PARAMS_MAX_CHARS:,}"
+        )
     out: list[tuple[str, Any]] = []
     for key, value in raw.items():
         if key not in PARAM_KEYS:
@@ -410,6 +508,10 @@ def _param_value(key: str, value: Any, where: str) -> Any:
             raise CasesError(where, "must be a whole number that fits in 64 bits")
         return value
     stops = [value] if isinstance(value, str) else value
-    if not isinstance(stops, list) or not 1 <= len(stops) <= 16 or not all(isinstance(x, str) and x for x in stops):
+    if (
+        not isinstance(stops, list)
+        or not 1 <= len(stops) <= 16
+        or not all(isinstance(x, str) and x for x in stops)
+    ):
         raise CasesError(where, "must be a string or a list of 1 to 16 non-empty strings")
     return tuple(stops)

@@ -32,6 +32,14 @@ ASSERTION_TYPES: dict[str, str] = {
     "file-exists": "path",
     "file-contains": "path-text",
     "command": "command",
+    # agent-skill-eval's state checks (agent harness runs only): on the workspace's git
+    # repository before and after the agent ran, and on the files present whoever wrote them.
+    # A git check with ``value: false`` passes only when that did *not* happen.
+    "git-branch-created": "expect",
+    "git-commit-created": "expect",
+    "git-pushed": "expect",
+    "file-present": "path",
+    "file-absent": "path",
     # Transcript checks (agent runs and catalog mode): on the tool calls made on the way.
     "tool-called": "tool",
     "tool-not-called": "tool",
@@ -40,7 +48,10 @@ ASSERTION_TYPES: dict[str, str] = {
 }
 
 #: Assertion types graded on an agent's workspace, not on its answer (``--agent`` runs only).
-WORKSPACE_TYPES = frozenset({"file-exists", "file-contains", "command"})
+WORKSPACE_TYPES = frozenset({"file-exists", "file-contains", "command", "git-branch-created", "git-commit-created",
+                             "git-pushed", "file-present", "file-absent"})  # fmt: skip
+#: The workspace types graded on the git repository the workspace was made as (agent-skill-eval's).
+GIT_STATE_TYPES = frozenset({"git-branch-created", "git-commit-created", "git-pushed"})
 #: Assertion types graded on the tool calls an answer made (its transcript): ``--agent`` runs
 #: and ``--mode catalog``; a ``--model`` call in inject mode makes none.
 TRANSCRIPT_TYPES = frozenset({"tool-called", "tool-not-called", "skill-loaded", "file-read"})
@@ -57,10 +68,10 @@ CASE_ID_RULE = "must be 1-100 chars of letters, digits, '.', '_' or '-'"
 
 #: Labels of the shapes :func:`~upskill_hub.cases.parse_meta` reads (``SkillMeta.source_format``).
 FORMAT_OURS = "upskill-hub schema 1"
-FORMAT_UPSKILL_SKILL = "upskill skill_meta.json (\"tests\")"
+FORMAT_UPSKILL_SKILL = 'upskill skill_meta.json ("tests")'
 FORMAT_UPSKILL_SUITE = "upskill TestCaseSuite"
 FORMAT_LIST = "a list of cases"
-FORMAT_UPSKILL_VERIFIERS = "upskill tests (\"verifiers\")"
+FORMAT_UPSKILL_VERIFIERS = 'upskill tests ("verifiers")'
 FORMAT_AGENTSKILLS_EVALS = "agentskills.io evals.json"
 
 #: Assertion types whose text matching can be case-insensitive (``case_sensitive``).
@@ -228,6 +239,13 @@ class Case:
     #: agent-skill-eval's ``stage_files``: the input files are also added to the index of a
     #: git repository made in the agent's workspace (``git add``), as that tool does.
     stage_files: bool = False
+    #: agent-skill-eval's workspace: ``project/`` is a git repository on ``main`` with an empty
+    #: "Initial commit" (as its runner makes it, with or without ``stage_files``), so the
+    #: git checks grade what the agent did to it.
+    git_repo: bool = False
+    #: agent-skill-eval sends the prompt as written: an agent finds the input files in its
+    #: workspace; a call without one (``--model``) gets them appended (:meth:`prompt_for`).
+    verbatim: bool = False
     #: Generation parameters of this case over the run's (agent-skills-eval's ``params``),
     #: ``(name, value)`` pairs of :class:`~upskill_hub.models.base.GenerationParams` fields.
     params: tuple[tuple[str, Any], ...] = ()
@@ -236,13 +254,17 @@ class Case:
         """The prompt sent for ``condition`` in ``mode`` (``inject``, ``catalog``, ``harness``).
 
         A forced case's with-skill run in ``catalog`` mode or in an agent starts by telling
-        the agent to use the skill, as agent-skill-eval does (``Use the $name skill.``); in
-        ``inject`` mode the skill is in the system prompt already, and the baseline never
-        hears of it.
+        the agent to use the skill, as agent-skill-eval does (``Use the $name skill.``, the
+        ``$`` kept: it is how Codex names a skill); in ``inject`` mode the skill is in the
+        system prompt already, and the baseline never hears of it. A :attr:`verbatim` case
+        sent to a model (no workspace) gets its input files appended.
         """
+        text = self.input
+        if self.verbatim and mode != "harness" and self.files:
+            text = "\n\n".join([text.rstrip(), *(file_block(name, content) for name, content in self.files)])
         if self.force_skill and condition == "with_skill" and mode != "inject":
-            return f"Use the {skill_name} skill. {self.input}"
-        return self.input
+            return f"Use the ${skill_name} skill. {text}"
+        return text
 
     @property
     def binary_files(self) -> list[str]:
@@ -266,6 +288,10 @@ class Case:
             out["force_skill_invocation"] = True
         if self.stage_files:
             out["stage_files"] = True
+        if self.git_repo:
+            out["git_repo"] = True
+        if self.verbatim:
+            out["verbatim"] = True
         if self.params:
             out["params"] = dict(self.params)
         return out
@@ -331,6 +357,10 @@ def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
         if not isinstance(value, str) or value == "":
             raise CasesError(where, f"'{atype}' needs a non-empty string value")
         return value
+    if kind == "expect":
+        if value is not None and not isinstance(value, bool):
+            raise CasesError(where, f"'{atype}' takes 'value': false (it must not happen) or no value")
+        return None if value is None or value else False
     if kind == "optional-str":
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise CasesError(
@@ -346,11 +376,7 @@ def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
             if value == "":
                 raise CasesError(where, f"'{atype}' needs a non-empty string")
             return value
-        if (
-            not isinstance(value, list)
-            or not value
-            or not all(isinstance(v, str) and v != "" for v in value)
-        ):
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v != "" for v in value):
             wanted = "a string or a list of strings" if kind == "str-or-list" else "a list of strings"
             raise CasesError(where, f"'{atype}' needs {wanted}")
         return list(value)
@@ -446,7 +472,10 @@ def _check_path(atype: str, path: Any, where: str) -> str | None:
         import re
 
         if not isinstance(path, str) or len(path) > ARG_PATH_MAX or not re.fullmatch(ARG_PATH_PATTERN, path):
-            raise CasesError(where, "a tool-called 'path' is a dot path into the arguments, like 'query' or 'input.files[0]'")
+            raise CasesError(
+                where,
+                "a tool-called 'path' is a dot path into the arguments, like 'query' or 'input.files[0]'",
+            )
         return path
     if ASSERTION_TYPES[atype] not in ("path", "path-text"):
         if path is not None:
@@ -462,6 +491,10 @@ def _check_timeout(atype: str, timeout: Any, where: str) -> float | None:
         return None
     if atype != "command":
         raise CasesError(where, f"'timeout' is only for 'command', not '{atype}'")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= COMMAND_TIMEOUT_MAX:
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not 0 < timeout <= COMMAND_TIMEOUT_MAX
+    ):
         raise CasesError(where, f"'timeout' must be a number of seconds in (0, {COMMAND_TIMEOUT_MAX:g}]")
     return float(timeout)

@@ -24,7 +24,7 @@ from upskill_hub.artifacts.render import PARSED_KINDS, Rendered
 from upskill_hub.cases import COMMAND_TIMEOUT_DEFAULT, Assertion
 from upskill_hub.lift.grading.assertions import AssertionResult
 from upskill_hub.lift.harness.process import run_process
-from upskill_hub.lift.harness.workspace import Workspace
+from upskill_hub.lift.harness.workspace import STATE_CHECKS, Workspace, state_check
 
 _SHOWN = 400
 
@@ -66,6 +66,8 @@ class WorkspaceChecker:
             return AssertionResult(a.type, False, f"not graded: {self.broken}", a.value, {"path": a.path})
         if a.type == "command":
             return await self._command(a)
+        if a.type in STATE_CHECKS:  # agent-skill-eval's: on the state, whoever made it
+            return await asyncio.to_thread(state_check, self.ws, a)
         result = await self._file(a)
         if self.cut:
             result.extra["snapshot_cut"] = self.cut

@@ -250,7 +250,7 @@ async def run_agent_call(
     art = run_dir / ARTIFACTS_DIR / call_id(agent.model, condition, case.id, repeat)
     secrets = agent.secrets
     try:
-        ws.write_files(case.files, git_stage=case.stage_files)
+        ws.write_files(case.files, git_stage=case.stage_files, git_repo=case.git_repo)
         if condition == "with_skill":
             ws.install(agent.skill, agent.adapter.skills_folder)
         ws.freeze()

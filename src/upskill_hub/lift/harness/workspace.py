@@ -26,8 +26,11 @@ from pathlib import Path
 from upskill_hub._util import limits
 from upskill_hub._util.fsutil import check_relpath
 from upskill_hub.agents import install_skill
-from upskill_hub.cases.schema import input_file_problem
+from upskill_hub.cases.schema import Assertion, input_file_problem
 from upskill_hub.errors import UpskillError
+from upskill_hub.lift.grading import git_state
+from upskill_hub.lift.grading.assertions import AssertionResult
+from upskill_hub.lift.grading.git_state import GitState, capture_git_state
 from upskill_hub.lift.harness.tree import Budget, NotAFolder, open_folder, remove_tree, walk_files
 from upskill_hub.skill import Skill
 
@@ -137,6 +140,11 @@ class Workspace:
     #: (for a symlink or another folder) is never walked, graded in or deleted through.
     root_id: tuple[int, int] | None = None
     project_id: tuple[int, int] | None = None
+    #: Whether ``project/`` is a git repository made here (:meth:`write_files`); then its
+    #: ``.git/`` is git's business, not the agent's work: snapshots leave it out, and
+    #: :attr:`git_before` is its state as the agent received it (taken by :meth:`freeze`).
+    git_made: bool = False
+    git_before: GitState | None = None
 
     @classmethod
     def create(cls, parent: Path | None, prefix: str) -> Workspace:
@@ -149,16 +157,19 @@ class Workspace:
         ws.root_id, ws.project_id = _identity(root), _identity(ws.project)
         return ws
 
-    def write_files(self, files: Iterable[tuple[str, str | bytes]], git_stage: bool = False) -> None:
+    def write_files(
+        self, files: Iterable[tuple[str, str | bytes]], git_stage: bool = False, git_repo: bool = False
+    ) -> None:
         """The case's input files (text or bytes), each checked to stay inside ``project/``.
 
         Each must also pass :func:`~upskill_hub.cases.schema.input_file_problem`, the rule the
         case parsers apply (no ``.git``/``.gitattributes``, nothing in a skills folder), so
         files that did not come through a parser are held to it too.
 
-        ``git_stage`` (agent-skill-eval's ``stage_files``): ``project/`` becomes a git
-        repository and the files are added to its index (``git add``), so the agent finds
-        them as staged changes.
+        ``git_repo`` (an agent-skill-eval case): ``project/`` becomes a git repository as that
+        tool's runner makes it (``git init -b main``, a committer, an empty "Initial commit");
+        the input files stay untracked. ``git_stage`` (its ``stage_files``) also adds them to
+        the index (``git add``), so the agent finds them as staged changes.
         """
         written: list[str] = []
         for rel, content in files:
@@ -172,8 +183,10 @@ class Workspace:
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
             written.append(rel)
+        if git_repo or (git_stage and written):
+            self._git_init(commit=git_repo)
         if git_stage and written:
-            self._git_stage(written)
+            self._git_checked(["add", "--", *written], "stage_files")
 
     def _git_env(self) -> dict[str, str]:
         """The environment of the workspace's own git: no config but the new repository's.
@@ -192,49 +205,58 @@ class Workspace:
             "GIT_TERMINAL_PROMPT": "0",
         }
 
-    def _git_stage(self, rels: list[str]) -> None:
-        """``git init`` a new repository in ``project/`` (a committer name set) and ``git add``
-        the input files, running nothing the files or any config could name.
+    def git(self, args: list[str], timeout: float = 60) -> tuple[int, str, str]:
+        """Run ``git ARGS`` on ``project/``'s repository: ``(exit status, stdout, stderr)``.
 
-        ``project/.git`` must not exist before: git would take it (a gitfile) for the way to
-        another repository and write that one's config and index, running its filters. The
-        ``-c`` overrides switch off what a config could still run (hooks, fsmonitor, an
-        attributes file); ``--template=`` copies no hooks in.
+        The ``-c`` overrides switch off what the repository's config (the agent may have
+        written it) could still run: hooks, fsmonitor, an attributes file. A git that cannot
+        start or runs past ``timeout`` reads as exit status -1 with the reason on stderr.
         """
         import shutil
         import subprocess
 
         git = shutil.which("git")
         if git is None:
-            raise UpskillError("stage_files needs git on PATH to add the input files to a repository")
-        if os.path.lexists(self.project / ".git"):
-            raise UpskillError(
-                "stage_files: project/.git exists before `git init`; refusing to stage into it"
-            )
-        env = self._git_env()
+            return -1, "", "git is not on PATH"
         safe = ["-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=false",
-                "-c", f"core.attributesFile={os.devnull}"]  # fmt: skip
-        steps = [
-            ["init", "-q", "--template="],
-            ["config", "user.name", "upskill-hub eval"],
-            ["config", "user.email", "eval@upskill-hub.invalid"],
-            ["add", "--", *rels],
-        ]
-        for args in steps:
-            try:
-                res = subprocess.run(
-                    [git, *safe, *args],
-                    cwd=self.project,
-                    env=env,
-                    capture_output=True,
-                    timeout=60,
-                    check=False,
-                )
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                raise UpskillError(f"stage_files: `git {args[0]}` failed: {exc}") from None
-            if res.returncode != 0:
-                err = res.stderr.decode("utf-8", "replace").strip().splitlines()
-                raise UpskillError(f"stage_files: `git {args[0]}` failed: {err[-1] if err else res.returncode}")
+                "-c", f"core.attributesFile={os.devnull}", "-c", "gc.auto=0"]  # fmt: skip
+        try:
+            res = subprocess.run(
+                [git, *safe, *args], cwd=self.project, env=self._git_env(), capture_output=True,
+                timeout=timeout, check=False,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return -1, "", str(exc)
+        return res.returncode, res.stdout.decode("utf-8", "replace"), res.stderr.decode("utf-8", "replace")
+
+    def _git_checked(self, args: list[str], what: str) -> None:
+        code, _, err = self.git(args)
+        if code != 0:
+            lines = err.strip().splitlines()
+            raise UpskillError(f"{what}: `git {args[0]}` failed: {lines[-1] if lines else code}")
+
+    def _git_init(self, commit: bool) -> None:
+        """``git init`` a new repository in ``project/`` on ``main`` (a committer name set), and
+        with ``commit`` its empty "Initial commit", running nothing the files or any config
+        could name.
+
+        ``project/.git`` must not exist before: git would take it (a gitfile) for the way to
+        another repository and write that one's config and index, running its filters.
+        ``--template=`` copies no hooks in.
+        """
+        import shutil
+
+        what = "the git workspace" if commit else "stage_files"
+        if shutil.which("git") is None:
+            raise UpskillError(f"{what} needs git on PATH (agent-skill-eval's cases run in a git repository)")
+        if os.path.lexists(self.project / ".git"):
+            raise UpskillError(f"{what}: project/.git exists before `git init`; refusing to use it")
+        self._git_checked(["init", "-q", "--template=", "-b", "main"], what)
+        self._git_checked(["config", "user.name", "upskill-hub eval"], what)
+        self._git_checked(["config", "user.email", "eval@upskill-hub.invalid"], what)
+        if commit:
+            self._git_checked(["commit", "-q", "--allow-empty", "--no-verify", "-m", "Initial commit"], what)
+        self.git_made = True
 
     def install(self, skill: Skill, skills_folder: str) -> Path:
         """Install ``skill`` where the agent looks (``skills_folder`` relative to ``project/``)."""
@@ -242,12 +264,23 @@ class Workspace:
         return self.skill_dir
 
     def freeze(self) -> None:
-        """Take the "before" snapshot: the workspace as the agent receives it."""
-        self.before = Snapshot.take(self.project, self.project_id)
+        """Take the "before" snapshot: the workspace as the agent receives it (and the state
+        of the git repository made here)."""
+        self.before = self.snapshot()
+        if self.git_made:
+            self.git_before = capture_git_state(self.git)
 
     def snapshot(self) -> Snapshot:
-        """The "after" snapshot of ``project/`` (bounded; see :class:`Snapshot`)."""
-        return Snapshot.take(self.project, self.project_id)
+        """The "after" snapshot of ``project/`` (bounded; see :class:`Snapshot`), without the
+        ``.git/`` of a repository made here: its state is graded by the git checks."""
+        snap = Snapshot.take(self.project, self.project_id)
+        if self.git_made:
+            snap = replace(snap, files={p: d for p, d in snap.files.items() if not p.startswith(".git/")})
+        return snap
+
+    def git_after(self) -> GitState:
+        """The git repository's state now (after the agent ran)."""
+        return capture_git_state(self.git)
 
     def changed(self) -> set[str]:
         """Files of ``project/`` the agent created or modified."""
@@ -287,3 +320,40 @@ class Workspace:
 def _identity(path: Path) -> tuple[int, int]:
     st = os.lstat(path)
     return st.st_dev, st.st_ino
+
+
+#: Workspace assertions graded on the workspace's state, whoever made it (agent-skill-eval's
+#: checks): its git repository's branches and commits, and which files are there.
+STATE_CHECKS = frozenset(
+    {"git-branch-created", "git-commit-created", "git-pushed", "file-present", "file-absent"}
+)
+_GIT_KIND = {"git-branch-created": "branch", "git-commit-created": "commit", "git-pushed": "push"}
+
+
+def state_check(ws: Workspace, a: Assertion) -> AssertionResult:
+    """Grade one of :data:`STATE_CHECKS` on ``ws`` after the agent ran (blocking: git runs).
+
+    A git check compares the repository with :attr:`Workspace.git_before` (see
+    :mod:`upskill_hub.lift.grading.git_state`); ``value: false`` means it must not have
+    happened. ``file-present`` / ``file-absent`` are agent-skill-eval's ``file_exists`` /
+    ``file_not_exists``: whether the path is there now, input files included; a path that
+    leads outside ``project/`` fails either way.
+    """
+    if a.type in _GIT_KIND:
+        expect = a.value is not False
+        passed, evidence = git_state.check(_GIT_KIND[a.type], expect, ws.git_before, ws.git_after())
+        return AssertionResult(a.type, passed, f"git: {evidence}", a.value)
+    assert a.path is not None  # the parser requires it
+    p = ws.project / a.path
+    try:
+        inside = p.resolve().is_relative_to(ws.project)
+    except (OSError, RuntimeError):
+        inside = False
+    if not inside:
+        return AssertionResult(
+            a.type, False, f"{a.path}: points outside the workspace", a.value, {"path": a.path}
+        )
+    there = p.exists()
+    want = a.type == "file-present"
+    shown = f"{a.path}: {'present' if there else 'absent'} in the workspace"
+    return AssertionResult(a.type, there == want, shown, a.value, {"path": a.path})
