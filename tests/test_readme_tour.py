@@ -83,10 +83,20 @@ def tour_lines(text: str) -> list[str]:
     assert fence >= 0, f"{HEADING!r} has no ```bash block"
     end = text.find("```", fence + len("```bash"))
     assert end >= 0, f"{HEADING!r}: the ```bash block is not closed"
-    lines = [line.strip() for line in text[fence + len("```bash") : end].splitlines()]
-    found = [line for line in lines if line and not line.startswith("#")]
+    found = command_lines(text[fence + len("```bash") : end])
     assert found, f"{HEADING!r}: the ```bash block holds no command line"
     return found
+
+
+def command_lines(block: str) -> list[str]:
+    """The command lines of a ```bash block's body, as written (comment lines dropped)."""
+    lines = [line.strip() for line in block.splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def bash_blocks(text: str) -> list[str]:
+    """The bodies of every ```bash block of a Markdown page, in order."""
+    return re.findall(r"^```bash\n(.*?)^```", text, re.S | re.M)
 
 
 def test_the_tour_block_is_found_and_holds_no_placeholder():

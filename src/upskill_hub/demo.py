@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from upskill_hub._util.fsutil import claim_folder
 from upskill_hub._util.netutil import free_port
 from upskill_hub._util.percent import count, interval, pct, points
 from upskill_hub.errors import UpskillError
@@ -269,19 +270,14 @@ class Demo(_Runner):
         reused; an empty or absent one is taken; any other is refused in one line before
         anything is written, so a mistyped ``--workdir`` never costs a user their files.
         """
-        shown = shown_from_cwd(self.workdir)
-        if self.workdir.is_symlink() or (self.workdir.exists() and not self.workdir.is_dir()):
-            raise UpskillError(f"--workdir {shown}: is not a folder; name a new or empty folder")
-        if self.workdir.is_dir():
-            entries = sorted(os.listdir(self.workdir))
-            if entries and WORKDIR_MARKER not in entries:
-                listed = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
-                raise UpskillError(
-                    f"--workdir {shown} holds files the demo did not make ({listed}); the demo empties its "
-                    "scratch folder, so name a new or empty folder"
-                )
+        reuse = claim_folder(
+            self.workdir, option="--workdir", maker="the demo", shown=shown_from_cwd(self.workdir),
+            ours=lambda p: (p / WORKDIR_MARKER).is_file(),
+            then="the demo empties its scratch folder, so name a new or empty folder",
+        )  # fmt: skip
+        if reuse:
             shutil.rmtree(self.workdir)
-        self.workdir.mkdir(parents=True)
+        self.workdir.mkdir(parents=True, exist_ok=True)  # absent, emptied, or empty already
         (self.workdir / WORKDIR_MARKER).write_text("upskill-hub demo scratch folder: `upskill-hub demo` empties it\n")
 
     def _copy_shipped_files(self) -> Path:

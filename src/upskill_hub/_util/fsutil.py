@@ -88,7 +88,9 @@ def check_relpath(rel: str) -> str:
     problem = name_problem(rel)
     if problem is not None:
         raise UpskillError(f"unsafe path {shown_path(rel)!r}: {problem}")
-    if len(rel) > MAX_PATH_CHARS or any(len(p.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for p in rel.split("/")):
+    if len(rel) > MAX_PATH_CHARS or any(
+        len(p.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for p in rel.split("/")
+    ):
         raise UpskillError(
             f"unsafe path {rel[:60]!r}…: names are limited to {MAX_NAME_BYTES} bytes and paths to {MAX_PATH_CHARS} characters"
         )
@@ -129,12 +131,17 @@ class StorageError(UpskillError, OSError):
         elif self.errno == errno.EFBIG:
             what, todo = "the file is over the size limit (ulimit -f or the file system's)", "raise the limit"
         else:
-            what, todo = "the disk is full" + (" (or over quota)" if self.errno != errno.ENOSPC else ""), "free some space"
+            what, todo = (
+                "the disk is full" + (" (or over quota)" if self.errno != errno.ENOSPC else ""),
+                "free some space",
+            )
         hint = self.hint or "then run the command again"
         return f"cannot write{where}: {what}; nothing was half-written. {todo.capitalize()}, {hint}"
 
 
-def storage_error(exc: OSError, path: str | os.PathLike[str] | None = None, hint: str = "") -> StorageError | None:
+def storage_error(
+    exc: OSError, path: str | os.PathLike[str] | None = None, hint: str = ""
+) -> StorageError | None:
     """A :class:`StorageError` for ``exc`` when it is a disk-side fault, else ``None``."""
     if exc.errno not in STORAGE_ERRNOS:
         return None
@@ -174,6 +181,44 @@ def atomic_replace_dir(dest: Path, fill: Callable[[Path], None]) -> None:
             backup.unlink(missing_ok=True)
 
 
+def claim_folder(
+    folder: str | os.PathLike[str],
+    *,
+    option: str,
+    maker: str,
+    ours: Callable[[Path], bool] | None = None,
+    shown: str | None = None,
+    then: str | None = None,
+    force: str | None = None,
+) -> bool:
+    """Check, before a byte is written, that a command may write into the user-named ``folder``.
+
+    The one rule of ``--workdir``, ``--out`` and ``--output`` folders: a command never
+    deletes or overwrites what it did not make. An absent or empty folder is taken (returns
+    ``False``); one the command made before, as ``ours`` tells (a marker file, or files only
+    it writes), is reused (returns ``True``); anything else, a file or a symlink in its
+    place included, is refused in one line that names ``option``, a few of the entries and
+    how to go on (``then``; ``force`` names the option that replaces it, where one exists).
+    """
+    path = Path(folder)
+    shown = shown if shown is not None else shown_path(path)
+    tail = then or "name a new or empty folder" + (f", or pass {force} to replace it" if force else "")
+    if path.is_symlink() or (os.path.lexists(path) and not path.is_dir()):
+        what = "a symlink" if path.is_symlink() else "a file"
+        raise UpskillError(f"{option} {shown} is not a folder (it is {what}); {tail}")
+    if not path.is_dir():
+        return False
+    entries = sorted(os.listdir(path))
+    if not entries:
+        return False
+    if ours is not None and ours(path):
+        return True
+    listed = ", ".join(shown_path(e) for e in entries[:3]) + (", ..." if len(entries) > 3 else "")
+    raise UpskillError(
+        f"{option} {shown} already exists and is not empty: it holds files {maker} did not make ({listed}); {tail}"
+    )
+
+
 def write_bytes_atomic(path: Path, data: bytes, *, mode: int | None = None, fsync: bool = True) -> None:
     """Write ``data`` to ``path`` via a temporary sibling and a rename: never a half-written file.
 
@@ -208,7 +253,9 @@ def write_text_atomic(path: Path, text: str, **kwargs: Any) -> None:
     write_bytes_atomic(path, text.encode("utf-8"), **kwargs)
 
 
-def write_json_atomic(path: Path, data: Any, *, indent: int | None = 2, sort_keys: bool = False, fsync: bool = True) -> None:
+def write_json_atomic(
+    path: Path, data: Any, *, indent: int | None = 2, sort_keys: bool = False, fsync: bool = True
+) -> None:
     """:func:`write_bytes_atomic` for JSON (UTF-8, non-ASCII kept readable, a final newline)."""
     text = json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=False)
     write_text_atomic(path, text + ("\n" if indent is not None else ""), fsync=fsync)
@@ -276,7 +323,9 @@ def too_big(size: int, cap: int) -> str:
     return f"is {shown}; files over {limit} are not read (raise UPSKILL_MAX_FILE_MB to allow more)"
 
 
-def read_capped(path: str | os.PathLike[str], max_bytes: int | None = None, *, follow_symlinks: bool = True) -> bytes:
+def read_capped(
+    path: str | os.PathLike[str], max_bytes: int | None = None, *, follow_symlinks: bool = True
+) -> bytes:
     """The bytes of the regular file ``path``, at most ``max_bytes`` of them, never blocking.
 
     Opened with ``O_NONBLOCK`` (a FIFO's open returns at once instead of waiting for a
@@ -325,7 +374,9 @@ def read_text_capped(path: str | os.PathLike[str], max_bytes: int | None = None)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FileRefused(path, f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+        raise FileRefused(
+            path, f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -428,7 +479,9 @@ def scan_tree(
                     refused.append(Refusal(rel, "symlinked folders are not supported"))
                     continue
             if not stat.S_ISREG(st.st_mode):
-                refused.append(Refusal(rel, f"is {kind_of(st.st_mode)}; only regular files and folders are read"))
+                refused.append(
+                    Refusal(rel, f"is {kind_of(st.st_mode)}; only regular files and folders are read")
+                )
                 continue
             if st.st_size > cap:
                 refused.append(Refusal(rel, too_big(st.st_size, cap)))

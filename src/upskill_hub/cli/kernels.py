@@ -34,7 +34,9 @@ def init(
     backends: str = typer.Option(
         "cpu", "--backends", "-b", help="Comma-separated: cpu, cuda (or noarch for a pure-PyTorch kernel)."
     ),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Project folder (default: ./NAME)."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Project folder, new or empty (default: ./NAME)."
+    ),
     license: str = typer.Option("Apache-2.0", "--license", help="SPDX license id written to build.toml."),
     repo_id: str | None = typer.Option(
         None, "--repo-id", help="Hub repo (OWNER/NAME) to record in build.toml."
@@ -52,7 +54,9 @@ def init(
     dest = output or Path(name)
     files = init_project(name, dest, backends=_split(backends), license=license, repo_id=repo_id)
     if not out.human:
-        out.result(str(dest), json_data={"path": str(dest), "files": list(files)}, path=str(dest), files=len(files))
+        out.result(
+            str(dest), json_data={"path": str(dest), "files": list(files)}, path=str(dest), files=len(files)
+        )
         return
     console.print(f"[green]✓[/] created {dest} ({len(files)} files)")
     for rel in files:
@@ -122,7 +126,11 @@ def check(
     if failure is not None:
         raise failure
     built = path / "build"
-    count = len([d for d in built.iterdir() if d.is_dir() and not d.name.startswith(".")]) if built.is_dir() else 0
+    count = (
+        len([d for d in built.iterdir() if d.is_dir() and not d.name.startswith(".")])
+        if built.is_dir()
+        else 0
+    )
     line = f"[green]✓[/] {path}: build.toml and {count} built variant(s) OK"
     if nvcc:
         line += f"; nvcc compiled {len(compiled)} source(s) for {', '.join(_split(nvcc))}"
@@ -183,16 +191,28 @@ def update(
     out = printer(fmt, as_json)
     changes = update_project(path)
     if not out.human:
-        errors = [p.to_dict() for p in validate_build_toml(path)[0] if p.severity == "error"] if changes else []
+        errors = (
+            [p.to_dict() for p in validate_build_toml(path)[0] if p.severity == "error"] if changes else []
+        )
         data = {"path": f"{path}/build.toml", "changed": bool(changes), "changes": changes, "errors": errors}
-        out.result(data["path"], json_data=data, path=data["path"], changed=bool(changes),
-                   changes="; ".join(changes) or None, errors=len(errors))
+        out.result(
+            data["path"],
+            json_data=data,
+            path=data["path"],
+            changed=bool(changes),
+            changes="; ".join(changes) or None,
+            errors=len(errors),
+        )
         return
     if not changes:
-        console.print(f"{path}/build.toml is already edition 5: nothing changed", markup=False, soft_wrap=True)
+        console.print(
+            f"{path}/build.toml is already edition 5: nothing changed", markup=False, soft_wrap=True
+        )
         return
     errors = [p for p in validate_build_toml(path)[0] if p.severity == "error"]
-    console.print(f"[green]✓[/] {path}/build.toml upgraded to edition 5: {'; '.join(changes)}", soft_wrap=True)
+    console.print(
+        f"[green]✓[/] {path}/build.toml upgraded to edition 5: {'; '.join(changes)}", soft_wrap=True
+    )
     if errors:
         console.print(
             f"note: {len(errors)} other problem(s) remain; run upskill-hub kernels check {path}",
@@ -247,8 +267,10 @@ def build(
                 err_console.print(line, markup=False, soft_wrap=True, style="red")
             raise UpskillError(exc.summary()) from None
     if not out.human:
-        rows = [{"variant": b.variant, "path": str(b.path), "seconds": round(b.seconds, 2), "files": b.files}
-                for b in built]
+        rows = [
+            {"variant": b.variant, "path": str(b.path), "seconds": round(b.seconds, 2), "files": b.files}
+            for b in built
+        ]
         out.table(rows, ["variant", "path", "seconds"], json_data=rows)
         return
     table = Table(title="built variants")
@@ -290,11 +312,20 @@ def push(
         res = push_kernel(path, repo, version=version, private=private, create_pr=create_pr)
     if not out.human:
         data = {
-            "repo": res.repo_id, "branch": res.branch, "variants": list(res.variants), "added": len(res.added),
-            "deleted": len(res.deleted), "commit_url": res.commit_url, "pr_url": res.pr_url,
+            "repo": res.repo_id,
+            "branch": res.branch,
+            "variants": list(res.variants),
+            "added": len(res.added),
+            "deleted": len(res.deleted),
+            "commit_url": res.commit_url,
+            "pr_url": res.pr_url,
         }
-        out.result(res.repo_id, json_data=data, **{k: v for k, v in data.items() if k != "variants"},
-                   variants=",".join(res.variants))
+        out.result(
+            res.repo_id,
+            json_data=data,
+            **{k: v for k, v in data.items() if k != "variants"},
+            variants=",".join(res.variants),
+        )
         return
     console.print(
         f"[green]✓[/] {res.repo_id}@{res.branch}: {len(res.variants)} variant(s), "
@@ -345,9 +376,15 @@ def verify(
         )
     if not out.human:
         data = {
-            "repo": repo_id, "variant": res.variant, "backend": res.backend, "op_namespace": res.op_namespace,
-            "functions": list(res.functions), "ops": list(res.ops), "tests_source": res.tests_source,
-            "tests": dict(res.tests), "tests_ok": None if no_tests or res.tests_source is None else res.ok,
+            "repo": repo_id,
+            "variant": res.variant,
+            "backend": res.backend,
+            "op_namespace": res.op_namespace,
+            "functions": list(res.functions),
+            "ops": list(res.ops),
+            "tests_source": res.tests_source,
+            "tests": dict(res.tests),
+            "tests_ok": None if no_tests or res.tests_source is None else res.ok,
         }
         flat = {k: v for k, v in data.items() if k not in ("functions", "ops", "tests")}
         flat["tests"] = ",".join(f"{k}:{n}" for k, n in res.tests.items()) or None

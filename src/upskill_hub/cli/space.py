@@ -24,10 +24,17 @@ err_console = make_console(stderr=True)
 @app.command("run")
 def run_cmd(
     repo: str | None = typer.Option(
-        None, "--repo", "-r", help="Skills dataset: Hub repo OWNER/NAME or a local folder (default: $SKILLS_REPO)."
+        None,
+        "--repo",
+        "-r",
+        help="Skills dataset: Hub repo OWNER/NAME or a local folder (default: $SKILLS_REPO).",
     ),
-    port: int | None = typer.Option(None, "--port", "-p", help="Port (default: $GRADIO_SERVER_PORT or 7860)."),
-    host: str | None = typer.Option(None, "--host", help="Address to bind (default: $GRADIO_SERVER_NAME or 127.0.0.1)."),
+    port: int | None = typer.Option(
+        None, "--port", "-p", help="Port (default: $GRADIO_SERVER_PORT or 7860)."
+    ),
+    host: str | None = typer.Option(
+        None, "--host", help="Address to bind (default: $GRADIO_SERVER_NAME or 127.0.0.1)."
+    ),
     allow_private_urls: bool = typer.Option(
         False,
         "--allow-private-urls",
@@ -52,19 +59,36 @@ def run_cmd(
 
         check_source(chosen)
     else:
-        err_console.print("[yellow]No skills repo set: pass --repo OWNER/NAME or set SKILLS_REPO (you can type one in the app).[/]")
-    launch(chosen or None, host=host, port=port, echo=lambda line: console.print(line, markup=False, highlight=False))
+        err_console.print(
+            "[yellow]No skills repo set: pass --repo OWNER/NAME or set SKILLS_REPO (you can type one in the app).[/]"
+        )
+    launch(
+        chosen or None,
+        host=host,
+        port=port,
+        echo=lambda line: console.print(line, markup=False, highlight=False),
+    )
 
 
 @app.command("deploy")
 def deploy_cmd(
-    repo: str | None = typer.Option(None, "--repo", "-r", help="Space repo to create or update, OWNER/SPACE."),
+    repo: str | None = typer.Option(
+        None, "--repo", "-r", help="Space repo to create or update, OWNER/SPACE."
+    ),
     skills_repo: str | None = typer.Option(
-        None, "--skills-repo", help="Dataset the Space shows by default, OWNER/NAME (else set SKILLS_REPO there)."
+        None,
+        "--skills-repo",
+        help="Dataset the Space shows by default, OWNER/NAME (else set SKILLS_REPO there).",
     ),
     private: bool = typer.Option(False, "--private", help="Create the Space as private."),
-    out: Path | None = typer.Option(None, "--out", help="Only write the Space's files into this folder; upload nothing."),
-    vendor: bool = typer.Option(True, "--vendor/--no-vendor", help="With --out: include the upskill_hub source."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Only write the Space's files into this folder (new, empty, or one it wrote before); upload nothing.",
+    ),
+    vendor: bool = typer.Option(
+        True, "--vendor/--no-vendor", help="With --out: include the upskill_hub source."
+    ),
 ) -> None:
     """Push the app as a Gradio Space that runs from the uploaded files (one commit).
 

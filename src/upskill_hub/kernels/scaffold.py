@@ -13,7 +13,7 @@ from pathlib import Path
 
 import tomlkit
 
-from upskill_hub._util.fsutil import atomic_replace_dir
+from upskill_hub._util.fsutil import atomic_replace_dir, claim_folder
 from upskill_hub.errors import UpskillError
 from upskill_hub.kernels.buildtoml import EDITION, NAME_RE
 
@@ -346,8 +346,8 @@ def init_project(
         )
     chosen = _parse_backends(backends)
     dest = Path(dest)
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise UpskillError(f"{dest}: already exists and is not empty; choose another --output folder")
+    # Only a new or empty folder: the project is swapped in whole, so nothing of the user's may be there.
+    claim_folder(dest, option="--output", maker="kernels init", then="choose another --output folder")
     pkg = name.replace("-", "_")
     noarch = chosen == ["noarch"]
     build_backends = ["cpu", "cuda"] if noarch else chosen

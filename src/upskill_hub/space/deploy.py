@@ -27,6 +27,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from upskill_hub._util.fsutil import claim_folder, read_capped
 from upskill_hub.errors import UpskillError
 
 APP_FILE = "app.py"
@@ -168,23 +169,45 @@ def _package_root() -> Path:
     return Path(upskill_hub.__file__).resolve().parent
 
 
+#: First line of the ``requirements.txt`` we write: how a folder of Space files made here is known.
+REQUIREMENTS_HEADER = "# Runtime requirements of upskill-hub (written by `upskill-hub space deploy`)"
+
+
+def _is_space_folder(folder: Path) -> bool:
+    """True when ``folder`` holds Space files written here before (our ``requirements.txt`` header).
+
+    That folder (the checked-in ``space/`` one included) is rewritten in place; any other
+    non-empty folder is refused, so ``--out`` never overwrites a user's README.md or app.py.
+    """
+    try:  # regular files only, never blocking; ours is a few hundred bytes
+        head = read_capped(folder / "requirements.txt", 64_000, follow_symlinks=False)
+    except UpskillError:  # absent, a symlink, a FIFO or a huge file: not ours
+        return False
+    return head.decode("utf-8", "replace").splitlines()[:1] == [REQUIREMENTS_HEADER]
+
+
 def write_space_files(dest: str | Path, *, skills_repo: str | None = None, vendor: bool = True) -> Path:
-    """Write the Space's files into ``dest`` (created if needed); returns ``dest``."""
+    """Write the Space's files into ``dest`` (created if needed); returns ``dest``.
+
+    ``dest`` must be new, empty, or a folder of Space files written here before: it is
+    checked before anything is written, so a user's folder is never overwritten.
+    """
     lines = requirements()
     if not vendor:  # app.py imports upskill_hub: the Space must install it (checked before writing)
         lines = [self_requirement(), *lines]
     dest = Path(dest)
+    claim_folder(dest, option="--out", maker="space deploy", ours=_is_space_folder)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / APP_FILE).write_text(APP_SOURCE, encoding="utf-8")
     (dest / "README.md").write_text(card(skills_repo=skills_repo), encoding="utf-8")
     (dest / "requirements.txt").write_text(
-        "# Runtime requirements of upskill-hub (written by `upskill-hub space deploy`)\n"
-        + "\n".join(lines)
-        + "\n",
+        REQUIREMENTS_HEADER + "\n" + "\n".join(lines) + "\n",
         encoding="utf-8",
     )
     if skills_repo:
-        (dest / "upskill_space.json").write_text(json.dumps({"skills_repo": skills_repo}, indent=2) + "\n", encoding="utf-8")
+        (dest / "upskill_space.json").write_text(
+            json.dumps({"skills_repo": skills_repo}, indent=2) + "\n", encoding="utf-8"
+        )
     if vendor:
         shutil.copytree(
             _package_root(),
@@ -218,7 +241,9 @@ def deploy(
     with tempfile.TemporaryDirectory(prefix="upskill-space-deploy-") as tmp:
         folder = write_space_files(Path(tmp) / "space", skills_repo=skills_repo)
         with hub_errors(repo_id, action="deploy the Space to"):
-            url = api.create_repo(repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True)
+            url = api.create_repo(
+                repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True
+            )
             api.upload_folder(
                 repo_id=repo_id,
                 repo_type="space",
