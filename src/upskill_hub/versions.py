@@ -48,6 +48,14 @@ _HUB_REVISION_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]*")
 _FILE_MODES = {b"100644": 0o644, b"100755": 0o755}
 
 
+class SkillAbsentAtRef(UpskillError):
+    """The skill's folder holds no file at the git revision: the skill is newer than it.
+
+    A comparison cannot go on without an old version, so this stays an error; upskill's CI
+    mode (``eval --scenarios --gate upskill``) catches it and marks the skill NEW instead.
+    """
+
+
 @contextlib.contextmanager
 def old_version(spec: str, new: Skill) -> Iterator[Skill]:
     """The skill ``spec`` names, loaded and valid, for as long as the ``with`` block runs."""
@@ -180,7 +188,7 @@ def _from_git(spec: str, ref: str, new: Skill, tmp: Path) -> Skill:
             )
         blobs.append((oid.decode(), path, _FILE_MODES[mode]))
     if not blobs:
-        raise UpskillError(
+        raise SkillAbsentAtRef(
             f"--against {spec}: {rel if prefix else 'the skill folder'} does not exist at {ref}"
         )
     _check_tree_shape(spec, ref, prefix, [path for _, path, _ in blobs])

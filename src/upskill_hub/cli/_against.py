@@ -17,7 +17,7 @@ from upskill_hub.lift.prepare import EvalOptions
 from upskill_hub.lift.versus import VersusResult, run_versus_async
 from upskill_hub.rundir.schema import RunSummary
 from upskill_hub.skill import Skill, require_skill
-from upskill_hub.versions import old_version
+from upskill_hub.versions import SkillAbsentAtRef, old_version
 
 #: Columns of ``--format agent/json/csv`` output of a comparison.
 VERSUS_HEADERS = ["model", "mode", "new_minus_old", "ci_low", "ci_high", "p_value", "n_cases", "new_lift", "old_lift",
@@ -50,20 +50,53 @@ def open_old_versions(against: str, scenarios: Sequence[Any], stack: contextlib.
     out: dict[Path, Skill] = {}
     for sc in scenarios:
         for folder in sc.skills:
-            if folder in out:
-                continue
-            new = require_skill(folder)
-            try:
-                old = stack.enter_context(old_version(against, new))
-            except UpskillError as exc:
-                raise UpskillError(f"scenario {sc.id!r}: {exc}") from None
-            if old.name != new.name:
-                raise UpskillError(
-                    f"scenario {sc.id!r}: --against {against}: that is skill {old.name!r}, not {new.name!r}; "
-                    "compare two versions of one skill"
-                )
-            out[folder] = old
+            if folder not in out:
+                out[folder] = _open_old(against, sc, require_skill(folder), stack)
     return out
+
+
+def open_base_versions(
+    against: str, scenarios: Sequence[Any], stack: contextlib.ExitStack
+) -> tuple[dict[Path, Skill], set[Path], set[Path]]:
+    """upskill's CI mode: each scenario skill at the base ref, the skills absent there (NEW,
+    not an error), and the skills whose files differ from the base's (new ones included).
+
+    "Changed" compares the folder's files in the work tree with those at the base ref (the
+    skill's content hash), so an uncommitted edit counts; other problems stay errors.
+    """
+    olds: dict[Path, Skill] = {}
+    new: set[Path] = set()
+    changed: set[Path] = set()
+    for sc in scenarios:
+        for folder in sc.skills:
+            if folder in olds or folder in new:
+                continue
+            now = require_skill(folder)
+            try:
+                olds[folder] = old = _open_old(against, sc, now, stack)
+            except SkillAbsentAtRef:
+                new.add(folder)
+                changed.add(folder)
+                continue
+            if old.full_hash != now.full_hash:
+                changed.add(folder)
+    return olds, new, changed
+
+
+def _open_old(against: str, sc: Any, new: Skill, stack: contextlib.ExitStack) -> Skill:
+    """One scenario skill's old version; a problem is one line naming the scenario."""
+    try:
+        old = stack.enter_context(old_version(against, new))
+    except SkillAbsentAtRef as exc:
+        raise SkillAbsentAtRef(f"scenario {sc.id!r}: {exc}") from None
+    except UpskillError as exc:
+        raise UpskillError(f"scenario {sc.id!r}: {exc}") from None
+    if old.name != new.name:
+        raise UpskillError(
+            f"scenario {sc.id!r}: --against {against}: that is skill {old.name!r}, not {new.name!r}; "
+            "compare two versions of one skill"
+        )
+    return old
 
 
 def _verdict(v: Any) -> str:

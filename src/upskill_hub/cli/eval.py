@@ -282,6 +282,32 @@ def eval_command(
         help="upskill's scenarios file (.upskill/evals.json): run every scenario's skills on its tests, "
         "scored as upskill's CI does (hard score from verifiers, judge score from criteria).",
     ),
+    gate: str | None = typer.Option(
+        None,
+        "--gate",
+        metavar="upskill",
+        help="With --scenarios and --against git:BASE: decide as upskill's CI does: only scenarios "
+        "whose skill changed since BASE, a skill absent at BASE is NEW and passes, exit 1 on a "
+        "hard-score drop, or a judge-score drop or tokens over --max-token-increase (default 20) "
+        "when the hard score did not rise.",
+    ),  # fmt: skip
+    all_scenarios: bool = typer.Option(
+        False,
+        "--all-scenarios",
+        help="With --gate upskill: run every scenario, not only those whose skill changed.",
+    ),
+    max_hard_drop: float | None = typer.Option(
+        None,
+        "--max-hard-drop",
+        metavar="X",
+        help="With --gate upskill: hard-score drop allowed (0-1; default 0).",
+    ),
+    max_judge_drop: float | None = typer.Option(
+        None,
+        "--max-judge-drop",
+        metavar="X",
+        help="With --gate upskill: judge-score drop allowed (0-1; default 0.1).",
+    ),
     agent: list[str] = typer.Option(
         None,
         "--agent",
@@ -339,7 +365,12 @@ def eval_command(
     from upskill_hub.lift.harness import HarnessOptions
     from upskill_hub.lift.prepare import EvalOptions
     from upskill_hub.lift.report import print_report
-    from upskill_hub.lift.scenario_ci import check_max_token_increase, check_token_gate, token_changes
+    from upskill_hub.lift.scenario_ci import (
+        check_gate_options,
+        check_max_token_increase,
+        check_token_gate,
+        token_changes,
+    )
 
     out = printer(fmt, as_json)
     _against.check_against(against, compare=compare, jobs=jobs)
@@ -350,6 +381,10 @@ def eval_command(
         from upskill_hub.lift.scenarios import find_scenarios_file
 
         scenarios = find_scenarios_file(skill)
+    upskill_gate, against = check_gate_options(
+        gate, scenarios=scenarios is not None, against=against, compare=compare, all_scenarios=all_scenarios,
+        max_hard_drop=max_hard_drop, max_judge_drop=max_judge_drop, max_token_increase=max_token_increase,
+    )  # fmt: skip
     from upskill_hub.generate.cases import tests_for_eval
 
     generated = tests_for_eval(skill, generate_tests, teacher=teacher, write=write, base_url=base_url, models_=model or [],
@@ -362,14 +397,15 @@ def eval_command(
                 "--scenarios runs each scenario's own tests on --model, skill injected: "
                 "drop --tests, --jobs, --agent, --mode and --distractors"
             )
-        options = EvalOptions(
-            runs=runs, include_baseline=not no_baseline, concurrency=concurrency, output_dir=output,
+        options = EvalOptions(  # upskill's CI runs no no-skill answers
+            runs=runs, include_baseline=not no_baseline and upskill_gate is None, concurrency=concurrency,
+            output_dir=output,
             resume=resume, use_cache=not no_cache, cache_dir=cache_dir, judge=judge, base_url=base_url,
             params={"temperature": temperature, "max_tokens": max_tokens, "seed": seed},
             plots=not no_plots, timeout=timeout, max_retries=retries,
         )  # fmt: skip
         gates = (compare, against, level, fail_on_regression, max_token_increase)
-        _run_scenarios(scenarios, model or ["local"], options, out, *gates)
+        _run_scenarios(scenarios, model or ["local"], options, out, *gates, upskill_gate, all_scenarios)
         return
     if skill is None:
         raise UpskillError(
@@ -571,9 +607,17 @@ def check_command_consent(skill: Path, tests: Path | None, agents: bool, allowed
         )
 
 
-def _run_scenarios(path: Path, models: list[str], options, out, compare, against, level, fail, max_increase) -> None:  # noqa: ANN001 - EvalOptions, Printer
+def _run_scenarios(  # noqa: ANN001 - EvalOptions, Printer, UpskillGate
+    path: Path, models: list[str], options, out, compare, against, level, fail, max_increase,  # noqa: ANN001
+    upskill_gate=None, all_scenarios: bool = False,  # noqa: ANN001
+) -> None:  # fmt: skip
     """Every scenario's skills on its cases, one run each, scored as upskill's CI scores them
-    (:mod:`upskill_hub.lift.scenario_ci`), compared with ``--compare`` / ``--against``, gated."""
+    (:mod:`upskill_hub.lift.scenario_ci`), compared with ``--compare`` / ``--against``, gated.
+
+    With ``--gate upskill`` the verdict is upskill's CI's: only the scenarios whose skill
+    changed since the base (unless ``--all-scenarios``), a skill absent there NEW, the
+    thresholds of :class:`~upskill_hub.lift.scenario_ci.UpskillGate`; the paired new − old
+    intervals are shown but do not gate."""
     import contextlib
 
     from upskill_hub.cli import _against
@@ -583,14 +627,19 @@ def _run_scenarios(path: Path, models: list[str], options, out, compare, against
     from upskill_hub.lift.scenarios import describe, load_scenarios
     from upskill_hub.lift.versus import VersusResult
 
+    def need_judge(scenarios) -> None:  # noqa: ANN001 - list[Scenario]
+        if options.judge is None and any(s.criteria for s in scenarios):
+            # Before any scenario runs: a later one must not fail after earlier ones spent calls.
+            raise UpskillError(
+                f"{path}: judge criteria are graded by a judge model: pass --judge MODEL (they are never skipped)"
+            )
+
     found = load_scenarios(path)
-    if options.judge is None and any(s.criteria for s in found):
-        # Before any scenario runs: a later one must not fail after earlier ones spent calls.
-        raise UpskillError(
-            f"{path}: judge criteria are graded by a judge model: pass --judge MODEL (they are never skipped)"
-        )
+    if upskill_gate is None:
+        need_judge(found)
     sources = cmp.scenario_sources(compare, found) if compare else {}
     comparisons: dict[int, cmp.Comparison] = {}
+    chatty = out.mode in (OutputFormat.human, OutputFormat.json)
 
     def on_scenario(sc, skill_dir: Path) -> None:  # noqa: ANN001 - Scenario
         if out.human:
@@ -606,29 +655,60 @@ def _run_scenarios(path: Path, models: list[str], options, out, compare, against
             run.write()
         if out.human and summary is not None:
             print_report(summary, make_console(), str(run.result.run_dir), run.result.rows)
-            if against is not None:
+            if against is not None and run.old is not None:
                 _against.render_versus(summary, make_console())
             if id(run) in comparisons:
                 cmp.render(comparisons[id(run)], make_console())
 
+    new_skills: set[Path] = set()
     with contextlib.ExitStack() as stack:
-        olds = _against.open_old_versions(against, found, stack) if against else None
-        if out.mode in (OutputFormat.human, OutputFormat.json):
-            err_console.print(describe(path, found), markup=False, highlight=False, soft_wrap=True)
-        runs = ci.run_scenarios(found, models, options, old_versions=olds, against=against,
-                                on_scenario=on_scenario, on_done=on_done)  # fmt: skip
+        if upskill_gate is not None:
+            olds, new_skills, changed = _against.open_base_versions(against, found, stack)
+            to_run, skipped = (found, []) if all_scenarios else ci.select_changed(found, changed)
+            need_judge(to_run)
+            if skipped and chatty:
+                ids = ", ".join(escape_controls(sc.id, one_line=True) for sc in skipped)
+                err_console.print(
+                    f"not run: {len(skipped)} scenario(s) whose skills are unchanged since {against}: {ids} "
+                    "(--all-scenarios runs them)", markup=False, highlight=False, soft_wrap=True,
+                )  # fmt: skip
+            if not to_run:
+                if chatty:
+                    err_console.print(f"no scenario's skill changed since {against}: nothing to run",
+                                      markup=False, highlight=False, soft_wrap=True)  # fmt: skip
+                if not out.human:
+                    out.table([], ci.GATE_HEADERS, json_data=[])
+                return
+        else:
+            olds = _against.open_old_versions(against, found, stack) if against else None
+            to_run = found
+        if chatty:
+            err_console.print(describe(path, to_run), markup=False, highlight=False, soft_wrap=True)
+        runs = ci.run_scenarios(to_run, models, options, old_versions=olds, against=against,
+                                new_skills=new_skills, gate=upskill_gate, on_scenario=on_scenario,
+                                on_done=on_done)  # fmt: skip
     rows = ci.score_table_rows(runs)
     if out.human:
         # A scenario id is the file's author's text: one line, its controls escaped, in its cell.
         shown = [{**r, "scenario": escape_controls(str(r["scenario"]), one_line=True)} for r in rows]
-        make_console().print(scenario_table(shown, max_increase))
+        if upskill_gate is not None:
+            make_console().print(ci.upskill_table(shown, escape_controls(str(against), one_line=True)))
+            for r in shown:
+                if r["reasons"]:
+                    make_console().print(f"FAIL {r['scenario']} on {r['model']}: {r['reasons']}",
+                                         markup=False, highlight=False, soft_wrap=True)  # fmt: skip
+        else:
+            make_console().print(scenario_table(shown, max_increase))
     else:
         data = [{**(r.result.summary.to_dict() if r.result.summary else {}), **r.record(),
                  **({"comparison": comparisons[id(r)].to_dict()} if id(r) in comparisons else {})} for r in runs]  # fmt: skip
-        out.table(rows, ci.SCENARIO_HEADERS, json_data=data)
+        out.table(rows, ci.SCENARIO_HEADERS if upskill_gate is None else ci.GATE_HEADERS, json_data=data)
     failed = sum(x.error is not None for r in runs for x in r.result.rows + (r.old.rows if r.old else []))
     if failed:
         raise UpskillError(f"{failed} calls failed across the scenarios; rerun the same command with --resume")
+    if upskill_gate is not None:  # upskill's rules decide; the intervals above were information
+        ci.check_upskill_gate(runs)
+        return
     if fail:
         for r in runs:
             if id(r) in comparisons:

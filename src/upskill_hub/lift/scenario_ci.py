@@ -20,6 +20,26 @@ grew by more than PCT percent over the compared version.
 
 Scores are written into each run's ``summary.json`` (keys ``scenario``, ``scores`` and
 ``compared``, which :class:`~upskill_hub.rundir.schema.RunSummary` leaves alone).
+
+**upskill's CI mode** (``--gate upskill``, :class:`UpskillGate`) decides as that script
+does, read at huggingface/skills f5944d4 (``_compare_variants``, ``_run_suite``) with the
+scenario selection of upskill's ``upskill.ci`` (``plan_ci_suite``/``select_scenarios``,
+read in a fork of huggingface/upskill at ab92dcd; the 0.2.1 wheel on PyPI has no ``ci``
+module yet). Per scenario skill and model, the with-skill figures now against those of the
+skill at the base ref:
+
+* FAIL when the hard score dropped by more than the allowed drop (default 0);
+* when the hard score did not rise: FAIL when the judge score dropped by more than its
+  allowed drop (default 0.1), or when the mean tokens per answer grew by more than the
+  allowed percentage (default 20, upskill's ratio 0.2);
+* NEW (and passing) when the skill has no files at the base ref; PASS otherwise.
+
+Only the scenarios naming a skill that changed since the base run (upskill's scope
+``changed``) unless every one is asked for (scope ``all``). What differs: a skill
+"changed" when its folder's files differ from those at the base ref, uncommitted edits
+included (upskill diffs ``BASE...HEAD``, committed files only); a scenario may name several
+skills (upskill's script refuses that); answers that failed are left out of the means
+(the run then stops with an error anyway).
 """
 
 from __future__ import annotations
@@ -27,10 +47,13 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from rich.table import Table
+from rich.text import Text
 
 from upskill_hub import rundir
 from upskill_hub._util.fsutil import FileRefused, write_json_atomic
@@ -165,6 +188,104 @@ def compare_scores(now: Sequence[ScenarioScore], then: Sequence[ScenarioScore]) 
     return out
 
 
+#: upskill's CI defaults (``--hard-regression-threshold 0.0``, ``--judge-regression-threshold
+#: 0.1``, ``--token-regression-threshold 0.2``, the last here in percent).
+CI_MAX_HARD_DROP = 0.0
+CI_MAX_JUDGE_DROP = 0.1
+CI_MAX_TOKEN_INCREASE = 20.0
+#: The one ``--gate`` there is; without it the paired interval and ``--max-token-increase`` gate.
+GATE_NAME = "upskill"
+#: A base ref GitHub sends for a push that opens a branch; upskill's CI reads it as ``HEAD~1``.
+_NULL_SHA = "0" * 40
+
+
+@dataclass(frozen=True)
+class UpskillGate:
+    """upskill's CI verdict on one model's with-skill figures, now against the base ref's.
+
+    Scores missing on a side count as 0, as upskill's averages over nothing do; the judge
+    rule needs a judge score on both sides, the token rule base tokens above 0.
+    """
+
+    max_hard_drop: float = CI_MAX_HARD_DROP
+    max_judge_drop: float = CI_MAX_JUDGE_DROP
+    max_token_increase: float = CI_MAX_TOKEN_INCREASE  # percent
+
+    def reasons(self, c: ScoreChange) -> list[str]:
+        """Why this change fails the gate, upskill's wording; empty when it passes."""
+        now, then = c.hard_now or 0.0, c.hard_then or 0.0
+        out = []
+        if now + self.max_hard_drop < then:
+            out.append(f"hard score dropped from {then:.3f} to {now:.3f}")
+        flat_or_worse = now <= then + 1e-9  # a better hard score excuses the judge and the tokens
+        if (
+            flat_or_worse
+            and c.judge_now is not None
+            and c.judge_then is not None
+            and c.judge_now + self.max_judge_drop < c.judge_then
+        ):
+            out.append(f"judge score dropped from {c.judge_then:.3f} to {c.judge_now:.3f}")
+        if flat_or_worse and c.tokens_then and c.over(self.max_token_increase):
+            out.append(
+                f"average tokens increased from {c.tokens_then:.1f} to {c.tokens_now:.1f} "
+                f"(+{c.token_change_pct:.1f}%, over +{self.max_token_increase:g}%)"
+            )
+        return out
+
+
+def check_gate_options(
+    gate: str | None,
+    *,
+    scenarios: bool,
+    against: str | None,
+    compare: str | None,
+    all_scenarios: bool,
+    max_hard_drop: float | None,
+    max_judge_drop: float | None,
+    max_token_increase: float | None,
+) -> tuple[UpskillGate | None, str | None]:
+    """The gate ``--gate`` names and the base ``--against`` names, checked before anything runs.
+
+    Without ``--gate`` its own options are refused and ``against`` comes back as given; with
+    it, ``against`` must be ``git:REF`` (upskill compares with the pull request's base
+    commit), and GitHub's null sha becomes ``git:HEAD~1`` as in upskill's CI.
+    """
+    own = {"all_scenarios": all_scenarios or None, "max_hard_drop": max_hard_drop,
+           "max_judge_drop": max_judge_drop}  # fmt: skip
+    if gate is None:
+        given = [(k, v) for k, v in own.items() if v is not None]
+        if given:
+            raise OptionError(given[0][0], given[0][1], "goes with --gate upskill (upskill's CI mode)")
+        return None, against
+    if gate != GATE_NAME:
+        raise OptionError("gate", gate, f"must be 'upskill' (decide as upskill's CI does), got {gate!r}")
+    if not scenarios:
+        raise OptionError("gate", gate, "upskill decides over a scenarios file: add --scenarios FILE")
+    if compare is not None or against is None or not against.startswith("git:"):
+        raise OptionError(
+            "gate", gate, "upskill compares each skill with its version at the base commit: "
+            "add --against git:BASE (and drop --compare)",
+        )  # fmt: skip
+    for name, value in (("max_hard_drop", max_hard_drop), ("max_judge_drop", max_judge_drop)):
+        if value is not None and not (math.isfinite(value) and 0 <= value <= 1):
+            raise OptionError(name, value, f"must be a score drop between 0 and 1, got {value}")
+    if against == "git:" + _NULL_SHA:
+        against = "git:HEAD~1"
+    return UpskillGate(
+        CI_MAX_HARD_DROP if max_hard_drop is None else max_hard_drop,
+        CI_MAX_JUDGE_DROP if max_judge_drop is None else max_judge_drop,
+        CI_MAX_TOKEN_INCREASE if max_token_increase is None else max_token_increase,
+    ), against
+
+
+def select_changed(
+    scenarios: Sequence[Scenario], changed: Collection[Path]
+) -> tuple[list[Scenario], list[Scenario]]:
+    """upskill's scope ``changed``: the scenarios naming at least one changed or new skill, and the rest."""
+    hit = [sc for sc in scenarios if any(folder in changed for folder in sc.skills)]
+    return hit, [sc for sc in scenarios if sc not in hit]
+
+
 @dataclass
 class ScenarioRun:
     """One scenario skill's run, its scores, and what it was compared with."""
@@ -178,6 +299,10 @@ class ScenarioRun:
     changes: list[ScoreChange] = field(default_factory=list)
     #: ``--against``: the old version's run.
     old: RunResult | None = None
+    #: upskill's CI mode: the skill has no files at the base ref (upskill's NEW).
+    new: bool = False
+    #: upskill's CI mode: the gate's reasons to fail, per (model, mode); ``None`` outside it.
+    verdicts: dict[tuple[str, str], list[str]] | None = None
 
     @property
     def label(self) -> str:
@@ -192,15 +317,35 @@ class ScenarioRun:
         self.compared_to = label
         self.changes = compare_scores(self.scores, score_rows(rows, len(self.scenario.criteria)))
 
+    def decide(self, gate: UpskillGate) -> None:
+        """upskill's CI verdict on every model x mode compared (none for a NEW skill)."""
+        self.verdicts = {(c.model, c.mode): gate.reasons(c) for c in self.changes}
+
+    @property
+    def status(self) -> str | None:
+        """upskill's status column: FAIL, NEW or PASS; ``None`` outside upskill's CI mode."""
+        if self.verdicts is None:
+            return None
+        if any(self.verdicts.values()):
+            return "FAIL"
+        return "NEW" if self.new else "PASS"
+
     def record(self) -> dict[str, Any]:
         """What goes into ``summary.json`` beside the run summary."""
-        return {
+        out = {
             "scenario": self.scenario.id,
             "scores": [s.to_dict() for s in self.scores],
             "compared": None if self.compared_to is None else {
                 "version": self.compared_to, "changes": [c.to_dict() for c in self.changes],
             },
         }  # fmt: skip
+        if self.verdicts is not None:
+            out["ci"] = {
+                "gate": GATE_NAME, "status": self.status,
+                "reasons": [{"model": m, "mode": mode, "reason": r}
+                            for (m, mode), rs in self.verdicts.items() for r in rs],
+            }  # fmt: skip
+        return out
 
     def write(self) -> None:
         """Add the scores to the run's ``summary.json`` (the rest of it as the run wrote it)."""
@@ -217,11 +362,16 @@ async def run_scenarios_async(
     *,
     old_versions: Mapping[Path, Skill] | None = None,
     against: str | None = None,
+    new_skills: Collection[Path] = (),
+    gate: UpskillGate | None = None,
     on_scenario: Callable[[Scenario, Path], None] | None = None,
     on_done: Callable[[ScenarioRun], None] | None = None,
 ) -> list[ScenarioRun]:
     """Every scenario's skills on its cases, one run each, scored; with ``old_versions``
-    (skill folder -> its old version, ``--against``) each is also run head to head."""
+    (skill folder -> its old version, ``--against``) each is also run head to head.
+
+    With ``gate`` each run gets upskill's CI verdict; a skill in ``new_skills`` (absent at
+    the base ref) runs alone and is NEW."""
     out: list[ScenarioRun] = []
     for sc in scenarios:
         for skill_dir in sc.skills:
@@ -238,6 +388,9 @@ async def run_scenarios_async(
             run = ScenarioRun(sc, skill_dir, result, score_rows(result.rows, len(sc.criteria)), old=old_result)
             if old_result is not None:
                 run.compare_with(against or "", old_result.rows)
+            run.new = skill_dir in new_skills
+            if gate is not None:
+                run.decide(gate)
             run.write()
             out.append(run)
             if on_done is not None:
@@ -285,6 +438,21 @@ def check_token_gate(items: Sequence[GateItem], max_pct: float | None) -> None:
     )
 
 
+def check_upskill_gate(runs: Sequence[ScenarioRun]) -> None:
+    """upskill's CI exit: one line naming the first failing scenario, model and reason."""
+    bad = [
+        (run, model, mode, r) for run in runs for (model, mode), rs in (run.verdicts or {}).items() for r in rs
+    ]
+    if not bad:
+        return
+    run, model, mode, reason = bad[0]
+    more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+    where = "" if mode == "inject" else f" ({mode} mode)"
+    raise UpskillError(
+        f"upskill CI gate: scenario {run.label} on {model}{where}: {reason} vs {run.compared_to}{more}"
+    )
+
+
 def latest_run_of(folder: Path, skill_name: str, scenario_id: str) -> Path | None:
     """In a folder of run folders, the latest finished run of ``skill_name`` (of this scenario
     when its summary names one), for ``--compare FOLDER``."""
@@ -313,6 +481,10 @@ SCENARIO_HEADERS = [
 ]  # fmt: skip
 
 
+#: Columns of ``eval --scenarios --gate upskill --format agent/csv``: upskill's status beside the figures.
+GATE_HEADERS = [*SCENARIO_HEADERS, "status", "reasons"]
+
+
 def score_table_rows(runs: Sequence[ScenarioRun]) -> list[dict[str, Any]]:
     """The machine rows: with-skill scores beside the no-skill ones and the compared version's."""
     rows = []
@@ -334,5 +506,44 @@ def score_table_rows(runs: Sequence[ScenarioRun]) -> list[dict[str, Any]]:
                 "hard_then": c.hard_then if c else None, "judge_then": c.judge_then if c else None,
                 "tokens_then": c.tokens_then if c else None, "token_change_pct": c.token_change_pct if c else None,
                 "run_id": summary.run_id if summary else None,
+                "status": _row_status(run, (s.model, s.mode)),
+                "reasons": "; ".join((run.verdicts or {}).get((s.model, s.mode), [])) or None,
             })  # fmt: skip
     return rows
+
+
+def _row_status(run: ScenarioRun, key: tuple[str, str]) -> str | None:
+    """One model x mode's status: FAIL on its own reasons, else the run's NEW or PASS."""
+    if run.verdicts is None:
+        return None
+    return "FAIL" if run.verdicts.get(key) else ("NEW" if run.new else "PASS")
+
+
+def upskill_table(rows: Sequence[Mapping[str, Any]], base: str) -> Table:
+    """upskill's CI summary table: now and at the base, hard, judge and tokens, and the status.
+
+    ``rows`` are :func:`score_table_rows` (their text cells already escaped by the caller).
+    """
+    t = Table(
+        title=f"upskill CI: each scenario against {base}",
+        title_style="bold",
+        caption="hard: verifier checks passed / graded; judge: mean share of criteria met; "
+        "tokens: mean per answer; NEW: the skill is not at the base; "
+        "the new − old intervals above are extra information",
+    )
+    cols = ["scenario", "model", "hard", "base hard", "judge", "base judge", "tokens", "base tokens",
+            "status"]  # fmt: skip
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("scenario", "model", "status") else "right")
+
+    def num(x: float | None, fmt: str = ".3f") -> str:
+        return "–" if x is None else format(x, fmt)
+
+    for r in rows:
+        status = r["status"] or "–"
+        t.add_row(
+            Text(r["scenario"]), Text(r["model"]), num(r["hard_score"]), num(r["hard_then"]),
+            num(r["judge_score"]), num(r["judge_then"]), num(r["avg_tokens"], ".1f"), num(r["tokens_then"], ".1f"),
+            Text(status, style="red" if status == "FAIL" else ""),
+        )  # fmt: skip
+    return t
