@@ -1,7 +1,10 @@
-"""``upskill-hub runs``: list past eval runs and compare their pass rates and lifts.
+"""``upskill-hub runs``: list past eval runs and compare their pass rates and lifts; export one.
 
 Thin: :mod:`upskill_hub.lift.history` and :mod:`upskill_hub.rundir.upskill_runs` read the
-run folders (upskill's batch folders too); this module renders them.
+run folders (upskill's batch folders too); this module renders them. ``runs export RUN
+--skill-creator DIR`` writes a run as skill-creator's workspace
+(:mod:`upskill_hub.rundir.skill_creator`), so its eval viewer opens it. ``runs DIR`` stays
+the listing it always was (``runs list DIR`` is the same).
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from typer import _click as click  # the click Typer runs on (it vendors its own copy)
+from typer.core import TyperGroup
 
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli._output import make_console
@@ -22,14 +27,16 @@ err_console = make_console(stderr=True, highlight=True)
 
 
 def runs_command(
-    directory: Path = typer.Argument(Path("upskill-runs"), help="Output folder of past runs (or one run folder)."),
+    directory: Path = typer.Argument(
+        Path("upskill-runs"), help="Output folder of past runs (or one run folder)."
+    ),
     as_csv: bool = typer.Option(False, "--csv", help="Print one CSV row per run x model x condition."),
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
     """List past eval runs and compare their pass rates and lifts (upskill's batch folders too).
 
-    Example: upskill-hub runs upskill-runs
+    Example: upskill-hub runs list upskill-runs (`upskill-hub runs upskill-runs` is the same)
     """
     from rich.table import Table
 
@@ -45,7 +52,9 @@ def runs_command(
         # that is the answer, in one line, not a warning followed by "no readable runs".
         raise UpskillError(damaged[0])
     for line in damaged:
-        err_console.print(f"Warning: skipped a damaged run: {line}", markup=False, highlight=False, soft_wrap=True)
+        err_console.print(
+            f"Warning: skipped a damaged run: {line}", markup=False, highlight=False, soft_wrap=True
+        )
     batches = find_batches(directory)
     upskill_rows = [row for b in batches for row in batch_rows(b)]
     rows = comparison_rows(infos) + upskill_rows
@@ -54,7 +63,11 @@ def runs_command(
         return
     out = printer(fmt, as_json)
     if not out.human:
-        out.table(rows, RUNS_HEADERS, json_data=_with_figures(rows, infos) if out.mode is OutputFormat.json else None)
+        out.table(
+            rows,
+            RUNS_HEADERS,
+            json_data=_with_figures(rows, infos) if out.mode is OutputFormat.json else None,
+        )
         return
     if upskill_rows:
         err_console.print(
@@ -77,7 +90,10 @@ def runs_command(
 
     from upskill_hub._util.percent import pct, points
 
-    t = Table(title=f"Eval runs in {directory}", caption="pass rates; lift in points [95% CI]; status: done or calls done/planned (--resume)")
+    t = Table(
+        title=f"Eval runs in {directory}",
+        caption="pass rates; lift in points [95% CI]; status: done or calls done/planned (--resume)",
+    )
     t.add_column("run (time-skill-id)", overflow="fold", min_width=17)
     t.add_column("model", overflow="fold")
     t.add_column("mode")
@@ -91,12 +107,21 @@ def runs_command(
         by = {(c.model, c.mode, c.condition): c for c in s.conditions}
         lifts = {(x.model, x.mode): x for x in s.lifts}
         modes = list(dict.fromkeys(c.mode for c in s.conditions)) or ["inject"]
-        lines = [(m, mode) for m in s.models for mode in modes if (m, mode, "baseline") in by or (m, mode, "with_skill") in by]
+        lines = [
+            (m, mode)
+            for m in s.models
+            for mode in modes
+            if (m, mode, "baseline") in by or (m, mode, "with_skill") in by
+        ]
         if not lines and not s.triggers:
             lines = [(m, modes[0]) for m in s.models]
         for i, (m, mode) in enumerate(lines):
             b, w, x = by.get((m, mode, "baseline")), by.get((m, mode, "with_skill")), lifts.get((m, mode))
-            lift = "–" if x is None or x.lift is None else points(x.lift, x.ci_low, x.ci_high, unit="", compact=True)
+            lift = (
+                "–"
+                if x is None or x.lift is None
+                else points(x.lift, x.ci_low, x.ci_high, unit="", compact=True)
+            )
             t.add_row(
                 s.run_id if i == 0 else "",
                 m,
@@ -138,7 +163,11 @@ def _triggers_table(items: list) -> Table:
         t.add_column(col, justify="left" if col in ("run", "model") else "right", overflow="fold")
     last = None
     for s, tr in items:
-        recall = "–" if tr.recall is None else f"{pct(tr.recall)} [{pct(tr.recall_ci_low)}–{pct(tr.recall_ci_high)}] {tr.triggered_should}/{tr.n_should}"
+        recall = (
+            "–"
+            if tr.recall is None
+            else f"{pct(tr.recall)} [{pct(tr.recall_ci_low)}–{pct(tr.recall_ci_high)}] {tr.triggered_should}/{tr.n_should}"
+        )
         false = (
             "–"
             if tr.false_trigger_rate is None
@@ -169,7 +198,9 @@ def _print_upskill_batches(rows: list[dict]) -> None:
         t.add_column(col, justify="right" if col in ("assertions", "runs passed", "tokens") else "left")
     for r in rows:
         if r["status"] == "incomplete":
-            t.add_row(r["run_id"], r["skill_name"], r["model"], "–", "–", "–", "–", f"incomplete: {r['reason']}")
+            t.add_row(
+                r["run_id"], r["skill_name"], r["model"], "–", "–", "–", "–", f"incomplete: {r['reason']}"
+            )
             continue
         rate = r["pass_rate"]
         shown = (
@@ -211,7 +242,9 @@ def _with_figures(rows: list[dict], infos: list) -> list[dict]:
     for r in rows:
         s = summaries.get(r.get("run_id"))
         key = (r.get("model"), r.get("mode"), r.get("condition"))
-        mine = [b for b in (s.benchmark or []) if (b.model, b.mode, b.condition) == key] if s is not None else []
+        mine = (
+            [b for b in (s.benchmark or []) if (b.model, b.mode, b.condition) == key] if s is not None else []
+        )
         bench = asdict(mine[0]) if mine else None
         flags = None
         if s is not None and s.assertion_flags is not None and key[2] != "triggers":
@@ -220,6 +253,69 @@ def _with_figures(rows: list[dict], infos: list) -> list[dict]:
     return out
 
 
+def export_command(
+    run: Path = typer.Argument(..., help="One eval run folder (it holds summary.json)."),
+    skill_creator: Path | None = typer.Option(
+        None,
+        "--skill-creator",
+        help="Write the run as skill-creator's workspace in this folder: eval-N/with_skill|without_skill/run-K/ "
+        "with outputs/, grading.json, timing.json, and benchmark.json. The folder must be new, empty or an "
+        "earlier export (which is replaced).",
+    ),
+) -> None:
+    """Export a run for another tool: skill-creator's eval viewer opens the folder as it is.
+
+    Example: upskill-hub runs export upskill-runs/RUN --skill-creator review/
+    Then: python eval-viewer/generate_review.py review/ --benchmark review/benchmark.json
+    (add --previous-workspace OLD/ with an earlier export, e.g. of the --against run).
+    """
+    from upskill_hub import rundir
+    from upskill_hub.lift.figures.assertion_audit import audit_rows
+    from upskill_hub.lift.figures.benchmark import benchmark_document, workspace_answers
+    from upskill_hub.rundir.skill_creator import write_workspace
+
+    if skill_creator is None:
+        raise UpskillError("say where to export: --skill-creator DIR (skill-creator's workspace layout)")
+    if not run.is_dir():
+        raise UpskillError(f"{run} is not a run folder")
+    summary = rundir.read_summary(run)
+    if summary is None:
+        raise UpskillError(
+            f"{run} has no summary.json: not a finished eval run (finish it with eval --resume)"
+        )
+    rows = rundir.read_results(run)
+    if not rows:
+        raise UpskillError(f"{run} has no result rows to export")
+    plan = rundir.read_plan(run)
+    case_ids = list(plan.case_ids) if plan is not None else []
+    doc = benchmark_document(summary, rows, case_ids, audit_rows(rows))
+    written = write_workspace(skill_creator, doc, workspace_answers(rows, case_ids), {}, summary.run_id)
+    err_console.print(
+        f"wrote {len(written)} answer folder(s) of run {summary.run_id} to {skill_creator} "
+        f"(skill-creator's workspace; benchmark.json beside them)",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+class _RunsGroup(TyperGroup):
+    """``runs DIR`` (and bare ``runs``) still lists runs: anything but a subcommand or ``--help``
+    goes to ``runs list``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+            args = ["list", *args]
+        return super().parse_args(ctx, args)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``runs`` to the root app."""
-    app.command("runs")(runs_command)
+    """Add ``runs`` (``runs DIR`` / ``runs list DIR``, ``runs export RUN``) to the root app."""
+    group = typer.Typer(
+        cls=_RunsGroup,
+        help="List past eval runs and compare their pass rates and lifts; export one for skill-creator's viewer.",
+        rich_markup_mode="rich",
+    )
+    group.command("list")(runs_command)
+    group.command("export")(export_command)
+    app.add_typer(group, name="runs")

@@ -111,14 +111,20 @@ def test_benchmark_json_of_a_three_run_eval_validates_against_skill_creators_sch
     doc = json.loads(json_path.read_text())
     jsonschema.validate(doc, SCHEMA)
     rs = doc["run_summary"]
-    # rounded to 4 decimals, as skill-creator's aggregate_benchmark.py writes them
-    assert rs["with_skill"]["pass_rate"] == {"mean": 0.6667, "stddev": 0.3333, "min": 0.3333, "max": 1.0}
-    assert rs["without_skill"]["pass_rate"] == {"mean": 0.1111, "stddev": 0.1925, "min": 0.0, "max": 0.3333}
-    assert rs["with_skill"]["time_seconds"] == {"mean": 4.0, "stddev": 2.0, "min": 2.0, "max": 6.0}
-    assert rs["without_skill"]["time_seconds"]["stddev"] == 1.7321
-    assert rs["with_skill"]["tokens"] == {"mean": 200.0, "stddev": 100.0, "min": 100.0, "max": 300.0}
-    # deltas: 2/3 - 1/9 = 5/9; assertions 5/6 - 1/9 (a baseline answer passes both or neither) = 13/18
-    assert rs["delta"] == {"pass_rate": "+0.56", "assertion_pass_rate": "+0.72", "time_seconds": "+2.0", "tokens": "+150"}
+    # skill-creator's aggregate_benchmark.py: stats over every eval x run entry of a configuration,
+    # each entry's pass rate = its expectations passed / its expectations, rounded to 4 decimals.
+    # with skill: six answers pass 2/2 (1.0), three pass 1/2 (0.5) -> mean 7.5/9 = 0.8333;
+    # squared deviations 6 x (1/6)^2 + 3 x (1/3)^2 = 1/2 -> variance 1/2 / 8 -> stddev 0.25
+    assert list(rs) == ["with_skill", "without_skill", "delta"]  # with_skill first, as the viewer colours it
+    assert rs["with_skill"]["pass_rate"] == {"mean": 0.8333, "stddev": 0.25, "min": 0.5, "max": 1.0}
+    # baseline: one answer 1.0, eight 0.0 -> mean 1/9; (64/81 + 8/81) / 8 = 1/9 -> stddev 1/3
+    assert rs["without_skill"]["pass_rate"] == {"mean": 0.1111, "stddev": 0.3333, "min": 0.0, "max": 1.0}
+    # time per entry: with skill 2,2,2,4,4,4,6,6,6 -> stddev sqrt(24/8); baseline 1 x6, 4 x3 -> sqrt(18/8)
+    assert rs["with_skill"]["time_seconds"] == {"mean": 4.0, "stddev": 1.7321, "min": 2.0, "max": 6.0}
+    assert rs["without_skill"]["time_seconds"]["stddev"] == 1.5
+    assert rs["with_skill"]["tokens"] == {"mean": 200.0, "stddev": 86.6025, "min": 100.0, "max": 300.0}
+    # deltas: first configuration's mean minus the second's: 0.8333 - 0.1111
+    assert rs["delta"] == {"pass_rate": "+0.72", "time_seconds": "+2.0", "tokens": "+150"}
     # one runs[] entry per answer; its pass rate is the share of its assertions, as skill-creator grades
     assert len(doc["runs"]) == 18
     entry = next(r for r in doc["runs"] if r["configuration"] == "with_skill" and r["eval_name"] == "beta" and r["run_number"] == 3)
@@ -126,8 +132,11 @@ def test_benchmark_json_of_a_three_run_eval_validates_against_skill_creators_sch
     assert (entry["result"]["passed"], entry["result"]["failed"], entry["result"]["total"]) == (1, 1, 2)
     assert entry["expectations"][1] == {"text": "contains: word1", "passed": False, "evidence": "e1"}
     assert doc["metadata"]["evals_run"] == [1, 2, 3] and doc["metadata"]["runs_per_configuration"] == 3
+    assert [r["configuration"] for r in doc["runs"]] == ["with_skill"] * 9 + ["without_skill"] * 9
     md = md_path.read_text()
-    assert "| Pass rate (cases) | 67% ± 33% (33–100%) | 11% ± 19% (0–33%) | +56 pts |" in md
+    assert "| with_skill | 83% ± 25% (50–100%) | 4.0s ± 1.7s (2.0–6.0s) | 200 ± 87 (100–300) |" in md
+    # upskill-hub's own figure, named apart: the share of cases fully passed per repeat
+    assert "| Cases fully passed | 67% ± 33% (33–100%) | 11% ± 19% (0–33%) | +56 pts |" in md
     assert "| Time per answer | 4.0s ± 2.0s (2.0–6.0s) | 2.0s ± 1.7s (1.0–4.0s) | +2.0s |" in md
 
 
@@ -141,8 +150,9 @@ def test_failed_calls_are_no_zero_runs_and_unreported_tokens_are_said(tmp_path: 
     assert skill.tokens_mean is None and skill.delta_tokens is None
     doc = benchmark_document(summary, rows, CASES, audit_rows(rows))
     jsonschema.validate(doc, SCHEMA)
-    assert doc["run_summary"]["with_skill"]["tokens"]["mean"] == 0.0 and doc["run_summary"]["delta"]["tokens"] == "+0"
-    assert "m with_skill: tokens not reported by the answers; shown as 0" in doc["notes"]
+    assert doc["run_summary"]["with_skill"]["tokens"]["mean"] == 0.0 and doc["run_summary"]["delta"]["tokens"] == "-15"
+    assert doc["run_summary"]["with_skill"]["pass_rate"]["mean"] == 1.0  # the failed calls are no 0% answers
+    assert "with_skill: tokens not reported by some answers; counted as 0" in doc["notes"]
     assert "3 calls failed and are left out of the figures (errors: 1 in runs[])" in doc["notes"]
     failed = [r for r in doc["runs"] if r["result"]["errors"]]
     assert len(failed) == 3 and failed[0]["notes"] == ["the call failed: HTTP 500"] and failed[0]["expectations"] == []
@@ -163,9 +173,13 @@ def test_models_and_modes_are_measured_apart():
     assert catalog.pass_rate_mean == 1.0 and catalog.delta_pass_rate == 0.0  # not pooled with the injected answers
     doc = benchmark_document(summary, rows, CASES, audit_rows(rows))
     jsonschema.validate(doc, SCHEMA)
-    assert [(g["model"], g["mode"]) for g in doc["groups"]] == [("other", "inject"), ("m", "inject"), ("m", "catalog")]
-    assert doc["run_summary"] == doc["groups"][0]["run_summary"]
-    assert "run_summary holds other's figures; groups[] holds all 3 model x mode figures" in doc["notes"]
+    # one configuration per model x mode, never pooled; sorted by name, each with_skill before its without_skill
+    assert list(doc["run_summary"]) == [
+        "m-with_skill", "m-without_skill", "m_catalog-with_skill", "m_catalog-without_skill",
+        "other-with_skill", "other-without_skill", "delta",
+    ]  # fmt: skip
+    assert doc["run_summary"]["m_catalog-with_skill"]["pass_rate"]["mean"] == 1.0
+    assert doc["run_summary"]["m-with_skill"] == doc["run_summary"]["other-with_skill"]
     assert {r["eval_name"] for r in doc["runs"]} >= {"alpha · m (catalog)", "alpha · other"}
 
 

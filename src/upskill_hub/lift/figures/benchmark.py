@@ -1,33 +1,34 @@
-"""Benchmark figures of a run: the spread over its repeats, and ``benchmark.json`` / ``benchmark.md``.
+"""Benchmark figures of a run: ``benchmark.json`` as skill-creator computes it, and upskill-hub's own spread.
 
-The intervals of :mod:`.stats` say how sure a pass rate is; skill authors also ask how
-much one repeat of the whole case set differs from the next, and they read that in
-skill-creator's ``benchmark.json`` (mean ± stddev, min and max per configuration, and the
-with-minus-without delta), which its viewer opens. This module computes those figures
-from the rows, stores them in the summary (:class:`BenchmarkStats`, so ``runs`` and the
-Space show them) and writes both files into the run folder.
+Two different figures carry a "pass rate" here, so they are named apart everywhere:
 
-Definitions (per model x mode (x agent) x condition; only answered calls count):
-
-* run ``i`` is repeat ``i`` of every case (``--runs N`` gives N runs);
-* its **pass rate** is the share of cases passed in that repeat (a case passes when all
-  its assertions pass), its **assertion rate** the mean share of assertions passed per
-  answer, its **time** and **tokens** the mean latency and total tokens per answer;
-* **stddev** is the sample standard deviation (divisor n - 1; 0 for one run), exactly as
-  skill-creator's ``scripts/aggregate_benchmark.py`` computes it;
-* the **delta** is with-skill mean minus baseline mean.
+* **pass rate** (skill-creator's, in ``benchmark.json``): per answer, the share of its
+  expectations (assertions) passed; ``run_summary`` gives mean, sample stddev, min and max
+  over *every eval x run entry* of a configuration, exactly as skill-creator's
+  ``scripts/aggregate_benchmark.py`` computes them (followed at
+  :data:`upskill_hub.rundir.skill_creator.ANCHOR`): mean = sum / n, stddev = sqrt(sum of
+  squared deviations / (n - 1)) (0 for one entry), each rounded to 4 decimals; ``delta`` is
+  the first configuration's mean minus the second's (rounded means), as signed strings
+  (``+.2f``, ``+.1f`` s, ``+.0f`` tokens). Time and tokens per answer are summarised the same way.
+* **cases fully passed** (upskill-hub's, in ``summary.json`` as :class:`BenchmarkStats`,
+  the report and the Space): per repeat, the share of cases whose assertions all passed;
+  its spread is over the N repeats.
 
 ``benchmark.json`` follows skill-creator's ``references/schemas.md``: ``runs[]`` holds one
-entry per answer (eval = case, ``configuration`` ``with_skill`` / ``without_skill``,
-``run_number`` = repeat + 1) whose ``result.pass_rate`` is the share of that answer's
-assertions passed, as skill-creator's grader computes it; ``run_summary`` holds the first
-model x mode's figures as defined above, and ``groups`` (an addition the viewer ignores)
-every model x mode's. Values are rounded to 4 decimals and deltas are signed strings, as
-skill-creator writes them.
+entry per answer, with-skill configurations first (configurations sorted by name, as
+aggregate_benchmark.py discovers them), ``configuration`` ``with_skill`` /
+``without_skill``, or ``<model>-with_skill`` / ``<model>-without_skill`` when a run measured
+several model x mode groups (one configuration per group: never pooled), ``run_number`` =
+repeat + 1. A failed call is listed with ``errors: 1`` and left out of ``run_summary``; an
+answer without assertions counts 1 when it passed, else 0; a time or token count the answer
+did not report counts 0, with a note. ``upskill-hub runs export --skill-creator`` writes
+the same entries as a workspace aggregate_benchmark.py and the viewer read
+(:mod:`upskill_hub.rundir.skill_creator`).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
@@ -39,10 +40,9 @@ from upskill_hub._util.percent import count, points
 from upskill_hub.lift.figures.assertion_audit import AuditResult, assertion_text, benchmark_notes, row_details
 from upskill_hub.lift.figures.stats import mean_or_none
 from upskill_hub.rundir.schema import BenchmarkStats, ResultRow, RunSummary
+from upskill_hub.rundir.skill_creator import ANCHOR, configuration
 
-#: skill-creator's configuration names (its viewer groups and colours by these exact strings).
-CONFIGURATION = {"with_skill": "with_skill", "baseline": "without_skill"}
-#: The four figures, as (BenchmarkStats prefix, benchmark.json name, delta format).
+#: upskill-hub's own figures per repeat, as (BenchmarkStats prefix, name, delta format).
 METRICS = (
     ("pass_rate", "pass_rate", "+.2f"),
     ("assertion_rate", "assertion_pass_rate", "+.2f"),
@@ -99,7 +99,9 @@ def per_run_figures(rows: Sequence[ResultRow]) -> dict[str, list[float]]:
         answers = by_repeat[rep]
         values = {
             "pass_rate": mean_or_none([1.0 if r.passed else 0.0 for r in answers]),
-            "assertion_rate": mean_or_none([r.assertions_passed / r.assertions_total for r in answers if r.assertions_total]),
+            "assertion_rate": mean_or_none(
+                [r.assertions_passed / r.assertions_total for r in answers if r.assertions_total]
+            ),
             "latency_s": mean_or_none([r.latency_s for r in answers if r.latency_s is not None]),
             "tokens": mean_or_none([t for r in answers if (t := _tokens(r)) is not None]),
         }
@@ -113,7 +115,9 @@ def condition_benchmark(key: GroupKey, condition: str, rows: Sequence[ResultRow]
     """The spread of each figure over the runs of one model x mode x condition."""
     model, mode, agent = key
     figures = per_run_figures(rows)
-    stats = BenchmarkStats(model=model, condition=condition, mode=mode, agent=agent, runs=len(figures["pass_rate"]))
+    stats = BenchmarkStats(
+        model=model, condition=condition, mode=mode, agent=agent, runs=len(figures["pass_rate"])
+    )
     for name, _, _ in METRICS:
         s = spread(figures[name])
         if s is not None:
@@ -140,7 +144,11 @@ def benchmark_stats(rows: Sequence[ResultRow], models: Sequence[str]) -> list[Be
     order = {m: i for i, m in enumerate(models)}
     out: list[BenchmarkStats] = []
     for key in sorted(groups, key=lambda k: (order.get(k[0], len(order)), k[0])):
-        per = {c: condition_benchmark(key, c, groups[key][c]) for c in ("baseline", "with_skill") if c in groups[key]}
+        per = {
+            c: condition_benchmark(key, c, groups[key][c])
+            for c in ("baseline", "with_skill")
+            if c in groups[key]
+        }
         if len(per) == 2:
             _set_deltas(per["baseline"], per["with_skill"])
         out += per.values()
@@ -155,49 +163,54 @@ def add_figures(summary: RunSummary, rows: Sequence[ResultRow], audit: AuditResu
 
 
 # --------------------------------------------------------------------------- benchmark.json
+#: skill-creator's summary figures: (``runs[].result`` key, delta format).
+SKILL_CREATOR_FIGURES = (("pass_rate", "+.2f"), ("time_seconds", "+.1f"), ("tokens", "+.0f"))
+
+
 def _r4(x: float | None) -> float:
     """A figure as skill-creator stores it: rounded to 4 decimals; 0 where not measured (its viewer needs numbers)."""
     return 0.0 if x is None else round(float(x), 4)
 
 
-def _stats_block(st: BenchmarkStats) -> dict[str, Any]:
+def skill_creator_stats(values: Sequence[float]) -> dict[str, float]:
+    """Mean, sample stddev, min and max of ``values``, each rounded to 4 decimals (all 0 for none),
+    with aggregate_benchmark.py's arithmetic (sum / n; n - 1 divisor; 0 for one value)."""
+    if not values:
+        return {"mean": 0.0, "stddev": 0.0, "min": 0.0, "max": 0.0}
+    n = len(values)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in values) / (n - 1)) if n > 1 else 0.0
     return {
-        out: {part: _r4(getattr(st, f"{name}_{part}")) for part in ("mean", "stddev", "min", "max")}
-        for name, out, _ in METRICS
+        "mean": round(mean, 4),
+        "stddev": round(sd, 4),
+        "min": round(min(values), 4),
+        "max": round(max(values), 4),
     }
 
 
-def _delta_block(skill: BenchmarkStats) -> dict[str, str]:
-    """Signed strings as skill-creator writes them; a figure not measured counts as 0 there (see the notes)."""
-    return {out: format(getattr(skill, f"delta_{name}") or 0.0, fmt) for name, out, fmt in METRICS}
-
-
-def unmeasured_notes(stats: Sequence[BenchmarkStats]) -> list[str]:
-    """One note per figure an answered condition could not measure (no latency, no token counts):
-    ``benchmark.json`` must hold a number there, so it holds 0 and says so here."""
-    notes = []
-    for st in stats:
-        missing = [out for name, out, _ in METRICS if st.runs and getattr(st, f"{name}_mean") is None]
-        if missing:
-            who = f"{label((st.model, st.mode, st.agent))} {CONFIGURATION.get(st.condition, st.condition)}"
-            notes.append(f"{who}: {', '.join(missing)} not reported by the answers; shown as 0")
-    return notes
-
-
-def run_summary_block(stats: Sequence[BenchmarkStats]) -> dict[str, Any]:
-    """skill-creator's ``run_summary`` for one model x mode: per configuration, then ``delta``."""
-    by = {s.condition: s for s in stats}
-    block: dict[str, Any] = {CONFIGURATION[c]: _stats_block(by[c]) for c in ("with_skill", "baseline") if c in by}
-    if "with_skill" in by and "baseline" in by:
-        block["delta"] = _delta_block(by["with_skill"])
+def run_summary_block(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """skill-creator's ``run_summary`` over ``runs[]`` entries: per configuration (sorted by
+    name, so ``with_skill`` first), the stats of every answered entry; then ``delta``, the
+    first configuration's means minus the second's (minus 0 when there is one)."""
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in entries:
+        if not e["result"]["errors"]:
+            by[e["configuration"]].append(e["result"])
+    block: dict[str, Any] = {
+        config: {
+            name: skill_creator_stats([float(r[name]) for r in by[config]])
+            for name, _ in SKILL_CREATOR_FIGURES
+        }
+        for config in sorted(by)
+    }
+    configs = list(block)
+    first = block[configs[0]] if configs else {}
+    second = block[configs[1]] if len(configs) > 1 else {}
+    block["delta"] = {
+        name: format(first.get(name, {}).get("mean", 0) - second.get(name, {}).get("mean", 0), fmt)
+        for name, fmt in SKILL_CREATOR_FIGURES
+    }
     return block
-
-
-def _grouped(stats: Sequence[BenchmarkStats]) -> dict[GroupKey, list[BenchmarkStats]]:
-    out: dict[GroupKey, list[BenchmarkStats]] = {}
-    for s in stats:
-        out.setdefault((s.model, s.mode, s.agent), []).append(s)
-    return out
 
 
 def eval_ids(case_ids: Sequence[str]) -> dict[str, int]:
@@ -216,9 +229,26 @@ def label(key: GroupKey) -> str:
 
 def _expectations(row: ResultRow) -> list[dict[str, Any]]:
     return [
-        {"text": assertion_text(d), "passed": d.get("passed") is True, "evidence": str(d.get("evidence") or "")[:EVIDENCE_CHARS]}
+        {
+            "text": assertion_text(d),
+            "passed": d.get("passed") is True,
+            "evidence": str(d.get("evidence") or "")[:EVIDENCE_CHARS],
+        }
         for d in row_details(row) or []
     ]
+
+
+def answer_share(row: ResultRow) -> float:
+    """skill-creator's per-answer pass rate: expectations passed / expectations, rounded to 4
+    decimals; an answered case without assertions counts 1 when it passed, else 0."""
+    if row.assertions_total:
+        return round(row.assertions_passed / row.assertions_total, 4)
+    return 1.0 if row.passed else 0.0
+
+
+def row_configuration(row: ResultRow, several: bool) -> str:
+    """The configuration of ``row``'s answer: one per condition, and per model x mode when there are several."""
+    return configuration(row.condition, label(group_key(row)) if several else None)
 
 
 def run_entry(row: ResultRow, ids: dict[str, int], several: bool) -> dict[str, Any]:
@@ -230,15 +260,15 @@ def run_entry(row: ResultRow, ids: dict[str, int], several: bool) -> dict[str, A
     return {
         "eval_id": ids.get(row.case_id, 0),
         "eval_name": f"{row.case_id} · {label(key)}" if several else row.case_id,
-        "configuration": CONFIGURATION.get(row.condition, row.condition),
+        "configuration": row_configuration(row, several),
         "run_number": row.repeat + 1,
         "result": {
-            "pass_rate": round(passed / total, 4) if total else 0.0,
+            "pass_rate": answer_share(row) if answered else 0.0,
             "passed": passed,
             "failed": total - passed,
             "total": total,
-            "time_seconds": _r4(row.latency_s),
-            "tokens": int(_tokens(row) or 0),
+            "time_seconds": _r4(row.latency_s) if answered else 0.0,
+            "tokens": int(_tokens(row) or 0) if answered else 0,
             "tool_calls": row.tool_calls or 0,
             "errors": 0 if answered else 1,
         },
@@ -253,32 +283,70 @@ def run_entry(row: ResultRow, ids: dict[str, int], several: bool) -> dict[str, A
     }
 
 
-def document_notes(summary: RunSummary, rows: Sequence[ResultRow], audit: AuditResult) -> list[str]:
-    """``notes``: the assertion analysis, failed calls, and which figures ``run_summary`` holds."""
-    notes = benchmark_notes(audit.flags)
+def ordered_rows(rows: Sequence[ResultRow], case_ids: Sequence[str] = ()) -> list[ResultRow]:
+    """``rows`` in ``runs[]`` order: configuration (sorted by name: with skill first), eval id, run."""
+    ids = eval_ids(list(case_ids) or list(dict.fromkeys(r.case_id for r in rows)))
+    several = len({group_key(r) for r in rows}) > 1
+    return sorted(rows, key=lambda r: (row_configuration(r, several), ids.get(r.case_id, 0), r.repeat))
+
+
+def workspace_answers(rows: Sequence[ResultRow], case_ids: Sequence[str] = ()) -> list[str | None]:
+    """Each ``runs[]`` entry's answer text (``None`` for a failed call), for the exported workspace."""
+    return [r.output if _answered(r) else None for r in ordered_rows(rows, case_ids)]
+
+
+def unmeasured_notes(rows: Sequence[ResultRow], several: bool) -> list[str]:
+    """One note per configuration whose answers did not all report a time or token count:
+    ``benchmark.json`` must hold a number there, so it counts 0 and says so here."""
+    missing: dict[str, list[str]] = {}
+    for r in rows:
+        if not _answered(r):
+            continue
+        gaps = missing.setdefault(row_configuration(r, several), [])
+        if r.latency_s is None and "time_seconds" not in gaps:
+            gaps.append("time_seconds")
+        if _tokens(r) is None and "tokens" not in gaps:
+            gaps.append("tokens")
+    return [
+        f"{config}: {', '.join(gaps)} not reported by some answers; counted as 0"
+        for config, gaps in sorted(missing.items())
+        if gaps
+    ]
+
+
+def document_notes(rows: Sequence[ResultRow], audit: AuditResult, several: bool) -> list[str]:
+    """``notes``: what the pass rate is, the assertion analysis, failed calls, unmeasured figures."""
+    notes = [
+        "pass_rate: per answer, the share of its expectations passed (skill-creator's definition); "
+        "upskill-hub's cases fully passed per repeat are in summary.json and the report"
+    ]
+    notes += benchmark_notes(audit.flags)
     if audit.flags == [] and audit.checked:
-        notes.append(f"assertion analysis: none of {count(audit.checked, 'assertion')} is non-discriminating, always failing or flaky")
+        notes.append(
+            f"assertion analysis: none of {count(audit.checked, 'assertion')} is non-discriminating, always failing or flaky"
+        )
     if audit.unreadable:
-        notes.append(f"{count(audit.unreadable, 'answer')} had unreadable assertion details and were left out of the analysis")
-    notes += unmeasured_notes(summary.benchmark or [])
+        notes.append(
+            f"{count(audit.unreadable, 'answer')} had unreadable assertion details and were left out of the analysis"
+        )
+    notes += unmeasured_notes(rows, several)
     failed = sum(1 for r in rows if not _answered(r))
     if failed:
         notes.append(f"{count(failed, 'call')} failed and are left out of the figures (errors: 1 in runs[])")
-    groups = list(_grouped(summary.benchmark or []))
-    if len(groups) > 1:
-        notes.append(f"run_summary holds {label(groups[0])}'s figures; groups[] holds all {len(groups)} model x mode figures")
     return notes
 
 
 def benchmark_document(
-    summary: RunSummary, rows: Sequence[ResultRow], case_ids: Sequence[str], audit: AuditResult, skill_path: str = ""
+    summary: RunSummary,
+    rows: Sequence[ResultRow],
+    case_ids: Sequence[str],
+    audit: AuditResult,
+    skill_path: str = "",
 ) -> dict[str, Any]:
     """``benchmark.json`` of a run, in skill-creator's schema (see the module docstring)."""
-    stats = summary.benchmark or []
-    grouped = _grouped(stats)
     ids = eval_ids(list(case_ids) or list(dict.fromkeys(r.case_id for r in rows)))
     several = len({group_key(r) for r in rows}) > 1
-    first = next(iter(grouped.values()), [])
+    entries = [run_entry(r, ids, several) for r in ordered_rows(rows, case_ids)]
     return {
         "metadata": {
             "skill_name": summary.skill_name,
@@ -292,14 +360,11 @@ def benchmark_document(
             "run_id": summary.run_id,
             "judge_model": summary.judge_model,
             "tool": f"upskill-hub {__version__}",
+            "follows": ANCHOR,
         },
-        "runs": [run_entry(r, ids, several) for r in rows],
-        "run_summary": run_summary_block(first),
-        "groups": [
-            {"model": k[0], "mode": k[1], "agent": k[2], "runs": max(s.runs for s in v), "run_summary": run_summary_block(v)}
-            for k, v in grouped.items()
-        ],
-        "notes": document_notes(summary, rows, audit),
+        "runs": entries,
+        "run_summary": run_summary_block(entries),
+        "notes": document_notes(rows, audit, several),
     }
 
 
@@ -326,12 +391,37 @@ def delta_cell(st: BenchmarkStats | None, name: str) -> str:
     return f"{d:+.1f}s" if name == "latency_s" else f"{d:+.0f}"
 
 
-_ROW_NAMES = {"pass_rate": "Pass rate (cases)", "assertion_rate": "Assertion pass rate", "latency_s": "Time per answer", "tokens": "Tokens per answer"}
+_ROW_NAMES = {
+    "pass_rate": "Cases fully passed",
+    "assertion_rate": "Assertions passed",
+    "latency_s": "Time per answer",
+    "tokens": "Tokens per answer",
+}
+
+
+def _sc_cell(stat: dict[str, float], name: str) -> str:
+    """One ``run_summary`` figure as ``mean ± stddev (min–max)``."""
+    mean, sd, lo, hi = (stat[p] for p in ("mean", "stddev", "min", "max"))
+    if name == "pass_rate":
+        return f"{mean * 100:.0f}% ± {sd * 100:.0f}% ({lo * 100:.0f}–{hi * 100:.0f}%)"
+    if name == "time_seconds":
+        return f"{mean:.1f}s ± {sd:.1f}s ({lo:.1f}–{hi:.1f}s)"
+    return f"{mean:.0f} ± {sd:.0f} ({lo:.0f}–{hi:.0f})"
+
+
+def _grouped(stats: Sequence[BenchmarkStats]) -> dict[GroupKey, list[BenchmarkStats]]:
+    out: dict[GroupKey, list[BenchmarkStats]] = {}
+    for s in stats:
+        out.setdefault((s.model, s.mode, s.agent), []).append(s)
+    return out
 
 
 def benchmark_markdown(doc: dict[str, Any], summary: RunSummary) -> str:
-    """``benchmark.md``: one table per model x mode (mean ± stddev (min–max) over runs), then the notes."""
+    """``benchmark.md``: skill-creator's table (``run_summary``), then upskill-hub's cases fully
+    passed per repeat (one table per model x mode), then the notes."""
     meta = doc["metadata"]
+    rs = doc["run_summary"]
+    configs = [c for c in rs if c != "delta"]
     lines = [
         f"# Skill benchmark: {summary.skill_name} v{summary.skill_version}",
         "",
@@ -339,15 +429,40 @@ def benchmark_markdown(doc: dict[str, Any], summary: RunSummary) -> str:
         f"**Date**: {meta['timestamp']}  ",
         f"**Cases**: {len(meta['evals_run'])} ({count(summary.runs_per_case, 'run')} each per configuration)",
         "",
-        "Per run (one repeat of every case): mean ± sample stddev (min–max). Pass rate: share of cases "
-        "passed; time and tokens: mean per answer. Delta: with skill minus without.",
+        "## Pass rate (skill-creator's benchmark.json)",
+        "",
+        "Per answer: share of its expectations passed; mean ± sample stddev (min–max) over every "
+        f"case x run. Delta: {configs[0] if configs else '–'} minus {configs[1] if len(configs) > 1 else '0'}.",
+        "",
+        "| Configuration | Pass rate | Time | Tokens |",
+        "|---|---|---|---|",
+    ]
+    for c in configs:
+        lines.append(f"| {c} | " + " | ".join(_sc_cell(rs[c][n], n) for n, _ in SKILL_CREATOR_FIGURES) + " |")
+    d = rs["delta"]
+    lines.append(f"| delta | {d['pass_rate']} | {d['time_seconds']}s | {d['tokens']} |")
+    lines += [
+        "",
+        "## Cases fully passed (upskill-hub, per repeat)",
+        "",
+        "Per repeat of every case: share of cases whose assertions all passed, mean share of assertions "
+        "passed, time and tokens per answer; mean ± sample stddev (min–max) over repeats. "
+        "Delta: with skill minus without.",
     ]
     for key, stats in _grouped(summary.benchmark or []).items():
         by = {s.condition: s for s in stats}
         skill, base = by.get("with_skill"), by.get("baseline")
-        lines += ["", f"## {label(key)}", "", "| Metric | With skill | Without skill | Delta |", "|---|---|---|---|"]
+        lines += [
+            "",
+            f"### {label(key)}",
+            "",
+            "| Metric | With skill | Without skill | Delta |",
+            "|---|---|---|---|",
+        ]
         for name, _, _ in METRICS:
-            lines.append(f"| {_ROW_NAMES[name]} | {figure_cell(skill, name)} | {figure_cell(base, name)} | {delta_cell(skill, name)} |")
+            lines.append(
+                f"| {_ROW_NAMES[name]} | {figure_cell(skill, name)} | {figure_cell(base, name)} | {delta_cell(skill, name)} |"
+            )
     if doc["notes"]:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in doc["notes"]]
     return "\n".join(lines) + "\n"
