@@ -11,6 +11,7 @@ import typer
 
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli._output import make_console
+from upskill_hub.cli._trust import max_severity_option, print_summary
 
 console = make_console()
 console.soft_wrap = True  # keep URLs on one line, on a terminal too
@@ -27,6 +28,7 @@ def pull_cmd(
         Path("skills"), "--output", "-o", help="Folder to write skills/<name>/ into."
     ),
     force: bool = typer.Option(False, "--force", help="Replace local skill folders that differ."),
+    max_severity: str | None = max_severity_option(),
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
@@ -36,7 +38,14 @@ def pull_cmd(
 
     out = printer(fmt, as_json)
     with err_console.status(f"Pulling from {repo}..."), quiet_progress():
-        result = pull(repo, skill_names or None, revision=revision, out_dir=output, force=force)
+        result = pull(
+            repo,
+            skill_names or None,
+            revision=revision,
+            out_dir=output,
+            force=force,
+            max_severity=max_severity,
+        )
     if not out.human:
         rows = [
             {
@@ -50,6 +59,8 @@ def pull_cmd(
         json_data = {"repo": repo, "commit": result.commit, "skills": rows}
         out.table(rows, ["name", "version", "status", "path"], id_key="path", json_data=json_data)
         return
+    for report in result.scans:
+        print_summary(err_console, report)
     for skill in result.skills:
         state = result.status.get(skill.name, "?")
         mark = "[green]✓[/]" if state == "written" else "[dim]=[/]"
@@ -63,6 +74,8 @@ PULL_HELP = "\n\n".join(
         "Download skills from a Hub dataset repo into DIR/<name>/ (default skills/).",
         "Files are checked against the sizes and sha256 recorded in the repo's skills table; a repo "
         "with unsafe paths or mismatching files is refused and nothing is written.",
+        "With --max-severity LEVEL each skill is first scanned (`skills scan`) and one with an "
+        "unacknowledged finding above LEVEL is refused; nothing is written.",
         "Example: upskill-hub pull me/my-skills --skill my-skill -o skills",
     ]
 )

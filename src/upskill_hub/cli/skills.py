@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -16,6 +17,7 @@ from upskill_hub._util.percent import count
 from upskill_hub._util.printable import escape_controls
 from upskill_hub.cli._formats import OutputFormat, format_option, json_option, printer
 from upskill_hub.cli._output import make_console, reading_width
+from upskill_hub.cli._trust import max_severity_option, print_report, print_summary
 from upskill_hub.errors import UpskillError
 
 app = typer.Typer(help="Validate, list, show and install agent skills.", no_args_is_help=True)
@@ -300,6 +302,105 @@ def _shown(value: object) -> Text:
     return Text(escape_controls(text))
 
 
+class ScanFormat(StrEnum):
+    """``skills scan --format``: a report to read, the report as JSON, or SARIF 2.1.0."""
+
+    human = "human"
+    json = "json"
+    sarif = "sarif"
+
+
+@app.command("scan")
+def scan(
+    source: str = typer.Argument(
+        ..., help="A skill folder, a folder of skills, or a Hub dataset repo OWNER/NAME."
+    ),
+    skill_names: list[str] = typer.Option([], "--skill", help="Skill(s) to scan (by name, or by path)."),
+    revision: str | None = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit)."),
+    fmt: ScanFormat = typer.Option(
+        ScanFormat.human, "--format", help="human, json or sarif.", case_sensitive=False
+    ),
+    max_severity: str | None = max_severity_option(),
+    llm_model: str | None = typer.Option(
+        None,
+        "--llm-model",
+        metavar="MODEL",
+        help="Also run the scanner's LLM analyzer with MODEL (a litellm name, e.g. anthropic/claude-sonnet-4-5); "
+        "sends the skill to that provider and passes its API key to the scanner. Off by default: offline.",
+    ),
+) -> None:
+    """Scan skills for prompt injection, exfiltration and malicious code (cisco-ai-skill-scanner).
+
+    Runs the scanner's static analyzers (offline) on each skill, plus what only
+    upskill-hub runs: the evals' `command` checks and input files. Findings the author
+    acknowledged in the skill's skill-scan-ack.yaml are shown as acknowledged and do not
+    count for --max-severity. A Hub repo is read into memory; nothing is written to your folders.
+    Exit 1 when a skill is above --max-severity.
+
+    Example: upskill-hub skills scan skills/my-skill --max-severity high
+    """
+    from upskill_hub.trust import check_severity, enforce_max_severity, scan_skill, to_sarif
+
+    if max_severity is not None:
+        max_severity = check_severity(max_severity)
+    skills, _ = _skills_of(source, skill_names, revision)
+    reports = []
+    for skill in skills:
+        with err_console.status(f"Scanning {escape_controls(skill.name, one_line=True)}..."):
+            reports.append(scan_skill(skill, llm_model=llm_model))
+    if fmt is ScanFormat.json:
+        data = [r.to_dict() for r in reports]
+        typer.echo(json.dumps(data[0] if len(data) == 1 else data, indent=2, ensure_ascii=False))
+    elif fmt is ScanFormat.sarif:
+        typer.echo(json.dumps(to_sarif(reports), indent=2, ensure_ascii=False))
+    else:
+        for report in reports:
+            print_report(console, report)
+    enforce_max_severity(reports, max_severity, action="see `upskill-hub skills scan` for every finding")
+
+
+def _skills_of(source: str, names: list[str], revision: str | None) -> tuple[list, str | None]:
+    """The skills SOURCE stands for (a folder, a repository, or a Hub repo read into memory) and the Hub commit."""
+    from upskill_hub.skill import skills_in
+
+    if _looks_like_repo_id(source):
+        from upskill_hub.hub.pull import fetch_skills
+
+        return fetch_skills(source, names or None, revision=revision)
+    return skills_in(source, names or None), None
+
+
+def _scan_before_install(skills: list, max_severity: str | None, scan: bool, human: bool) -> None:
+    """Scan what ``install`` would write: show the summary; refuse above ``max_severity`` (nothing written).
+
+    Without ``--max-severity`` a missing scanner is one note and the install goes on; with
+    it the install is refused, since nothing could be checked.
+    """
+    from upskill_hub.trust import ScannerMissing, check_severity, enforce_max_severity, scan_skill
+
+    if max_severity is not None:
+        max_severity = check_severity(max_severity)
+    elif not scan:
+        return
+    reports = []
+    try:
+        for skill in skills:
+            with err_console.status(f"Scanning {escape_controls(skill.name, one_line=True)}..."):
+                reports.append(scan_skill(skill))
+    except ScannerMissing as exc:
+        if max_severity is not None:
+            raise UpskillError(f"{exc} (needed by --max-severity; nothing was installed)") from None
+        if human:
+            err_console.print(
+                f"not scanned: {exc}", markup=False, highlight=False, soft_wrap=True, style="dim"
+            )
+        return
+    if human:
+        for report in reports:
+            print_summary(err_console, report)
+    enforce_max_severity(reports, max_severity, action="nothing was installed")
+
+
 def _looks_like_repo_id(source: str) -> bool:
     parts = source.split("/")
     return len(parts) == 2 and all(parts) and not Path(source).exists()
@@ -337,13 +438,21 @@ def install(
         False, "--global", help="Install for the user (~/...) instead of the project."
     ),
     force: bool = typer.Option(False, "--force", help="Replace an existing install."),
+    max_severity: str | None = max_severity_option(),
+    scan: bool = typer.Option(
+        True,
+        "--scan/--no-scan",
+        help="Scan each skill first and show the summary (when the scanner is installed).",
+    ),
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
     """Install a skill into one or more agents' skills folders.
 
     From a Hub repo (its skills table, or its marketplace.json alone), installs are marked
-    as managed so that `skills update` can refresh them later.
+    as managed so that `skills update` can refresh them later. Each skill is scanned first
+    (`skills scan`) and its summary shown; with --max-severity one above it is refused and
+    nothing is installed.
 
     Example: upskill-hub skills install skills/hf-dataset-card --claude --codex
     """
@@ -351,7 +460,9 @@ def install(
     from upskill_hub.skill import skills_in
 
     out = printer(fmt, as_json)
-    chosen = _chosen(claude=claude, codex=codex, opencode=opencode, cursor=cursor, gemini=gemini, agents=agents)
+    chosen = _chosen(
+        claude=claude, codex=codex, opencode=opencode, cursor=cursor, gemini=gemini, agents=agents
+    )
     dirs = target_dirs(chosen, dest=dest, global_=global_)
     from_hub = _looks_like_repo_id(source)
     commit = None
@@ -362,6 +473,7 @@ def install(
     else:
         # A skill folder, or a repository whose skills the same walk as `skills list` finds.
         skills = skills_in(source, skill_names or None)
+    _scan_before_install(skills, max_severity, scan, out.human)
     # Check every destination first so that a refused install writes nothing anywhere.
     for d in dirs:
         for s in skills:
@@ -411,7 +523,9 @@ def update(
     from upskill_hub.managed import update_managed
 
     out = printer(fmt, as_json)
-    chosen = _chosen(claude=claude, codex=codex, opencode=opencode, cursor=cursor, gemini=gemini, agents=agents)
+    chosen = _chosen(
+        claude=claude, codex=codex, opencode=opencode, cursor=cursor, gemini=gemini, agents=agents
+    )
     dirs = target_dirs(chosen if (chosen or dest) else list(AGENTS), dest=dest, global_=global_)
     infos = update_managed(dirs, names or None)
     missing = sorted(set(names or []) - {i.name for i in infos})

@@ -41,6 +41,8 @@ class PullResult:
     out_dir: Path
     status: dict[str, str] = field(default_factory=dict)
     skills: list[Skill] = field(default_factory=list)
+    #: The skills' scans (``upskill_hub.trust.ScanReport``), when ``max_severity`` asked for them.
+    scans: list[Any] = field(default_factory=list)
 
 
 def _refuse(repo_id: str, why: str) -> UpskillError:
@@ -293,17 +295,25 @@ def pull(
     out_dir: str | Path = "skills",
     force: bool = False,
     token: str | None = None,
+    max_severity: str | None = None,
 ) -> PullResult:
     """Write skills from ``repo_id`` to ``out_dir/<name>/``, byte-identical and atomically.
 
     A local folder that differs from the Hub copy is only replaced with ``force``; every
-    check happens before the first write, so a refusal writes nothing.
+    check happens before the first write, so a refusal writes nothing. With
+    ``max_severity`` each skill is scanned from memory first and a skill with an
+    unacknowledged finding above it is refused (:class:`upskill_hub.trust.SeverityAboveLimit`).
     """
+    from upskill_hub.trust import check_severity, enforce_max_severity, scan_skills
+
+    level = check_severity(max_severity) if max_severity is not None else None
     skills, head = _load(repo_id, names, revision, token)
+    scans = scan_skills(skills) if level is not None else []
+    enforce_max_severity(scans, level, action="nothing was written")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise UpskillError(f"{out} exists and is not a folder")
-    result = PullResult(repo_id=repo_id, commit=head, out_dir=out, skills=skills)
+    result = PullResult(repo_id=repo_id, commit=head, out_dir=out, skills=skills, scans=scans)
     todo = []
     for skill in skills:
         target = out / skill.name
