@@ -8,6 +8,7 @@ with-skill pass rate depends on the skill's content exactly as in a real eval.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -448,3 +449,16 @@ def test_refine_request_contains_failures_but_not_skill_meta() -> None:
     )
     assert "What goes first?" in text and "[...]" in text and HOLDOUT_INPUT not in text
     assert "skill_meta.json" not in text
+
+
+def test_a_dangling_symlink_at_the_destination_is_refused_without_force(tmp_path: Path) -> None:
+    """``exists()`` follows links: a link to nothing was replaced without --force."""
+    link = tmp_path / "skills" / "widget-config"
+    link.parent.mkdir()
+    link.symlink_to(tmp_path / "gone")
+    with running_llm_server(Teacher()) as server:
+        with pytest.raises(UpskillError, match="already exists; pass --force") as exc:
+            generate_skill("configure widgets", options(server, tmp_path, name="widget-config"))
+        assert server.calls == 0
+    assert "\n" not in str(exc.value)
+    assert link.is_symlink() and os.readlink(link) == str(tmp_path / "gone")

@@ -38,6 +38,10 @@ write tokens and is off by default. Secrets stay in memory and are masked in log
 --max-jobs run at once; the rest wait in SCHEDULING. Jobs still running when the server
 stops are killed and end as ERROR.
 
+--root must be a new or empty folder, or one a local Hub made before (it carries a
+.upskill-hub-store marker): any other folder is refused, so the server never writes into,
+or sweeps, files of yours.
+
 Example: upskill-hub hub serve --root ./hub --port 8765 --token-file tokens.txt
 """
 
@@ -45,10 +49,15 @@ Example: upskill-hub hub serve --root ./hub --port 8765 --token-file tokens.txt
 @app.command("serve", help=_SERVE_HELP)
 def serve(
     root: Path = typer.Option(
-        None, "--root", metavar="DIR", help="Folder holding the server's state (default: the user data dir)."
+        None,
+        "--root",
+        metavar="DIR",
+        help="Folder for the server's state: new, empty or a local Hub's (default: user data dir).",
     ),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on (0.0.0.0 for a LAN)."),
-    port: int = typer.Option(8765, "--port", help="TCP port; 0 picks a free one (the URL printed says which)."),
+    port: int = typer.Option(
+        8765, "--port", help="TCP port; 0 picks a free one (the URL printed says which)."
+    ),
     token: list[str] = typer.Option(
         [],
         "--token",
@@ -94,6 +103,10 @@ def serve(
     if not 1 <= max_jobs <= 256:
         raise UpskillError(f"--max-jobs must be between 1 and 256, got {max_jobs}")
     root = (root or user_data_path("upskill-hub") / "hub-server").expanduser()
+    # Before anything is written: a folder of the user's own is refused, never swept.
+    from upskill_hub.localhub.storage import claim_root
+
+    claim_root(root)
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

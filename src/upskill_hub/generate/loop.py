@@ -7,6 +7,7 @@ import asyncio
 import concurrent.futures
 import hashlib
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -422,7 +423,9 @@ def failures_from_rows(rows: Sequence[Any], cases: Sequence[Case]) -> list[Failu
                 details = []
             for d in details:
                 if not d.get("passed"):
-                    value = json.dumps(d.get("value"), ensure_ascii=False) if d.get("value") is not None else ""
+                    value = (
+                        json.dumps(d.get("value"), ensure_ascii=False) if d.get("value") is not None else ""
+                    )
                     checks.append(f"{d.get('type')} {value}: {d.get('evidence', '')}".strip())
             out.append(Failure(r.case_id, by_id[r.case_id].input, checks, r.output or ""))
     return out
@@ -436,7 +439,11 @@ def format_score(s: ModelScore, prefix: str = "") -> str:
 
 
 def check_dest(dest: Path, force: bool) -> None:
-    if dest.exists() and not force:
+    """Refuse, before any model call, a destination that is there, a dangling symlink included.
+
+    ``lexists``: ``exists`` follows a symlink, so a link to nothing would be replaced without ``--force``.
+    """
+    if os.path.lexists(dest) and not force:
         raise UpskillError(
             f"{dest} already exists; pass --force to replace it (or -o/--name to write elsewhere)"
         )

@@ -14,7 +14,14 @@ ROOT/
     .lock                              flock'ed while a commit is being made
   tmp/                                 partial uploads (same file system => atomic rename);
                                        swept at start and while running (see HubStore.sweep_tmp)
+  .upskill-hub-store                   marks the folder as a store (see claim_root)
 ```
+
+The root is a folder the user names (``--root``), so the store claims it before writing a
+byte (:func:`claim_root`): an absent or empty folder, one carrying the marker, or one laid out
+as an earlier version left it (no marker then) is used; any other folder is refused in one
+line, so a mistyped ``--root`` never costs a user their files. The sweep of ``tmp/`` removes
+only the entries the store makes there (:data:`SCRATCH_PREFIXES`), never anything else.
 
 Blobs are shared between repos (stored once), but a repo may only *use* a blob it has
 proved it holds: one it uploaded (content checked against the sha256) or committed
@@ -42,7 +49,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from upskill_hub._util.fsutil import write_bytes_atomic, write_json_atomic
+from upskill_hub._util.fsutil import claim_folder, shown_path, write_bytes_atomic, write_json_atomic
 from upskill_hub.localhub.records import Commit, Entry, Operation
 
 #: Repo types the server knows, with the URL prefix the clients put before the repo id.
@@ -55,6 +62,15 @@ _PR_RE = re.compile(r"^refs/pr/(\d+)$")
 #: Seconds an entry of ``tmp/`` that this process does not hold is left alone (another process
 #: sharing the root may be writing it); older ones are abandoned and swept.
 SWEEP_GRACE_S = 60.0
+#: Names the store gives what it makes in ``tmp/`` (received uploads, repos being deleted): the
+#: sweep removes only these, so a file someone else put there is never deleted.
+SCRATCH_PREFIXES = ("upload-", "deleted-")
+#: The file that marks a folder as a local Hub store (written when the store is first opened).
+STORE_MARKER = ".upskill-hub-store"
+#: Everything a store's root holds (the server's signing key, Jobs' folders, lock files
+#: included): a folder of only these, with ``blobs/`` and ``repos/``, is a store an earlier
+#: version made before the marker existed.
+STORE_ENTRIES = frozenset({"blobs", "repos", "tmp", "locks", "jobs", "server-secret", STORE_MARKER})
 #: NUL, CR, LF and the other control characters: never part of a path or ref name.
 CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -110,6 +126,34 @@ def check_repo_id(repo_id: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
+def is_store(folder: Path) -> bool:
+    """Is ``folder`` a local Hub store: it carries :data:`STORE_MARKER`, or an earlier version's layout?"""
+    if (folder / STORE_MARKER).is_file():
+        return True
+    try:
+        names = set(os.listdir(folder))
+    except OSError:
+        return False
+    legacy = {"blobs", "repos"} <= names and names <= STORE_ENTRIES
+    return legacy and all((folder / d).is_dir() and not (folder / d).is_symlink() for d in ("blobs", "repos"))
+
+
+def claim_root(root: Path | str) -> Path:
+    """Check, before a byte is written, that ``root`` may be a store; return it resolved.
+
+    The store writes into its root and sweeps its ``tmp/``, so a user's own folder named as
+    ``--root`` must never be used: an absent or empty folder is taken, a store (see
+    :func:`is_store`) is reused, anything else is refused in one line (an ``UpskillError``).
+    The check is on the resolved path, so a root reached through a symlink still works.
+    """
+    real = Path(root).expanduser().resolve()
+    claim_folder(
+        real, option="--root", maker="the local Hub", ours=is_store, shown=shown_path(root),
+        then="name a new or empty folder, or the folder of an existing local Hub",
+    )  # fmt: skip
+    return real
+
+
 def _atomic_write_json(path: Path, obj: Any) -> None:
     write_json_atomic(path, obj, indent=1, sort_keys=True)
 
@@ -118,10 +162,17 @@ class HubStore:
     """All repos of one server root. Thread-safe; safe against crashes at any point."""
 
     def __init__(self, root: Path | str) -> None:
-        self.root = Path(root).resolve()
+        self.root = claim_root(root)
         self.blobs = self.root / "blobs"
         self.repos = self.root / "repos"
         self.tmp = self.root / "tmp"
+        self.root.mkdir(parents=True, exist_ok=True)
+        # The marker first: another process opening this root meanwhile then sees a store.
+        with (
+            contextlib.suppress(FileExistsError),
+            open(self.root / STORE_MARKER, "x", encoding="utf-8") as fh,
+        ):
+            fh.write("upskill-hub local Hub store: `upskill-hub hub serve --root` keeps its state here\n")
         for d in (self.blobs, self.repos, self.tmp):
             d.mkdir(parents=True, exist_ok=True)
         #: Names in ``tmp/`` this process is writing or reading now: never swept, whatever their age.
@@ -137,7 +188,9 @@ class HubStore:
         """Remove what no live request holds in ``tmp/`` (uploads cut off mid-way, half-deleted repos).
 
         Runs at start and then periodically while the server runs (``app.TmpSweeper``): a client that
-        dies mid-upload must not leave its bytes there until the next restart. What this
+        dies mid-upload must not leave its bytes there until the next restart. Only what the
+        store makes there (names starting with one of :data:`SCRATCH_PREFIXES`) is ever
+        removed: any other entry was put there by someone else and stays. What this
         process holds (:meth:`scratch_file`, :meth:`_holding`) stays however old it is (a
         slow upload); anything else stays while younger than ``grace_s``: another process
         sharing this root may be writing it (a live upload keeps its mtime fresh). Returns the
@@ -146,6 +199,8 @@ class HubStore:
         cutoff = time.time() - grace_s
         removed = []
         for p in self.tmp.iterdir():
+            if not p.name.startswith(SCRATCH_PREFIXES):
+                continue
             with self._held_guard:  # a holder registers under this lock as it creates its entry
                 if p.name in self._held:
                     continue
@@ -183,7 +238,10 @@ class HubStore:
         """A new empty file in ``tmp/`` that no sweep removes while the block runs; removed after.
 
         Uploads are received here, so a blob is adopted by an atomic rename on the same file system.
+        ``prefix`` is one of :data:`SCRATCH_PREFIXES`, so that a sweep removes the file once abandoned.
         """
+        if not prefix.startswith(SCRATCH_PREFIXES):
+            raise ValueError(f"scratch file prefix {prefix!r} is not one of {SCRATCH_PREFIXES}")
 
         def make() -> str:
             fd, name = tempfile.mkstemp(prefix=prefix, dir=self.tmp)
