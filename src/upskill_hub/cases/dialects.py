@@ -489,6 +489,27 @@ def _params(raw: Any, where: str, unused: dict[str, None]) -> tuple[tuple[str, A
     return tuple(out)
 
 
+def strict_params(raw: Any, where: str) -> dict[str, Any]:
+    """agent-skills-eval.yaml's ``targetParams``: generation parameters, every key honoured or refused.
+
+    Unlike a case's ``params`` (whose unknown keys are named in a warning), a run-wide
+    parameter that cannot be sent would change every answer unseen: it is a ``CasesError``.
+    """
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise CasesError(where, "must be a mapping of generation parameters, like {temperature: 0}")
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in PARAM_KEYS:
+            raise CasesError(
+                f"{where}.{_shown_key(key)[1:-1]}",
+                f"is not a parameter upskill-hub sends (it sends {', '.join(PARAM_KEYS)})",
+            )
+        out[key] = _param_value(key, value, f"{where}.{key}")
+    return out
+
+
 def _param_value(key: str, value: Any, where: str) -> Any:
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if key == "temperature":

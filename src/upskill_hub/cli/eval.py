@@ -381,6 +381,7 @@ def eval_command(
         from upskill_hub.lift.scenarios import find_scenarios_file
 
         scenarios = find_scenarios_file(skill)
+    skills_root = _skills_eval_config(skill, scenarios)
     upskill_gate, against = check_gate_options(
         gate, scenarios=scenarios is not None, against=against, compare=compare, all_scenarios=all_scenarios,
         max_hard_drop=max_hard_drop, max_judge_drop=max_judge_drop, max_token_increase=max_token_increase,
@@ -389,6 +390,7 @@ def eval_command(
 
     generated = tests_for_eval(skill, generate_tests, teacher=teacher, write=write, base_url=base_url, models_=model or [],
                                refused={"--tests": tests, "--resume": resume, "--jobs": jobs, "--scenarios": scenarios}, say=_say(out))  # fmt: skip
+    max_tokens_given = max_tokens is not None  # an agent-skills-eval project's targetParams yield to it
     if max_tokens is None:
         max_tokens = default_max_tokens(model or ([] if agent else ["local"]))
     if scenarios is not None:
@@ -406,6 +408,18 @@ def eval_command(
         )  # fmt: skip
         gates = (compare, against, level, fail_on_regression, max_token_increase)
         _run_scenarios(scenarios, model or ["local"], options, out, *gates, upskill_gate, all_scenarios)
+        return
+    if skills_root is not None:  # an agent-skills-eval project: each of its skills, as it runs them
+        refused = {"--tests": tests, "--jobs": jobs, "--resume": resume or None, "--against": against,
+                   "--compare": compare, "--agent": agent or None, "--generate-tests": generate_tests}  # fmt: skip
+        _run_skills_root(
+            skills_root, model or [], out, refused, runs=runs, no_baseline=no_baseline, concurrency=concurrency,
+            output=output, use_cache=not no_cache, cache_dir=cache_dir, judge=judge, base_url=base_url,
+            params={"temperature": temperature, "max_tokens": max_tokens, "seed": seed}, plots=not no_plots,
+            timeout=timeout, retries=retries, modes=tuple(mode or ("inject",)), distractors=distractors,
+            max_turns=max_turns, given={"temperature": temperature != 0.0, "max_tokens": max_tokens_given,
+                                        "seed": seed is not None, "output": output != Path("upskill-runs")},
+        )  # fmt: skip
         return
     if skill is None:
         raise UpskillError(
@@ -716,6 +730,84 @@ def _run_scenarios(  # noqa: ANN001 - EvalOptions, Printer, UpskillGate
             elif r.old is not None and r.result.summary is not None:
                 _against.check_regression(VersusResult(r.result, r.old, r.result.summary.versus or []))
     ci.check_token_gate([r.gate_item for r in runs], max_increase)
+
+
+def _skills_eval_config(skill: Path | None, scenarios: Path | None) -> Path | None:
+    """``eval ROOT`` on an agent-skills-eval project: its ``agent-skills-eval.yaml`` (else None)."""
+    if scenarios is not None or skill is None or (skill / "SKILL.md").exists():
+        return None
+    from upskill_hub.lift.prepare import find_skills_eval_config
+
+    return find_skills_eval_config(skill)
+
+
+def _run_skills_root(  # noqa: ANN001 - Printer
+    config: Path, models: list[str], out, refused: dict, *, runs: int, no_baseline: bool,  # noqa: ANN001
+    concurrency: int | None, output: Path, use_cache: bool, cache_dir: Path | None, judge: str | None,
+    base_url: str | None, params: dict, plots: bool, timeout: float, retries: int, modes: tuple[str, ...],
+    distractors: str | None, max_turns: int, given: dict[str, bool],
+) -> None:  # fmt: skip
+    """Each skill of an agent-skills-eval project on its evals, one run folder each.
+
+    The YAML (:func:`~upskill_hub.lift.prepare.load_skills_eval_root`) gives the target and
+    judge models, ``baseUrl``, ``baseline``, ``concurrency``, ``targetParams``, ``workspace``
+    (the folder of run folders), ``include``/``exclude`` and ``strict``; a flag given on the
+    command line wins, as in agent-skills-eval (``given``: which of ``--temperature``,
+    ``--max-tokens``, ``--seed``, ``--output`` were given, told apart from their defaults).
+    Everything is read and checked, and every skill loaded, before the first call.
+    """
+    from upskill_hub.cli._eval_rows import EVAL_HEADERS, lift_rows
+    from upskill_hub.lift.api import run_eval
+    from upskill_hub.lift.prepare import EvalOptions, check_cases, load_skills_eval_root
+    from upskill_hub.lift.report import print_report
+    from upskill_hub.skill import require_skill
+
+    dropped = [flag for flag, v in refused.items() if v is not None]
+    if dropped:
+        raise UpskillError(
+            f"{config}: an agent-skills-eval project runs each skill on its own evals: drop {dropped[0]}"
+        )
+    root = load_skills_eval_root(config, models_given=bool(models))
+    loaded = [require_skill(p, strict=root.strict) for p in root.skills]  # every skill checked before a call
+    # agent-skills-eval runs nothing for a skill without evals
+    skills = [sk for sk in loaded if sk.meta.cases]
+    if not skills:
+        raise UpskillError(f"{config}: no skill under its root has an eval to run")
+    say = _say(out)
+    for note in root.notes:
+        say(f"note: {note}")
+    params.update({k: v for k, v in root.params.items() if not given.get(k)})
+    if not given["max_tokens"] and "max_tokens" not in root.params:  # the default for these models
+        params["max_tokens"] = default_max_tokens(models or [root.target or "local"])
+    options = EvalOptions(
+        runs=runs, include_baseline=root.baseline and not no_baseline,
+        concurrency=concurrency if concurrency is not None else root.concurrency,
+        output_dir=root.workspace if root.workspace is not None and not given["output"] else output,
+        use_cache=use_cache, cache_dir=cache_dir, judge=judge or root.judge, base_url=base_url, params=params,
+        plots=plots, timeout=timeout, max_retries=retries, modes=modes, distractors=distractors, max_turns=max_turns,
+    )  # fmt: skip
+    for sk in skills:  # every skill's cases checked before the first call
+        try:
+            check_cases(list(sk.meta.cases), True, options)
+        except UpskillError as exc:
+            raise UpskillError(f"skill {escape_controls(sk.name, one_line=True)}: {exc}") from None
+    names = ", ".join(escape_controls(s.name, one_line=True) for s in skills)
+    say(f"{config}: {len(skills)} skill(s): {names}")
+    results = []
+    for sk in skills:
+        result = run_eval(sk, models or [root.target], options)
+        results.append(result)
+        if out.human:
+            print_report(result.summary, make_console(), str(result.run_dir), result.rows)
+    if not out.human:
+        rows = [r for res in results for r in lift_rows(res.summary)]
+        out.table(rows, EVAL_HEADERS, json_data=[res.summary.to_dict() for res in results])
+    failed = [(res.run_dir, r) for res in results for r in res.rows if r.error is not None]
+    if failed:
+        raise UpskillError(
+            f"{len(failed)} calls failed (first: {failed[0][1].error}); the results so far are in "
+            f"{failed[0][0].parent}"
+        )
 
 
 def _say(out):  # noqa: ANN001, ANN202 - Printer; a line on stderr unless the output is for an agent
