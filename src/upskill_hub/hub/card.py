@@ -154,7 +154,7 @@ def render_card(
     """
     from huggingface_hub import DatasetCard, DatasetCardData
 
-    have = {"skills": bool(skills), "results": has_results, "runs": bool(runs), "triggers": has_triggers, "routing": has_routing}
+    have = {"skills": bool(skills), "results": has_results, "runs": bool(runs), "triggers": has_triggers, "routing": has_routing, "security": False}
     # A config whose glob matches no file would break ``load_dataset`` and the viewer, so
     # only tables that exist are declared. ``skills`` comes first: it is the default.
     paths: dict[str, str | list[str]] = dict(CONFIG_GLOBS)
