@@ -198,7 +198,7 @@ def spread_lines(summary: RunSummary) -> list[str]:
                     f"({pct(b.pass_rate_min)}–{pct(b.pass_rate_max)})"
                 )
         if parts:
-            out.append(f"{label(key)}: pass rate per run (mean ± stddev, min–max over {count(summary.runs_per_case, 'run')}): " + "; ".join(parts))
+            out.append(f"{label(key)}: cases fully passed per run (mean ± stddev, min–max over {count(summary.runs_per_case, 'run')}): " + "; ".join(parts))
     return out
 
 

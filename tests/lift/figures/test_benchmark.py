@@ -211,7 +211,7 @@ def test_summaries_with_and_without_the_figures_read_back(tmp_path: Path):
     assert back is not None and (back.benchmark, back.assertion_flags, back.assertions_checked) == (None, None, None)
     console = Console(width=200, record=True, file=io.StringIO())
     print_report(back, console)
-    assert "pass rate per run" not in console.export_text() and "assertion" not in console.export_text()
+    assert "cases fully passed per run" not in console.export_text() and "assertion" not in console.export_text()
     # a figure of the wrong type is one clear line
     bad = dict(summary.to_dict(), benchmark=[{"model": "m", "condition": "baseline", "pass_rate_mean": "high"}])
     assert record_problem(RunSummary, bad) == "field 'benchmark' item 0 field 'pass_rate_mean' is text, not a number"
@@ -222,4 +222,4 @@ def test_the_report_shows_the_spread_over_runs():
     console = Console(width=250, record=True, file=io.StringIO())
     print_report(summary, console)
     text = console.export_text()
-    assert "m: pass rate per run (mean ± stddev, min–max over 3 runs): baseline 11% ± 19% (0%–33%); with skill 67% ± 33% (33%–100%)" in text
+    assert "m: cases fully passed per run (mean ± stddev, min–max over 3 runs): baseline 11% ± 19% (0%–33%); with skill 67% ± 33% (33%–100%)" in text
