@@ -36,8 +36,10 @@ KEY = "sk-" + "test-0123456789abcdefghijklmnop"
 #: (tests/lift/test_agent_skill_eval_state.py runs it with an agent).
 HAND = {
     "fix-failing-tests": (4 + 4 + 4 + 3, 15, 0, 4, 0),
-    "review-diff": (6 + 5 + 3, 14, 0, 3, 0),
-    "validate-config": (7 + 5 + 3 + 3, 18, 0, 4, 0),
+    # their 5 and 4 'The output contains "X"' sentences are graded on the answer, as
+    # agent-skill-eval grades them (issue 47 item 5), and the scripted answer holds none of them
+    "review-diff": (6 + 5 + 3, 14 - 5, 0, 0, 0),
+    "validate-config": (7 + 5 + 3 + 3, 18 - 4, 0, 0, 0),
 }
 
 

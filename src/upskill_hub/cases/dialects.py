@@ -307,13 +307,18 @@ _GIT_STATE_ROUTES = (
     ("git-commit-created", r"commit", r"created|exists|new"),
     ("git-pushed", r"push", r"remote|branch|pushed"),
 )
-#: agent-skill-eval's structured assertion types read here, as the assertion type each is.
-STRUCTURED_TYPES = {"file_exists": "file-present", "file_not_exists": "file-absent"}
+#: agent-skill-eval's structured assertion types read here, as the assertion type each is
+#: (``file_contains`` / ``file_not_contains`` without a ``path`` read the answer: ``icontains``
+#: / ``not-contains`` ignoring case, as it matches).
+STRUCTURED_TYPES = {
+    "file_exists": "file-present", "file_not_exists": "file-absent", "file_contains": "file-present-contains",
+    "file_not_contains": "file-present-not-contains", "file_unchanged": "file-unchanged", "git_clean": "git-clean",
+    "json_path": "json-path", "json_path_not_exists": "json-path-absent",
+}  # fmt: skip
 _STRUCTURED_KEYS = {"type", "text", "path", "contains", "command", "json_path", "equals"}
-_STRUCTURED_NOT_READ = (
-    "file_contains", "file_not_contains", "file_unchanged", "command_ran", "command_not_ran", "tests_pass",
-    "git_clean", "json_path", "json_path_not_exists",
-)  # fmt: skip
+#: Graded by agent-skill-eval from its agent's raw logs (Codex's JSON events, or any line
+#: naming the command; pass words such as " passed"), which upskill-hub's transcripts do not keep.
+_STRUCTURED_NOT_READ = ("command_ran", "command_not_ran", "tests_pass")
 
 
 def _agent_skill_eval_checks(items: list[Any], should: bool, where: str) -> list[Assertion]:
@@ -321,10 +326,11 @@ def _agent_skill_eval_checks(items: list[Any], should: bool, where: str) -> list
 
     A sentence about a new branch, a commit or a push (its words, its order) is a git check on
     the workspace's state, not the judge's; for a negative control it must *not* have
-    happened (``value: false``). Its structured ``file_exists`` / ``file_not_exists`` are
-    ``file-present`` / ``file-absent``; its other structured types are refused, never dropped.
-    Every other sentence goes to the judge (a negative control's pull-request sentence told
-    so), as it does.
+    happened (``value: false``). Its structured types are the state checks of
+    :data:`STRUCTURED_TYPES`; those it grades from its agent's raw logs are refused, never dropped.
+    A sentence that "contains" a quoted text is ``contains-any`` on the answer, as it grades it
+    (:func:`_quoted_contains`). Every other sentence goes to the judge (a negative control's
+    pull-request sentence told so).
     """
     out: list[Assertion] = []
     for j, item in enumerate(items):
@@ -336,11 +342,34 @@ def _agent_skill_eval_checks(items: list[Any], should: bool, where: str) -> list
         route = next((t for t, a, b in _GIT_STATE_ROUTES if re.search(a, low) and re.search(b, low)), None)
         if route is not None:
             out.append(Assertion(type=route, value=None if should else False))
+        elif (quoted := _quoted_contains(item)) is not None:
+            out.append(quoted)
         else:
             out.append(
                 Assertion(type="llm-rubric", value=item if should else _negated(item), judge_required=True)
             )
     return out
+
+
+def _quoted_contains(sentence: str) -> Assertion | None:
+    """agent-skill-eval's ``content-contains`` route: a sentence saying "contains" / "includes"
+    with a ``"quoted"`` (else a `` `backticked` ``) text passes when any of them is in the
+    answer, either case; never inverted for a negative control. Its earlier routes win first
+    (a pull request, a file, a command ran: those still go to the judge here)."""
+    low = sentence.lower()
+    if (
+        re.search(r"\bprs?\b|\bpull request", low)
+        or "file exists" in low
+        or ("file" in low and "exists" in low)
+        or ("created" in low and ("." in low or "file" in low))
+        or ("ran" in low and any(c in low for c in ("command", "npm", "git", "python", "cargo", "go")))
+        or ("contains" not in low and "includes" not in low)
+    ):
+        return None
+    patterns = re.findall(r'"([^"]+)"', sentence) or re.findall(r"`([^`]+)`", sentence)
+    if not patterns:
+        return None  # prose that happens to say "contains": the judge, as it does
+    return Assertion(type="contains-any", value=list(dict.fromkeys(patterns)), case_sensitive=False)
 
 
 def _structured_assertion(item: dict[str, Any], where: str) -> Assertion:
@@ -358,7 +387,26 @@ def _structured_assertion(item: dict[str, Any], where: str) -> Assertion:
     extra = set(item) - _STRUCTURED_KEYS
     if extra:
         raise CasesError(where, f"unknown keys: {', '.join(sorted(map(str, extra)))[:200]}")
-    return parse_assertion({"type": STRUCTURED_TYPES[stype], "path": item.get("path")}, where)
+    atype, path = STRUCTURED_TYPES[stype], item.get("path")
+    raw: dict[str, Any] = {"type": atype, "path": path}
+    if stype in ("file_contains", "file_not_contains"):
+        if not isinstance(item.get("contains"), str) or not item["contains"]:
+            raise CasesError(where, f"{stype!r} needs a non-empty string 'contains'")
+        raw["value"] = item["contains"]
+        if path is None:  # agent-skill-eval then looks in the answer, ignoring case
+            return parse_assertion(
+                {"type": "icontains" if stype == "file_contains" else "not-contains", "value": item["contains"]},
+                where, default_case_sensitive=False,
+            )  # fmt: skip
+    elif stype in ("json_path", "json_path_not_exists"):
+        if path is None:
+            raise CasesError(
+                where, f"{stype!r} without 'path' (a JSON answer) is not read yet; name the file"
+            )
+        raw["value"] = {"at": item.get("json_path")}
+        if stype == "json_path" and item.get("equals") is not None:
+            raw["value"]["equals"] = item["equals"]
+    return parse_assertion(raw, where)
 
 
 def _negated(rubric: str) -> str:

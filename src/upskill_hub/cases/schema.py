@@ -40,6 +40,15 @@ ASSERTION_TYPES: dict[str, str] = {
     "git-pushed": "expect",
     "file-present": "path",
     "file-absent": "path",
+    # ... and its other structured state checks: text in a file present now (either case),
+    # a path neither changed in the working tree nor in a new commit, a repository with
+    # nothing to commit, a value at a dot path of a JSON file present now.
+    "file-present-contains": "path-text",
+    "file-present-not-contains": "path-text",
+    "file-unchanged": "path",
+    "git-clean": "none",
+    "json-path": "json-path",
+    "json-path-absent": "json-path",
     # Transcript checks (agent runs and catalog mode): on the tool calls made on the way.
     "tool-called": "tool",
     "tool-not-called": "tool",
@@ -49,7 +58,9 @@ ASSERTION_TYPES: dict[str, str] = {
 
 #: Assertion types graded on an agent's workspace, not on its answer (``--agent`` runs only).
 WORKSPACE_TYPES = frozenset({"file-exists", "file-contains", "command", "git-branch-created", "git-commit-created",
-                             "git-pushed", "file-present", "file-absent"})  # fmt: skip
+                             "git-pushed", "file-present", "file-absent", "file-present-contains",
+                             "file-present-not-contains", "file-unchanged", "git-clean", "json-path",
+                             "json-path-absent"})  # fmt: skip
 #: The workspace types graded on the git repository the workspace was made as (agent-skill-eval's).
 GIT_STATE_TYPES = frozenset({"git-branch-created", "git-commit-created", "git-pushed"})
 #: Assertion types graded on the tool calls an answer made (its transcript): ``--agent`` runs
@@ -400,6 +411,8 @@ def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
         if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
             return list(value)
         raise CasesError(where, f"'{atype}' needs 'path' and a 'value' (a string or a list of strings)")
+    if kind == "json-path":
+        return _check_json_path(atype, value, where)
     if kind == "command":
         if not isinstance(value, str) or not value.strip():
             raise CasesError(where, "'command' needs a shell command string as 'value'")
@@ -415,6 +428,23 @@ def _check_value(kind: str, atype: str, value: Any, where: str) -> Any:
             raise CasesError(where, str(exc)) from None
         return value
     raise AssertionError(kind)  # pragma: no cover - table above is exhaustive
+
+
+#: Longest dot path a ``json-path`` check names.
+JSON_PATH_MAX = 200
+
+
+def _check_json_path(atype: str, value: Any, where: str) -> dict[str, Any]:
+    """``{"at": "a.b.0"[, "equals": X]}``: agent-skill-eval's ``json_path`` (dot-separated
+    keys, a number indexes a list) and the value it must equal (``json-path`` only)."""
+    keys = {"at", "equals"} if atype == "json-path" else {"at"}
+    if not isinstance(value, dict) or set(value) - keys or not isinstance(value.get("at"), str):
+        shown = '{"at": "a.b.0", "equals": VALUE}' if atype == "json-path" else '{"at": "a.b.0"}'
+        raise CasesError(where, f"'{atype}' needs 'path' and a 'value' like {shown}")
+    at = value["at"]
+    if not at or len(at) > JSON_PATH_MAX:
+        raise CasesError(where, f"'{atype}' needs a dot path of 1-{JSON_PATH_MAX} characters as 'at'")
+    return dict(value)
 
 
 def parse_assertion(raw: Any, where: str, default_case_sensitive: bool | None = None) -> Assertion:
@@ -477,7 +507,7 @@ def _check_path(atype: str, path: Any, where: str) -> str | None:
                 "a tool-called 'path' is a dot path into the arguments, like 'query' or 'input.files[0]'",
             )
         return path
-    if ASSERTION_TYPES[atype] not in ("path", "path-text"):
+    if ASSERTION_TYPES[atype] not in ("path", "path-text", "json-path"):
         if path is not None:
             raise CasesError(where, f"'path' is only for file-exists and file-contains, not '{atype}'")
         return None

@@ -18,8 +18,12 @@ passes only when nothing of the kind happened. Evidence names what git showed.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 #: ``git(args) -> (exit status, stdout, stderr)``, on the workspace's repository
 #: (:meth:`upskill_hub.lift.harness.workspace.Workspace.git`).
@@ -170,3 +174,108 @@ def _push(expect: bool, pre: GitState, post: GitState) -> tuple[bool, str]:
     if post.remote_branch_heads[branch] != post.head_sha:
         return False, f"branch {branch!r} was pushed, but the remote is not at HEAD {post.head_sha[:_SHORT]}"
     return True, f"branch {branch!r} pushed at HEAD {post.head_sha[:_SHORT]}"
+
+
+# --------------------------------------------------------------------------- git_clean, file_unchanged
+def dirty(git: GitRunner, project: Path, pathspec: str | None = None) -> tuple[list[str] | None, str]:
+    """What ``git status --porcelain [-- pathspec]`` would list, read without running ``status``.
+
+    ``status`` hashes changed files through the repository's clean filters, and the agent may
+    have written both ``.gitattributes`` and a ``filter.X.clean`` command into ``.git/config``:
+    grading would run its command. Here git only lists (``ls-tree`` HEAD, ``ls-files -s`` the
+    index, ``ls-files --others`` the untracked, none of which converts a file) and the
+    working-tree files are hashed raw, as blobs, in this process. A file whose only difference
+    is what a filter or ``core.autocrlf`` would undo reads as changed here: the raw bytes
+    are what the agent left. Returns ``(entries, "")`` (``"M path"``, ``"?? path"``, ...) or
+    ``(None, why)`` when git cannot read the repository.
+    """
+    code, out, err = git(["ls-files", "-s", "-z"])
+    if code != 0:
+        lines = err.strip().splitlines()
+        return None, f"git cannot read the workspace repository: {lines[-1] if lines else code}"[:300]
+    index: dict[str, tuple[str, str, str]] = {}
+    for rec in out.split("\0"):
+        meta, _, rel = rec.partition("\t")
+        if rel:
+            mode, sha, stage = meta.split(" ")
+            index[rel] = (mode, sha, stage)
+    head: dict[str, tuple[str, str]] = {}
+    if git(["rev-parse", "--verify", "-q", "HEAD^{tree}"])[0] == 0:
+        _, out, _ = git(["ls-tree", "-r", "-z", "--full-tree", "HEAD"])
+        for rec in out.split("\0"):
+            meta, _, rel = rec.partition("\t")
+            if rel:
+                mode, _kind, sha = meta.split(" ")
+                head[rel] = (mode, sha)
+    # a whole untracked folder is one entry, as status shows it; not when one path is asked about
+    folded = ["--directory", "--no-empty-directory"] if pathspec is None else []
+    _, out, _ = git(["ls-files", "-z", "--others", "--exclude-standard", *folded])
+    untracked = [rel for rel in out.split("\0") if rel]
+
+    def wanted(rel: str) -> bool:
+        if pathspec is None:
+            return True
+        spec = pathspec.rstrip("/")
+        return rel.rstrip("/") == spec or rel.startswith(spec + "/") or spec.startswith(rel.rstrip("/") + "/")
+
+    entries: list[str] = []
+    for rel in sorted(set(index) | set(head)):
+        if not wanted(rel):
+            continue
+        staged = " "
+        if rel not in index:
+            staged = "D"
+        elif index[rel][2] != "0":
+            entries.append(f"UU {rel}")
+            continue
+        elif rel not in head:
+            staged = "A"
+        elif head[rel] != index[rel][:2]:
+            staged = "M"
+        work = " "
+        if rel in index and index[rel][0] != "160000":
+            now = _worktree_blob(project, rel)
+            if now is None:
+                work = "D"
+            elif now != index[rel][:2]:
+                work = "M"
+        if staged != " " or work != " ":
+            entries.append(f"{staged}{work} {rel}")
+    entries += [f"?? {rel}" for rel in untracked if wanted(rel)]
+    return entries, ""
+
+
+def _worktree_blob(project: Path, rel: str) -> tuple[str, str] | None:
+    """``(mode, blob id)`` of the working-tree file ``rel`` as git would store it unfiltered,
+    or ``None`` when it is gone (or behind a symlinked folder, where git sees it gone)."""
+    path = project / rel
+    try:
+        if path.parent.resolve() != project.resolve() / Path(rel).parent:
+            return None
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            return "120000", _blob_id(os.fsencode(os.readlink(path)))
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        h = hashlib.sha1(f"blob {st.st_size}\0".encode(), usedforsecurity=False)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except (OSError, RuntimeError):
+        return None
+    return ("100755" if st.st_mode & 0o100 else "100644"), h.hexdigest()
+
+
+def _blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def committed_changes(git: GitRunner, pre: GitState | None, post: GitState, path: str) -> list[str]:
+    """Paths under ``path`` that differ between HEAD before and HEAD after (agent-skill-eval's
+    ``git diff --name-only PRE POST -- path``; ``diff-tree`` compares trees, runs no filter)."""
+    if pre is None or not pre.head_sha or not post.head_sha:
+        return []
+    code, out, _ = git(["diff-tree", "-r", "-z", "--name-only", "--no-renames", pre.head_sha, post.head_sha,
+                        "--", path])  # fmt: skip
+    return [rel for rel in out.split("\0") if rel] if code == 0 else []

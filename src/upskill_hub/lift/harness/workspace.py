@@ -325,8 +325,10 @@ def _identity(path: Path) -> tuple[int, int]:
 #: Workspace assertions graded on the workspace's state, whoever made it (agent-skill-eval's
 #: checks): its git repository's branches and commits, and which files are there.
 STATE_CHECKS = frozenset(
-    {"git-branch-created", "git-commit-created", "git-pushed", "file-present", "file-absent"}
-)
+    {"git-branch-created", "git-commit-created", "git-pushed", "file-present", "file-absent",
+     "file-present-contains", "file-present-not-contains", "file-unchanged", "git-clean", "json-path",
+     "json-path-absent"}
+)  # fmt: skip
 _GIT_KIND = {"git-branch-created": "branch", "git-commit-created": "commit", "git-pushed": "push"}
 
 
@@ -343,7 +345,17 @@ def state_check(ws: Workspace, a: Assertion) -> AssertionResult:
         expect = a.value is not False
         passed, evidence = git_state.check(_GIT_KIND[a.type], expect, ws.git_before, ws.git_after())
         return AssertionResult(a.type, passed, f"git: {evidence}", a.value)
+    if a.type == "git-clean":
+        entries, why = git_state.dirty(ws.git, ws.project)
+        if entries is None:
+            return AssertionResult(a.type, False, f"git: {why}", a.value)
+        shown = _listed(entries)
+        return AssertionResult(
+            a.type, not entries, f"git: {'dirty: ' + shown if entries else 'clean'}", a.value
+        )
     assert a.path is not None  # the parser requires it
+    if a.type == "file-unchanged":
+        return _unchanged(ws, a)
     p = ws.project / a.path
     try:
         inside = p.resolve().is_relative_to(ws.project)
@@ -353,7 +365,115 @@ def state_check(ws: Workspace, a: Assertion) -> AssertionResult:
         return AssertionResult(
             a.type, False, f"{a.path}: points outside the workspace", a.value, {"path": a.path}
         )
+    if a.type in ("file-present-contains", "file-present-not-contains", "json-path", "json-path-absent"):
+        return _present_text(ws, a, p)
     there = p.exists()
     want = a.type == "file-present"
     shown = f"{a.path}: {'present' if there else 'absent'} in the workspace"
     return AssertionResult(a.type, there == want, shown, a.value, {"path": a.path})
+
+
+def _listed(entries: list[str]) -> str:
+    shown = "; ".join(entries[:10])
+    return shown + (f"; +{len(entries) - 10} more" if len(entries) > 10 else "")
+
+
+def _unchanged(ws: Workspace, a: Assertion) -> AssertionResult:
+    """agent-skill-eval's ``file_unchanged``: no uncommitted change under the path (as ``git
+    status --porcelain -- PATH`` lists them, untracked files included) and none committed since
+    the agent started. Without a repository made here, the snapshots before and after."""
+    extra = {"path": a.path}
+    assert a.path is not None
+    if not ws.git_made:
+        before = ws.before.files if ws.before is not None else {}
+        now = ws.snapshot().files
+        under = lambda rel: rel == a.path or rel.startswith(a.path.rstrip("/") + "/")  # noqa: E731
+        moved = sorted(r for r in set(before) | set(now) if under(r) and before.get(r) != now.get(r))
+        if moved:
+            return AssertionResult(a.type, False, f"{a.path}: changed: {_listed(moved)}", a.value, extra)
+        return AssertionResult(a.type, True, f"{a.path}: no change", a.value, extra)
+    entries, why = git_state.dirty(ws.git, ws.project, a.path)
+    if entries is None:
+        return AssertionResult(a.type, False, f"git: {why}", a.value, extra)
+    if entries:
+        return AssertionResult(
+            a.type, False, f"{a.path}: uncommitted change: {_listed(entries)}", a.value, extra
+        )
+    committed = git_state.committed_changes(ws.git, ws.git_before, ws.git_after(), a.path)
+    if committed:
+        return AssertionResult(
+            a.type, False, f"{a.path}: committed change: {_listed(committed)}", a.value, extra
+        )
+    return AssertionResult(a.type, True, f"{a.path}: no change", a.value, extra)
+
+
+def _present_text(ws: Workspace, a: Assertion, p: Path) -> AssertionResult:
+    """Text in a file present now (``file-present-[not-]contains``: agent-skill-eval's
+    ``file_[not_]contains``, either case) or a value at a dot path of its JSON
+    (``json-path[-absent]``), whoever wrote it. A missing or unreadable file fails both ways."""
+    from upskill_hub._util.fsutil import FileRefused, read_capped
+
+    extra = {"path": a.path}
+    if not p.exists():
+        return AssertionResult(a.type, False, f"{a.path}: not found in the workspace", a.value, extra)
+    try:
+        text = read_capped(p.resolve()).decode("utf-8", "replace")
+    except FileRefused as exc:
+        return AssertionResult(a.type, False, f"{a.path}: {exc.problem}", a.value, extra)
+    except OSError as exc:
+        return AssertionResult(a.type, False, f"{a.path}: cannot be read: {exc.strerror}", a.value, extra)
+    if a.type.startswith("file-present"):
+        wanted = [a.value] if isinstance(a.value, str) else list(a.value)
+        found = [w for w in wanted if w.lower() in text.lower()]
+        if a.type == "file-present-contains":
+            missing = [w for w in wanted if w not in found]
+            ok, shown = (
+                not missing,
+                ("missing " + ", ".join(map(repr, missing)) if missing else "contains it"),
+            )
+        else:
+            ok, shown = (
+                not found,
+                ("contains " + ", ".join(map(repr, found)) if found else "does not contain it"),
+            )
+        return AssertionResult(a.type, ok, f"{a.path}: {shown}", a.value, extra)
+    from upskill_hub._util import safejson
+
+    try:
+        data = safejson.loads(text)
+    except ValueError as exc:
+        return AssertionResult(a.type, False, f"{a.path}: not JSON: {str(exc)[:160]}", a.value, extra)
+    found, value, where = _json_at(data, a.value["at"])
+    if a.type == "json-path-absent":
+        shown = f"absent at {where!r}" if not found else f"present: {_short(value)}"
+        return AssertionResult(a.type, not found, f"{a.path}: {a.value['at']} {shown}", a.value, extra)
+    if not found:
+        return AssertionResult(
+            a.type, False, f"{a.path}: {a.value['at']} missing at {where!r}", a.value, extra
+        )
+    if "equals" in a.value and a.value["equals"] is not None and value != a.value["equals"]:
+        shown = f"is {_short(value)}, not {_short(a.value['equals'])}"
+        return AssertionResult(a.type, False, f"{a.path}: {a.value['at']} {shown}", a.value, extra)
+    return AssertionResult(a.type, True, f"{a.path}: {a.value['at']} is {_short(value)}", a.value, extra)
+
+
+def _json_at(data: object, at: str) -> tuple[bool, object, str]:
+    """agent-skill-eval's walk of a ``json_path``: ``.``-separated keys, a number (negative
+    too, as Python indexes) picks from a list. ``(found, value, the step that missed)``."""
+    cur = data
+    for part in at.split("."):
+        if isinstance(cur, list):
+            try:
+                cur = cur[int(part)]
+            except (ValueError, IndexError):
+                return False, None, part
+        elif isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        else:
+            return False, None, part
+    return True, cur, ""
+
+
+def _short(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 120 else shown[:119] + "…"
