@@ -447,6 +447,8 @@ def eval_command(
         )
     if device is not None:
         set_local_device(device)
+    if agent and chatty:
+        show_scan_line(skill)
     check_command_consent(skill, tests, bool(agent), allow_commands)
     progress = _progress()
     lines = None if err_console.is_terminal else LineProgress(_say(out))
@@ -595,6 +597,32 @@ def check_run_options(runs: int, concurrency: int | None, agent_timeout: float |
         from upskill_hub.lift.harness.spec import check_timeout
 
         check_timeout(agent_timeout)
+
+
+def show_scan_line(skill: Path) -> None:
+    """One stderr line of what a scan finds in ``skill``, before an agent runs it here.
+
+    An ``--agent`` run follows the skill's instructions on this machine and may run its
+    scripts and (with consent) its ``command`` checks, so the user sees the scan first:
+    the worst level, the counts and the worst findings. It only informs; the consent rule
+    and ``skills scan --max-severity`` decide. No scanner is one line too, never a stop.
+    """
+    from upskill_hub import trust
+    from upskill_hub.skill import load_skill
+
+    res = load_skill(skill)
+    if res.skill is None:
+        return  # run_eval names the problem
+    name = escape_controls(res.skill.name, one_line=True)
+    try:
+        report = trust.scan_skill(res.skill)
+    except UpskillError as exc:
+        line = f"scan {name}: not scanned ({exc})"
+    else:
+        worst = "; ".join(f"{f.severity} {f.rule} at {f.where}" for f in report.unacknowledged[:2])
+        level = (report.max_severity or "ok").upper()
+        line = f"scan {name}: {level} ({report.summary()})" + (f"; worst: {worst}" if worst else "")
+    err_console.print(escape_controls(line, one_line=True), markup=False, highlight=False, soft_wrap=True)
 
 
 def check_command_consent(skill: Path, tests: Path | None, agents: bool, allowed: bool) -> None:

@@ -24,7 +24,9 @@ def push_cmd(
     skill_dirs: list[Path] = typer.Argument(None, help="Skill folders to publish (each is validated first)."),
     repo: str = typer.Option(..., "--repo", "-r", help="Hub dataset repo OWNER/NAME (created when missing)."),
     results: list[Path] = typer.Option(
-        [], "--results", help="Eval run folder to publish, or a folder of runs (every finished run of the skills pushed); repeatable."
+        [],
+        "--results",
+        help="Eval run folder to publish, or a folder of runs (every finished run of the skills pushed); repeatable.",
     ),
     private: bool = typer.Option(False, "--private", help="Create the repo as private."),
     revision: str | None = typer.Option(
@@ -33,10 +35,14 @@ def push_cmd(
     create_pr: bool = typer.Option(False, "--create-pr", help="Open a pull request instead of committing."),
     message: str | None = typer.Option(None, "--message", "-m", help="Commit message."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List unchanged files too."),
+    no_scan: bool = typer.Option(
+        False, "--no-scan", help="Do not scan the skills (no security rows are written or refreshed)."
+    ),
     fmt: OutputFormat = format_option(),
     as_json: bool = json_option(),
 ) -> None:
     """Publish skills and their eval results to a Hub dataset repo, in one commit."""
+    from upskill_hub import trust
     from upskill_hub.hub.client import quiet_progress
     from upskill_hub.hub.push import push
 
@@ -51,9 +57,15 @@ def push_cmd(
             create_pr=create_pr,
             message=message,
             on_status=lambda msg: spinner.update(msg),
+            scan=None if no_scan else trust.scan_skills,
         )
     for note in result.notes:
         err_console.print(note, markup=False, highlight=False, soft_wrap=True)
+    if out.human:
+        from upskill_hub.cli._trust import print_summary
+
+        for report in result.scans:
+            print_summary(err_console, report)
     if not out.human:
         data = {
             "repo": repo,
@@ -110,9 +122,14 @@ PUSH_HELP = "\n\n".join(
         "(readable with datasets.load_dataset) and a dataset card showing the latest results. "
         "Every skill is validated first; pushing the same content again makes no commit; runs "
         "already in the repo are never duplicated. Uses HF_TOKEN or your `hf auth login` token.",
+        "Each skill is scanned first (cisco-ai-skill-scanner, as `skills scan` does) and its findings "
+        "are recorded in the repo's security table and on the card; nothing is refused. Without the "
+        "scanner installed the push goes on and says the skills were not scanned; --no-scan skips it.",
         "Example: upskill-hub push skills/my-skill --results upskill-runs/RUN_ID --repo me/my-skills",
     ]
 )
+
+
 def register(app: typer.Typer) -> None:
     """Add ``push`` to the root app."""
     app.command("push", help=PUSH_HELP)(push_cmd)

@@ -119,7 +119,9 @@ def results_table(run: dict[str, Any]) -> list[str]:
         f"| Model |{' Mode |' if multi else ''} Baseline | With skill | Lift (95% CI) | Mean tokens (baseline → with skill) |",
         "|---|---|---|---|---|" + ("---|" if multi else ""),
     ]
-    conds = {(c.get("model"), c.get("mode") or "inject", c.get("condition")): c for c in run.get("conditions", [])}
+    conds = {
+        (c.get("model"), c.get("mode") or "inject", c.get("condition")): c for c in run.get("conditions", [])
+    }
     lifts = {(x.get("model"), x.get("mode") or "inject"): x for x in run.get("lifts", [])}
     models = list(run.get("models") or []) or sorted({m for m, _, _ in conds})
     for m in models:
@@ -134,6 +136,48 @@ def results_table(run: dict[str, Any]) -> list[str]:
     return lines
 
 
+_LEVELS = ("critical", "high", "medium", "low", "info")
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def security_section(rows: list[dict[str, Any]]) -> list[str]:
+    """Markdown lines of the ``## Security`` section: one table line per scanned skill.
+
+    Per skill: the worst unacknowledged severity, the unacknowledged counts per level, how
+    many findings the author acknowledged, the scanner's version and the scan's date. No
+    rows, no section: a skill pushed without a scan is simply not listed.
+    """
+    if not rows:
+        return []
+    lines = [
+        "## Security",
+        "",
+        "Each skill as scanned for prompt injection, exfiltration and malicious code by "
+        "[cisco-ai-skill-scanner](https://pypi.org/project/cisco-ai-skill-scanner/) (static analyzers) "
+        "when it was pushed; findings are in the `security` config. Counts are unacknowledged findings; "
+        "acknowledged ones are the author's, with a reason, and are still listed. Run "
+        "`upskill-hub skills scan OWNER/NAME` to scan it yourself before installing.",
+        "",
+        "| Skill | Max severity | Critical | High | Medium | Low | Info | Acknowledged | Scanner | Scanned |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in sorted(rows, key=lambda r: str(r.get("name") or "")):
+        level = str(r.get("max_severity") or "")  # rows come from the repo: only known words pass
+        shown = f"**{level.upper()}**" if level in ("critical", "high") else (level.upper() or "none")
+        shown = shown if level in ("", *_LEVELS) else "?"
+        counts = " | ".join(str(_count(r.get(k))) for k in _LEVELS)
+        lines.append(
+            f"| {_md(r.get('name') or '?')} | {shown} | {counts} | {_count(r.get('acknowledged'))} | "
+            f"{_md(r.get('scanner') or '?')} {_md(r.get('scanner_version') or '?')} | "
+            f"{_md(str(r.get('scanned_at') or '?')[:10])} |"
+        )
+    lines.append("")
+    return lines
+
+
 def render_card(
     repo_id: str,
     skills: list[dict[str, Any]],
@@ -143,18 +187,27 @@ def render_card(
     results_globs: Sequence[str] | None = None,
     has_triggers: bool = False,
     has_routing: bool = False,
+    security: list[dict[str, Any]] | None = None,
 ) -> str:
     """``README.md`` text for the repo's skills rows and run summaries (deterministic).
 
     ``has_results`` says whether any ``data/results`` shard exists (a run can have results
     before it has a summary); ``results_globs`` are the ``results`` config's patterns when
     the repo holds runs sharded over Jobs (see :func:`~upskill_hub.hub.dataset_repo.results_globs`);
-    ``has_triggers`` / ``has_routing`` whether any ``data/triggers`` / ``data/routing`` shard exists. Each declared config also
+    ``has_triggers`` / ``has_routing`` whether any ``data/triggers`` / ``data/routing`` shard exists;
+    ``security`` the ``security`` rows (one per scanned skill, see :func:`security_section`). Each declared config also
     declares its columns, so shards written by older versions (fewer columns) still load.
     """
     from huggingface_hub import DatasetCard, DatasetCardData
 
-    have = {"skills": bool(skills), "results": has_results, "runs": bool(runs), "triggers": has_triggers, "routing": has_routing, "security": False}
+    have = {
+        "skills": bool(skills),
+        "results": has_results,
+        "runs": bool(runs),
+        "triggers": has_triggers,
+        "routing": has_routing,
+        "security": bool(security),
+    }
     # A config whose glob matches no file would break ``load_dataset`` and the viewer, so
     # only tables that exist are declared. ``skills`` comes first: it is the default.
     paths: dict[str, str | list[str]] = dict(CONFIG_GLOBS)
@@ -205,6 +258,8 @@ def render_card(
         body.append(
             f'routing = load_dataset("{repo_id}", "routing", split="train")  # skill x skill loaded, per model'
         )
+    if have["security"]:
+        body.append(f'security = load_dataset("{repo_id}", "security", split="train")  # one scan per skill')
     body += [
         "```",
         "",
@@ -234,7 +289,10 @@ def render_card(
         body.append("")
         trig = latest_triggers.get(sname)
         if trig is not None:
-            body += [f"Triggering (does the description make the model load the skill?): run `{trig.get('run_id')}`.", ""]
+            body += [
+                f"Triggering (does the description make the model load the skill?): run `{trig.get('run_id')}`.",
+                "",
+            ]
             body += triggers_table(trig)
             body.append("")
         run = latest.get(sname)
@@ -252,6 +310,7 @@ def render_card(
         body.append("")
         body += results_table(run)
         body.append("")
+    body += security_section(security or [])
     content = f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(body).rstrip() + "\n"
     # Round-trip through DatasetCard so what we push is what the Hub's parser reads back.
     return str(DatasetCard(content))

@@ -10,6 +10,7 @@ The repo (see ARCHITECTURE.md, "Hub dataset repo for skills and results")::
     data/runs/<run_id>.parquet     the run's summary
     data/triggers/<run_id>.parquet the run's trigger queries (catalog mode), when it has any
     data/routing/<run_id>.parquet  a library routing run's confusion matrices (triggers --library)
+    data/security/<name>.parquet   the skill's scan (upskill_hub.trust): one row, replaced with the skill
     jobs/<run_id>/...              what a run's Jobs need (plan, cases, skill); not a table
 
 Everything we upload is built here, deterministically: the same skill or run always gives
@@ -45,6 +46,10 @@ def skill_dir_path(name: str) -> str:
 
 def skill_table_path(name: str) -> str:
     return f"{layout.SKILLS_TABLE_DIR}/{name}.parquet"
+
+
+def security_table_path(name: str) -> str:
+    return f"{layout.SECURITY_TABLE_DIR}/{name}.parquet"
 
 
 def results_path(run_id: str) -> str:
@@ -108,7 +113,11 @@ def results_globs(paths: Iterable[str]) -> list[str]:
             continue
         depth = p.count("/") - layout.RESULTS_TABLE_DIR.count("/")
         flat, nested = flat or depth == 1, nested or depth == 2
-    return [g for g, used in ((layout.CONFIG_GLOBS["results"], flat), (layout.SHARDED_RESULTS_GLOB, nested)) if used]
+    return [
+        g
+        for g, used in ((layout.CONFIG_GLOBS["results"], flat), (layout.SHARDED_RESULTS_GLOB, nested))
+        if used
+    ]
 
 
 def jobs_dir(run_id: str) -> str:
@@ -151,6 +160,14 @@ def triggers_arrow_schema():  # -> pyarrow.Schema
     return rundir.arrow_schema(TriggerRow)
 
 
+def security_arrow_schema():  # -> pyarrow.Schema
+    """Schema of the ``security`` table: :data:`layout.SECURITY_COLUMNS`, one row per skill."""
+    import pyarrow as pa
+
+    counts = {"critical", "high", "medium", "low", "info", "acknowledged"}
+    return pa.schema([(c, pa.int32() if c in counts else pa.string()) for c in layout.SECURITY_COLUMNS])
+
+
 def config_schemas() -> dict[str, Any]:
     """Each config's full parquet schema, as the card declares it (``dataset_info.features``).
 
@@ -165,6 +182,7 @@ def config_schemas() -> dict[str, Any]:
         "runs": rundir.runs_arrow_schema(),
         "triggers": triggers_arrow_schema(),
         "routing": rundir.arrow_schema(RoutingRow),
+        "security": security_arrow_schema(),
     }
 
 
@@ -316,6 +334,44 @@ def skill_record(skill: Skill) -> dict[str, Any]:
 
 def skill_table_bytes(skill: Skill) -> bytes:
     return parquet_bytes([skill_record(skill)], skills_arrow_schema())
+
+
+# --------------------------------------------------------------------------- security table
+#: Findings kept per row (worst first, unacknowledged before acknowledged); the counts
+#: always cover every finding. A skill with thousands of findings must not make a huge row.
+MAX_SECURITY_FINDINGS = 200
+SCANNER_NAME = "cisco-ai-skill-scanner"
+
+
+def security_record(skill: Skill, report: Any) -> dict[str, Any]:
+    """The ``security`` row of ``skill`` from its scan (an ``upskill_hub.trust.ScanReport``).
+
+    Snippets and messages quote the skill's files (already checked for secrets) or the
+    scanner's words about them; they are masked again anyway, as every table's text is.
+    """
+    counts = report.counts
+    kept = report.worst(MAX_SECURITY_FINDINGS)
+    findings = []
+    for f in kept:
+        d = f.to_dict()
+        d["snippet"] = redact(d["snippet"]) if d.get("snippet") else d.get("snippet")
+        d["message"] = redact(d["message"] or "")
+        findings.append(d)
+    return {
+        "name": skill.name,
+        "version": skill.version,
+        "scanner": SCANNER_NAME,
+        "scanner_version": report.scanner_version,
+        "scanned_at": report.scanned_at,
+        "max_severity": report.max_severity or "",
+        **{level: int(counts.get(level, 0)) for level in ("critical", "high", "medium", "low", "info")},
+        "acknowledged": int(counts.get("acknowledged", 0)),
+        "findings": json.dumps(findings, sort_keys=True, ensure_ascii=False),
+    }
+
+
+def security_table_bytes(record: dict[str, Any]) -> bytes:
+    return parquet_bytes([record], security_arrow_schema())
 
 
 # --------------------------------------------------------------------------- run folders
@@ -500,7 +556,12 @@ def load_run_dir(path: str | Path, *, rows: bool = True) -> RunBundle:
     plan = rundir.read_plan(root)
     summary = rundir.read_summary(root)
     has_triggers = (root / TRIGGERS_FILE).is_file() and (root / TRIGGERS_FILE).stat().st_size > 0
-    if not rundir.has_results(root) and summary is None and not has_triggers and not (root / ROUTING_FILE).is_file():
+    if (
+        not rundir.has_results(root)
+        and summary is None
+        and not has_triggers
+        and not (root / ROUTING_FILE).is_file()
+    ):
         raise PathError(
             root, f"the run has no results yet ({rundir.RESULTS_FILE} is empty and no {rundir.SUMMARY_FILE})"
         )

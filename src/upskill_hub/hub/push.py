@@ -15,6 +15,13 @@ How a push works, and why:
    other push's runs) and try again with backoff. Transient 429/5xx answers are retried
    the same way; LFS uploads already retry inside ``huggingface_hub``.
 
+5. With a scanner (the CLI passes :func:`upskill_hub.trust.scan_skills`; ``--no-scan``
+   drops it) every skill is scanned once, before the first attempt, and its findings go
+   to ``data/security/<name>.parquet`` in the same commit (:func:`plan_security`). A row
+   already in the repo for the same skill version and scanner version is kept as it is, so
+   the scan's date alone never makes a commit. With no scanner installed the push goes on
+   without security rows and says so once.
+
 Nothing is written to the local skill or run folders, so an interrupted push leaves
 both the repo (no commit) and the local results as they were: just push again. (The one
 exception is a note, not data: when a secret exported after a run turns out to appear in
@@ -55,6 +62,10 @@ from upskill_hub.hub.marketplace import MARKETPLACE_PATH, marketplace_bytes
 from upskill_hub.rundir.routing_rows import ROUTING_FILE
 from upskill_hub.rundir.trigger_rows import TRIGGERS_FILE
 from upskill_hub.skill import Skill, skills_in
+from upskill_hub.trust.findings import ScanReport
+
+#: Scans skills for push (``upskill_hub.trust.scan_skills``, or a recorded report in tests).
+ScanFn = Callable[[list[Skill]], list[ScanReport]]
 
 #: Answers after which a commit is re-planned and retried.
 RETRY_STATUSES = {409, 412, 429, 500, 502, 503, 504}
@@ -113,6 +124,8 @@ class PushResult:
     runs: list[str] = field(default_factory=list)
     #: Lines for the user about what a folder of runs contributed (and what it left out).
     notes: list[str] = field(default_factory=list)
+    #: The pushed skills' scans (empty when push did not scan).
+    scans: list[ScanReport] = field(default_factory=list)
 
     @property
     def committed(self) -> bool:
@@ -250,7 +263,9 @@ def load_local(
             found = [dr.load_run_dir(d, rows=False)]
         for bundle in found:
             if bundle.run_id in run_ids:
-                raise UpskillError(f"run {bundle.run_id} given twice: {run_ids[bundle.run_id]} and {bundle.path}")
+                raise UpskillError(
+                    f"run {bundle.run_id} given twice: {run_ids[bundle.run_id]} and {bundle.path}"
+                )
             run_ids[bundle.run_id] = bundle.path
             runs.append(bundle)
     return skills, runs
@@ -335,7 +350,10 @@ class RemoteTables:
             if found is None:
                 try:
                     found = dr.read_parquet_rows(files[path], path)
-                except (ValueError, UpskillError):  # a corrupt shard (ArrowInvalid) must not block publishing the rest
+                except (
+                    ValueError,
+                    UpskillError,
+                ):  # a corrupt shard (ArrowInvalid) must not block publishing the rest
                     continue
                 if keys[path]:
                     table_cache.put_rows(keys[path], found)
@@ -346,7 +364,9 @@ class RemoteTables:
 def remember_tables(adds: dict[str, bytes]) -> None:
     """Keep the ``skills`` and ``runs`` tables just committed, so the next push reads them locally."""
     for path, data in adds.items():
-        if path.startswith((layout.SKILLS_TABLE_DIR + "/", layout.RUNS_TABLE_DIR + "/")):
+        if path.startswith(
+            (layout.SKILLS_TABLE_DIR + "/", layout.RUNS_TABLE_DIR + "/", layout.SECURITY_TABLE_DIR + "/")
+        ):
             table_cache.put(data)
             table_cache.put(data, f"gitblob-{git_blob_sha1(data)}")
 
@@ -363,17 +383,63 @@ def _card_runs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def plan_security(
+    plan: Plan,
+    remote: RemoteState,
+    skills: list[Skill],
+    scans: Mapping[str, ScanReport] | None,
+    remote_rows: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Plan each pushed skill's ``security`` row; return every row the card shows.
+
+    A remote row for the same skill version and scanner version is kept byte for byte (a
+    new scan of unchanged content differs only in its date). A skill pushed without a scan
+    keeps its row only while its version is the one scanned; a row about an older version is
+    deleted rather than left to describe files that are no longer there.
+    """
+    by_name: dict[str, dict[str, Any]] = {}
+    for row in remote_rows:  # rows another tool wrote without our columns are not ours to show
+        name = row.get("name")
+        if (
+            isinstance(name, str)
+            and "scanner_version" in row
+            and dr.security_table_path(name) in remote.files
+        ):
+            by_name[name] = row
+    for skill in skills:
+        path = dr.security_table_path(skill.name)
+        old = by_name.get(skill.name)
+        report = (scans or {}).get(skill.name)
+        if report is not None and not (
+            old is not None
+            and old.get("version") == skill.version
+            and old.get("scanner_version") == report.scanner_version
+        ):
+            record = dr.security_record(skill, report)
+            plan.want(path, dr.security_table_bytes(record), remote.files.get(path))
+            by_name[skill.name] = record
+        elif old is not None and old.get("version") == skill.version:
+            plan.changes.append(Change(path, "unchanged", remote.files[path].size))
+        elif old is not None:
+            plan.deletes.append(path)
+            plan.changes.append(Change(path, "deleted", remote.files[path].size))
+            del by_name[skill.name]
+    return [by_name[n] for n in sorted(by_name)]
+
+
 def build_plan(
     repo_id: str,
     remote: RemoteState,
     skills: list[Skill],
     runs: list[dr.RunBundle],
     fetch_rows: Callable[[str, set[str]], list[dict[str, Any]]],
+    scans: Mapping[str, ScanReport] | None = None,
 ) -> Plan:
     """Compare the content we want with ``remote`` and list the operations needed.
 
     ``fetch_rows(prefix, skip)`` returns the rows of remote tables we do not rewrite (the
-    card lists every skill and run in the repo, not only the ones pushed now).
+    card lists every skill and run in the repo, not only the ones pushed now). ``scans``
+    holds the pushed skills' scans by name (see :func:`plan_security`).
     """
     plan = Plan(head=remote.head)
 
@@ -425,6 +491,9 @@ def build_plan(
     pushed_tables = {dr.skill_table_path(s.name) for s in skills}
     skill_rows = fetch_rows(layout.SKILLS_TABLE_DIR, pushed_tables) + local_skill_rows
     run_rows = fetch_rows(layout.RUNS_TABLE_DIR, set()) + local_run_rows
+    has_security = any(p.startswith(layout.SECURITY_TABLE_DIR + "/") for p in remote.files)
+    remote_security = fetch_rows(layout.SECURITY_TABLE_DIR, set()) if has_security else []
+    security_rows = plan_security(plan, remote, skills, scans, remote_security)
     globs = dr.results_globs(result_paths)
     card = render_card(
         repo_id,
@@ -434,6 +503,7 @@ def build_plan(
         results_globs=globs,
         has_triggers=any(p.endswith(".parquet") for p in trigger_paths),
         has_routing=any(p.endswith(".parquet") for p in routing_paths),
+        security=security_rows,
     )
     want(layout.CARD_PATH, card.encode("utf-8"))
     want(MARKETPLACE_PATH, marketplace_bytes(repo_id, skill_rows))  # so `hf skills` & co. can install
@@ -466,6 +536,7 @@ def push(
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     on_status: Callable[[str], None] | None = None,
     extra_files: Mapping[str, bytes] | None = None,
+    scan: ScanFn | None = None,
 ) -> PushResult:
     """Push skill folders and eval run folders to the dataset repo ``repo_id`` in one commit.
 
@@ -473,6 +544,9 @@ def push(
     ``hf auth login``). Raises :class:`UpskillError` for anything the user can fix.
     ``extra_files`` (repo path -> bytes) go into the same commit when they differ from the
     repo's copy: the Jobs launcher records a run's shards with the run's summary this way.
+    ``scan`` scans the skills (all at once) for their ``security`` rows; without it none is
+    written (a remote row for an unchanged skill stays). A scanner that is missing or fails
+    is one note in the result, and the push goes on without rows.
     """
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
     from huggingface_hub.errors import HfHubHTTPError
@@ -507,6 +581,8 @@ def push(
         if dr.routing_path(run.run_id) not in existing:
             run.routing_records()
 
+    scans = _scan(scan, skills, status, notes)
+
     url = repo_url(api.endpoint, repo_id)
     if known is None:  # a new repo, or a new branch of an existing one
         with hub_errors(repo_id, action="push to"):
@@ -516,8 +592,13 @@ def push(
                 _ensure_branch(api, repo_id, revision)
 
     result = PushResult(
-        repo_id=repo_id, url=url, changes=[], skills=[s.name for s in skills], runs=[r.run_id for r in runs],
+        repo_id=repo_id,
+        url=url,
+        changes=[],
+        skills=[s.name for s in skills],
+        runs=[r.run_id for r in runs],
         notes=notes,
+        scans=list((scans or {}).values()),
     )
     uncertain = False  # a previous attempt may have landed despite its error answer
 
@@ -528,7 +609,7 @@ def push(
             # The first plan can use the state read above: parent_commit protects the commit
             # if the repo moved in between.
             remote = known if n == 1 and known is not None else read_remote(api, repo_id, revision)
-            plan = build_plan(repo_id, remote, skills, runs, RemoteTables(api, repo_id, remote).rows)
+            plan = build_plan(repo_id, remote, skills, runs, RemoteTables(api, repo_id, remote).rows, scans)
             for extra_path, data in (extra_files or {}).items():
                 plan.want(extra_path, data, remote.files.get(extra_path))
         result.changes = plan.changes
@@ -592,6 +673,21 @@ def push(
             ) from None
         with hub_errors(repo_id, action="push to"):
             raise
+
+
+def _scan(
+    scan: ScanFn | None, skills: list[Skill], status: Callable[[str], None], notes: list[str]
+) -> dict[str, ScanReport] | None:
+    """The skills' scans by name; ``None`` (and one note) when there is no scanner or it failed."""
+    if scan is None or not skills:
+        return None
+    status(f"Scanning {count(len(skills), 'skill')}")
+    try:
+        reports = scan(skills)
+    except UpskillError as exc:  # ScannerMissing / ScannerFailed: one line, already redacted
+        notes.append(f"skills not scanned, no security rows written: {exc}")
+        return None
+    return {r.skill: r for r in reports}
 
 
 def _try_read_remote(api, repo_id: str, revision: str | None) -> RemoteState | None:
