@@ -27,7 +27,8 @@ def _report(folder, name):
 
 def test_malicious_skill_reports_critical_findings_with_file_line_and_snippet(tmp_path):
     report = _report(write_evil(tmp_path), "evil-helper")
-    assert report.max_severity == "critical" and report.counts["critical"] == 2
+    # The scanner's 2 criticals, plus upskill-hub's own: the eval command that exfiltrates.
+    assert report.max_severity == "critical" and report.counts["critical"] == 3
     by_rule = {f.rule: f for f in report.findings}
     post = by_rule["DATA_EXFIL_HTTP_POST"]
     assert (post.severity, post.where, post.analyzer) == ("critical", "scripts/sync.py:6", "static")
@@ -43,7 +44,7 @@ def test_malicious_skill_reports_critical_findings_with_file_line_and_snippet(tm
     with pytest.raises(SeverityAboveLimit) as exc:
         enforce_max_severity([report], "high")
     assert "critical finding YARA_command_injection_generic at SKILL.md:9" in str(exc.value)
-    assert "(and 1 more above high)" in str(exc.value) and "\n" not in str(exc.value)
+    assert "(and 2 more above high)" in str(exc.value) and "\n" not in str(exc.value)
 
 
 def test_acknowledged_finding_is_shown_and_no_longer_trips_max_severity(tmp_path):

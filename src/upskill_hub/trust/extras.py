@@ -8,13 +8,22 @@ pattern rules can miss, so they are written out as plain files beside the skill'
 scanner to read (:func:`staged_inputs`), and its findings there are mapped back to the
 tests file (:func:`map_back`). Each ``command`` check is also listed as upskill-hub's own
 ``UPSKILLHUB_EVAL_COMMAND`` finding (info), so a reader sees what an eval would run.
+
+The scanner misses what such a command does with the user's secrets (2.3.2 says nothing
+about ``cat ~/.aws/credentials | curl -d @- https://...``, even staged as a file), so
+:func:`command_findings` adds a few rules of our own, labelled ``[upskill-hub]``: a
+command that reads credentials, sends data to a remote host, does both, or pipes a
+download into a shell. They are kept few and literal, so that the ordinary checks an eval
+runs (``pytest``, ``test -f``, ``grep``, a ``curl`` of a local server) are never flagged.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from upskill_hub._util.fsutil import check_relpath
+from upskill_hub._util.redact import secret_name
 from upskill_hub.errors import UpskillError
 from upskill_hub.skill import EVALS_FILE, META_FILE, Skill
 from upskill_hub.trust.findings import ANALYZER_UPSKILL_HUB, MAX_SNIPPET_CHARS, Finding
@@ -24,6 +33,10 @@ STAGE_DIR = "_upskill_hub_eval_inputs"
 #: upskill-hub's own rules, with what each means (the docs list them).
 RULES = {
     "UPSKILLHUB_EVAL_COMMAND": "an eval `command` check runs this shell command on the machine running the eval",
+    "UPSKILLHUB_EVAL_COMMAND_EXFIL": "an eval `command` check reads credentials and sends data over the network",
+    "UPSKILLHUB_EVAL_COMMAND_PIPE_TO_SHELL": "an eval `command` check runs code it downloads (piped into a shell)",
+    "UPSKILLHUB_EVAL_COMMAND_CREDENTIALS": "an eval `command` check reads credentials (key files, .env, secret variables)",
+    "UPSKILLHUB_EVAL_COMMAND_UPLOAD": "an eval `command` check sends data to a host that is not this machine",
     "UPSKILLHUB_ACK_FILE_INVALID": "the skill's skill-scan-ack.yaml is malformed, so it acknowledges nothing",
 }
 
@@ -69,17 +82,18 @@ def staged_inputs(skill: Skill) -> Staged:
                 if len(check.value) <= MAX_SNIPPET_CHARS
                 else check.value[: MAX_SNIPPET_CHARS - 1] + "…"
             )
-            findings.append(
-                Finding(
-                    severity="info",
-                    rule="UPSKILLHUB_EVAL_COMMAND",
-                    file=where,
-                    line=_json_line(text, case.id),
-                    snippet=snippet,
-                    message=f"case {case.id!r}: {RULES['UPSKILLHUB_EVAL_COMMAND']}",
-                    analyzer=ANALYZER_UPSKILL_HUB,
+            for severity, rule in [("info", "UPSKILLHUB_EVAL_COMMAND"), *command_findings(check.value)]:
+                findings.append(
+                    Finding(
+                        severity=severity,
+                        rule=rule,
+                        file=where,
+                        line=_json_line(text, case.id),
+                        snippet=snippet,
+                        message=f"case {case.id!r}: {RULES[rule]}",
+                        analyzer=ANALYZER_UPSKILL_HUB,
+                    )
                 )
-            )
         for name, content in case.files:
             if isinstance(content, bytes) or content.encode() in own or not _safe_name(name):
                 continue  # files that are not text, or the skill's own files
@@ -87,6 +101,59 @@ def staged_inputs(skill: Skill) -> Staged:
             files[rel] = content.encode()
             origin[rel] = (where, f"case {case.id!r} input file {name!r}")
     return Staged(files, origin, findings)
+
+
+#: Files that hold credentials, under a home folder (``~``, ``$HOME``, ``/root``, ``/home/x``).
+_CRED_FILE = re.compile(
+    r"(?:~|\$\{?HOME\}?|/root|/home/[^/\s]+)/\.(?:ssh|aws|gnupg|kube|docker/config|netrc|git-credentials|npmrc|"
+    r"pypirc|config/gh|config/gcloud|azure|huggingface|cache/huggingface/token)"
+    r"|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|/etc/shadow\b|/proc/[^/\s]+/environ\b"
+    r"|(?:^|[\s'\"=<:/])\.env(?:\.[\w-]+)?(?=$|[\s'\";|&)>])"
+)
+#: A variable expanded by the shell: ``$HF_TOKEN``, ``${AWS_SECRET_ACCESS_KEY}``.
+_VAR = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+#: The whole environment dumped (``env``, ``printenv``, ``set`` with no argument, into a pipe or file).
+_ENV_DUMP = re.compile(r"(?:^|[;&|(]\s*)(?:env|printenv|set|export\s+-p)\s*(?:$|[|>;&)])")
+#: A tool that sends data: curl's upload options, wget's POST, raw sockets.
+_UPLOAD = re.compile(
+    r"\bcurl\b[^|;&]*?\s(?:-[A-Za-z]*[dFT]|--data[\w-]*|--form[\w-]*|--upload-file|--json|-X\s*(?:POST|PUT|PATCH))(?=[\s=@'\"]|$)"
+    r"|\bwget\b[^|;&]*?\s--(?:post-data|post-file|body-data|body-file|method=(?:POST|PUT|PATCH))"
+    r"|\b(?:nc|ncat|netcat|socat|telnet)\s+\S"
+    r"|/dev/(?:tcp|udp)/"
+)
+#: A host named in the command; loopback ones do not count as sending data away.
+_HOST = re.compile(r"\b(?:https?|ftp)://(?:[^/\s@]*@)?(\[[^\]]+\]|[^/\s:'\"]+)|/dev/(?:tcp|udp)/([^/\s]+)")
+_LOOPBACK = {"localhost", "127.0.0.1", "[::1]", "0.0.0.0"}
+#: A download piped or substituted into an interpreter: ``curl ... | sh``, ``bash <(wget ...)``.
+_PIPE_TO_SHELL = re.compile(
+    r"\b(?:curl|wget|fetch)\b[^;&]*\|\s*(?:sudo\s+)?(?:\S*/)?(?:ba|z|da|k)?sh\b"
+    r"|\b(?:curl|wget|fetch)\b[^;&]*\|\s*(?:sudo\s+)?(?:\S*/)?(?:python[\d.]*|perl|ruby|node)\b"
+    r"|\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?(?:<\(|\$\()\s*(?:curl|wget)\b"
+    r"|\b(?:eval|source|\.)\s+[\"']?(?:<\(|\$\()\s*(?:curl|wget)\b"
+)
+
+
+def command_findings(command: str) -> list[tuple[str, str]]:
+    """upskill-hub's own rules on one eval ``command`` check: ``(severity, rule)`` for each that fires.
+
+    Reading credentials and sending data in one command is exfiltration (critical), and
+    replaces the two milder rules; a download run by a shell is critical on its own.
+    """
+    creds = bool(_CRED_FILE.search(command) or _ENV_DUMP.search(command)) or any(
+        secret_name(name) for name in _VAR.findall(command)
+    )
+    hosts = {(a or b).lower() for a, b in _HOST.findall(command)}
+    sends = bool(_UPLOAD.search(command)) and not (hosts and hosts <= _LOOPBACK)
+    out: list[tuple[str, str]] = []
+    if _PIPE_TO_SHELL.search(command):
+        out.append(("critical", "UPSKILLHUB_EVAL_COMMAND_PIPE_TO_SHELL"))
+    if creds and sends:
+        out.append(("critical", "UPSKILLHUB_EVAL_COMMAND_EXFIL"))
+    elif creds:
+        out.append(("high", "UPSKILLHUB_EVAL_COMMAND_CREDENTIALS"))
+    elif sends:
+        out.append(("medium", "UPSKILLHUB_EVAL_COMMAND_UPLOAD"))
+    return out
 
 
 def map_back(findings: list[Finding], staged: Staged) -> list[Finding]:

@@ -3,7 +3,10 @@
 :func:`scan_skill` is the one entry point every front end uses (``skills scan``,
 ``skills install``, ``pull --max-severity``, push's card): it writes the skill's files
 (plus what its evals would run, see :mod:`upskill_hub.trust.extras`) to a temporary
-folder, runs the scanner there in its own process, and returns a :class:`ScanReport`.
+folder, has the scanner read it in its own process, and returns a :class:`ScanReport`.
+That process serves every skill of the command (:func:`~upskill_hub.trust.scanner.shared_session`;
+:func:`scan_skills` with an LLM model starts one for its skills), so only the first skill
+waits for the scanner's import.
 A skill from the Hub is scanned from memory the same way, so nothing is written to the
 user's folders.
 """
@@ -18,7 +21,7 @@ from upskill_hub.skill import Skill
 from upskill_hub.trust.acks import apply_acks
 from upskill_hub.trust.extras import map_back, staged_inputs
 from upskill_hub.trust.findings import ScanReport, parse_scanner_json
-from upskill_hub.trust.scanner import ScannerRun, find_scanner, run_scanner
+from upskill_hub.trust.scanner import ScannerRun, ScanSession, find_scanner, shared_session
 
 
 def report_from_run(skill: Skill, run: ScannerRun) -> ScanReport:
@@ -48,7 +51,25 @@ def scan_skill(skill: Skill, *, llm_model: str | None = None, timeout: float | N
     Raises :class:`~upskill_hub.trust.scanner.ScannerMissing` (with the install line) or
     :class:`~upskill_hub.trust.scanner.ScannerFailed`, both one-line ``UpskillError``.
     """
+    return scan_skills([skill], llm_model=llm_model, timeout=timeout)[0]
+
+
+def scan_skills(
+    skills: list[Skill], *, llm_model: str | None = None, timeout: float | None = None
+) -> list[ScanReport]:
+    """Each skill's report, in order, from one scanner process; ``timeout`` bounds each skill."""
+    if not skills:
+        return []
     exe = find_scanner()
+    if llm_model is None:
+        session = shared_session(exe)
+        return [_scan_one(session, s, timeout) for s in skills]
+    with ScanSession(exe=exe, llm_model=llm_model) as session:
+        return [_scan_one(session, s, timeout) for s in skills]
+
+
+def _scan_one(session: ScanSession, skill: Skill, timeout: float | None) -> ScanReport:
+    """Stage ``skill`` (its files and what its evals run) in a temporary folder and scan it there."""
     staged = staged_inputs(skill)
     with tempfile.TemporaryDirectory(prefix="upskill-scan-") as tmp:
         folder = Path(tmp) / skill.name
@@ -58,12 +79,5 @@ def scan_skill(skill: Skill, *, llm_model: str | None = None, timeout: float | N
             target = folder / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        run = run_scanner(folder, llm_model=llm_model, timeout=timeout, exe=exe)
+        run = session.scan(folder, timeout=timeout)
     return report_from_run(skill, run)
-
-
-def scan_skills(
-    skills: list[Skill], *, llm_model: str | None = None, timeout: float | None = None
-) -> list[ScanReport]:
-    """:func:`scan_skill` for each skill, in order."""
-    return [scan_skill(s, llm_model=llm_model, timeout=timeout) for s in skills]
