@@ -157,3 +157,16 @@ def test_push_with_the_real_scanner_records_the_malicious_skill(
     (row,) = _security_rows(hub_repo_id, tmp_path)
     assert row["max_severity"] == "critical" and row["critical"] >= 1
     assert "| evil-helper | **CRITICAL** |" in _readme(hub_repo_id)
+
+
+def test_the_space_marks_a_pushed_critical_skill(hub_server, hub_repo_id, tmp_path):
+    """push's security row and the Space's reader agree: what push records, the Space marks (issue 49)."""
+    from upskill_hub.space import data, security, views
+
+    push([write_evil(tmp_path / "skills")], hub_repo_id, scan=_recorded_scan())
+    lib = data.load_library(hub_repo_id, token=False, allow_local=False)
+    scan = lib.security["evil-helper"]
+    assert scan.critical
+    assert not [n for n in lib.notes if n.startswith("security")]  # push's types are the Space's
+    assert security.security_cell(scan).startswith(security.CRITICAL_MARK + " critical")
+    assert security.CRITICAL_MARK in views.skill_summary_markdown(lib, "evil-helper")

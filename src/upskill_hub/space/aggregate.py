@@ -33,9 +33,12 @@ from typing import TYPE_CHECKING
 
 from upskill_hub._util.percent import points, rate
 from upskill_hub.lift.figures.intervals import effective_counts, paired_lift, wilson_bounds
+from upskill_hub.space.security import security_cell, security_rank
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+
+    from upskill_hub.space.security import SkillScan
 
 #: The browse table shows the description on one line; the skill page shows all of it.
 DESCRIPTION_CHARS = 100
@@ -143,9 +146,16 @@ def pd_series(values, index):
 
 
 def compute_aggregates(
-    skills: pd.DataFrame, results: pd.DataFrame, runs: pd.DataFrame | None = None
+    skills: pd.DataFrame,
+    results: pd.DataFrame,
+    runs: pd.DataFrame | None = None,
+    security: dict[str, SkillScan] | None = None,
 ) -> Aggregates:
-    """All the numbers the Space shows, from the skills table, the slim results rows and the runs."""
+    """All the numbers the Space shows, from the skills table, the slim results rows and the runs.
+
+    ``security`` (skill name -> its scan, :func:`upskill_hub.space.security.read_scans`) gives the
+    Browse row its Security cell; a skill without a scan reads "not scanned".
+    """
     import numpy as np
     import pandas as pd
 
@@ -260,6 +270,9 @@ def compute_aggregates(
     trig = trigger_table(runs)
     best_trig = dict(zip(*_best_triggers(trig).to_dict("list").values(), strict=True)) if len(trig) else {}
     browse["triggers_text"] = [best_trig.get(n, "–") for n in browse["name"]]
+    scans = security or {}
+    browse["security_text"] = [security_cell(scans.get(n)) for n in browse["name"]]
+    browse["security_rank"] = [security_rank(scans.get(n)) for n in browse["name"]]
     browse = browse.reset_index(drop=True)
     index = {n: i for i, n in enumerate(skills["name"])}
     models = sorted(set(cond["model"])) if len(cond) else []

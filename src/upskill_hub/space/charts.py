@@ -289,17 +289,19 @@ CSS = """
    skill page), in a smaller font, so nothing scrolls sideways. Gradio draws the header as <th
    data-heading=i> and the rows as <div data-col=i> (a virtual list: rows keep one line). */
 @media (max-width: 640px) {
-  #skills-table th[data-heading="5"], #skills-table th[data-heading="6"], #skills-table th[data-heading="7"],
-  #skills-table .body-cell[data-col="5"], #skills-table .body-cell[data-col="6"],
-  #skills-table .body-cell[data-col="7"] { display: none !important; }
+  #skills-table th[data-heading="6"], #skills-table th[data-heading="7"], #skills-table th[data-heading="8"],
+  #skills-table .body-cell[data-col="6"], #skills-table .body-cell[data-col="7"],
+  #skills-table .body-cell[data-col="8"] { display: none !important; }
   #skills-table table { table-layout: fixed; width: 100% !important; }
   #skills-table .virtual-body { width: 100% !important; }
   #skills-table th, #skills-table .body-cell { min-width: 0 !important; max-width: none !important; }
-  #skills-table th[data-heading="0"], #skills-table .body-cell[data-col="0"] { width: 26% !important; flex: 0 0 26% !important; }
-  #skills-table th[data-heading="1"], #skills-table .body-cell[data-col="1"] { width: 35% !important; flex: 0 0 35% !important; }
-  #skills-table th[data-heading="2"], #skills-table .body-cell[data-col="2"] { width: 17% !important; flex: 0 0 17% !important; }
-  #skills-table th[data-heading="3"], #skills-table .body-cell[data-col="3"] { width: 10% !important; flex: 0 0 10% !important; }
-  #skills-table th[data-heading="4"], #skills-table .body-cell[data-col="4"] { width: 12% !important; flex: 0 0 12% !important; }
+  #skills-table th[data-heading="0"], #skills-table .body-cell[data-col="0"] { width: 22% !important; flex: 0 0 22% !important; }
+  #skills-table th[data-heading="1"], #skills-table .body-cell[data-col="1"] { width: 29% !important; flex: 0 0 29% !important; }
+  #skills-table th[data-heading="2"], #skills-table .body-cell[data-col="2"] { width: 15% !important; flex: 0 0 15% !important; }
+  #skills-table th[data-heading="3"], #skills-table .body-cell[data-col="3"] { width: 8% !important; flex: 0 0 8% !important; }
+  #skills-table th[data-heading="4"], #skills-table .body-cell[data-col="4"] { width: 10% !important; flex: 0 0 10% !important; }
+  /* security stays on a phone: a critical skill is marked on every view */
+  #skills-table th[data-heading="5"], #skills-table .body-cell[data-col="5"] { width: 16% !important; flex: 0 0 16% !important; }
   #skills-table .body-cell, #skills-table th { font-size: 11px; padding-left: 3px !important; padding-right: 3px !important; }
   #skills-table th .header { white-space: normal !important; }
   #skills-table .cell-menu-button { display: none; }

@@ -36,13 +36,22 @@ from upskill_hub.errors import UpskillError
 
 # The repo layout is hub/layout.py's (a run sharded over Hugging Face Jobs has one file per
 # Job under data/results/<run_id>/: SHARDED_RESULTS_GLOB).
-from upskill_hub.hub.layout import RESULTS_GLOB, ROUTING_GLOB, RUNS_GLOB, SHARDED_RESULTS_GLOB, SKILLS_GLOB
+from upskill_hub.hub.layout import (
+    RESULTS_GLOB,
+    ROUTING_GLOB,
+    RUNS_GLOB,
+    SECURITY_COLUMNS,
+    SECURITY_GLOB,
+    SHARDED_RESULTS_GLOB,
+    SKILLS_GLOB,
+)
 from upskill_hub.space.intake import MB, ReadBudget, plan_download
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from upskill_hub.space.aggregate import Aggregates
+    from upskill_hub.space.security import SkillScan
 
 
 #: Result columns the browse views need; model outputs and assertion details stay on disk.
@@ -101,6 +110,8 @@ class Library:
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
     #: What reading the tables left out (values of the wrong type read as missing), shown with the library.
     notes: list[str] = field(default_factory=list)
+    #: Skill name -> its scan (the ``security`` table); a skill not in it was not scanned.
+    security: dict[str, SkillScan] = field(default_factory=dict)
 
     def cached(self, key: Any, compute):
         """``compute()`` once per key for this library (bounded; figures are not small).
@@ -541,7 +552,22 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
         table="routing",
         notes=notes,
     )
-    aggregates = compute_aggregates(skills, results, runs)
+    from upskill_hub.hub.dataset_repo import security_arrow_schema
+    from upskill_hub.space.security import read_scans
+
+    # Repos pushed before scans have no security table: every skill then reads "not scanned".
+    security = read_scans(
+        _read_parquets(
+            list(root.glob(SECURITY_GLOB)),
+            SECURITY_COLUMNS,
+            security_arrow_schema(),
+            budget=budget,
+            table="security",
+            notes=notes,
+        ),
+        known=set(skills["name"]),
+    )
+    aggregates = compute_aggregates(skills, results, runs, security)
     return Library(
         source=source or str(root),
         revision=revision,
@@ -554,6 +580,7 @@ def load_library_dir(root: str | Path, *, source: str | None = None, revision: s
         is_local=source is None,
         nbytes=budget.used_bytes,
         notes=notes,
+        security=security,
     )
 
 
@@ -607,7 +634,7 @@ def _folder_signature(root: Path) -> str:
     import os
 
     h = hashlib.sha1()
-    for sub in ("skills", "results", "runs"):
+    for sub in ("skills", "results", "runs", "security"):
         folder = root / "data" / sub
         if not folder.is_dir():
             continue
@@ -788,7 +815,10 @@ def skill_md_text(lib: Library, name: str) -> str:
         from upskill_hub._util import safejson
 
         try:
-            fm = safejson.loads(row.get("frontmatter") or "{}")  # a visitor's repo: bounded nesting
+            raw = row.get("frontmatter")  # a null cell reads as NaN: no text to parse
+            fm = safejson.loads(
+                raw if isinstance(raw, str) and raw else "{}"
+            )  # a visitor's repo: bounded nesting
         except ValueError:
             fm = {}
         fm = (fm if isinstance(fm, dict) else {}) or {"name": name, "description": row.get("description", "")}

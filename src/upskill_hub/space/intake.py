@@ -38,7 +38,10 @@ MAX_README_BYTES = 1 * MB
 #: What ``snapshot_download`` may fetch: the tables and the card, nothing else.
 #: (``fnmatch``'s ``*`` crosses ``/``: ``data/results/*.parquet`` also selects the per-Job files
 #: ``data/results/<run_id>/shard-<i>.parquet`` of a sharded run, and they count against the bounds.)
-ALLOW_PATTERNS = [layout.SKILLS_GLOB, layout.RESULTS_GLOB, layout.RUNS_GLOB, layout.ROUTING_GLOB, layout.CARD_PATH]
+ALLOW_PATTERNS = [
+    layout.SKILLS_GLOB, layout.RESULTS_GLOB, layout.RUNS_GLOB, layout.ROUTING_GLOB, layout.SECURITY_GLOB,
+    layout.CARD_PATH,
+]  # fmt: skip
 
 
 def plan_download(repo: str, listing: Iterable[tuple[str, int | None]]) -> list[str]:
@@ -53,12 +56,16 @@ def plan_download(repo: str, listing: Iterable[tuple[str, int | None]]) -> list[
     selected = list(filter_repo_objects(list(sizes), allow_patterns=ALLOW_PATTERNS))
     unknown = [p for p in selected if sizes[p] is None]
     if unknown:
-        raise UpskillError(f"dataset repo {repo!r} does not list the size of {unknown[0]!r}; refusing to download it")
+        raise UpskillError(
+            f"dataset repo {repo!r} does not list the size of {unknown[0]!r}; refusing to download it"
+        )
     if sizes.get("README.md", 0) > MAX_README_BYTES:
         raise UpskillError(f"dataset repo {repo!r} has a README.md over {MAX_README_BYTES // MB} MB")
     n_tables = sum(1 for p in selected if p != "README.md")
     if n_tables > MAX_FILES:
-        raise UpskillError(f"dataset repo {repo!r} has {n_tables} parquet files; this Space reads at most {MAX_FILES}")
+        raise UpskillError(
+            f"dataset repo {repo!r} has {n_tables} parquet files; this Space reads at most {MAX_FILES}"
+        )
     total = sum(int(sizes[p]) for p in selected)
     if total > MAX_DOWNLOAD_BYTES:
         raise UpskillError(
@@ -117,7 +124,9 @@ class ReadBudget:
     def take(self, files: list[Path], columns: tuple[str, ...] | None, table: str) -> None:
         rows, size = measure_parquet(files, columns)
         if rows > self.rows_left:
-            raise UpskillError(f"{self.source}: the {table} table has {rows} rows; this Space reads at most {self.rows_left} more")
+            raise UpskillError(
+                f"{self.source}: the {table} table has {rows} rows; this Space reads at most {self.rows_left} more"
+            )
         if size > self.bytes_left:
             raise UpskillError(
                 f"{self.source}: the {table} table decompresses to {size / MB:.0f} MB; this Space reads at "

@@ -32,7 +32,8 @@ INTRO = (
     "Browse the library, compare on the leaderboard, or run an evaluation with your own model keys."
 )
 PICK_SKILL = (
-    "Click a skill in the **Browse** table to open its page here: results, answers, SKILL.md, tests, files."
+    "Click a skill in the **Browse** table to open its page here: results, answers, SKILL.md, tests, security, "
+    "files."
 )
 NO_RESULTS = "No results yet: the lift by model (with its 95% interval) appears here once the skill has been evaluated."
 NO_ANSWERS = (
@@ -40,6 +41,7 @@ NO_ANSWERS = (
 )
 NO_RUN = "Nothing is running. Pick a skill and models, then press Run evaluation: progress and the latest calls show here."
 RUN_CHARTS = "When the run finishes, its lift by model and pass rates per condition appear here."
+NO_SECURITY = "The skill's security scan (findings, worst first) appears here."
 FILE_HEADERS = ["path", "size"]
 CASE_HEADERS = ["id", "split", "input", "assertions"]
 EVAL_CASE_HEADERS = ["id", "input", "assertions"]
@@ -95,7 +97,17 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
     import gradio as gr
     import pandas as pd
 
-    from upskill_hub.space import answers, charts, data, render, routing_view, serving, session, views
+    from upskill_hub.space import (
+        answers,
+        charts,
+        data,
+        render,
+        routing_view,
+        security,
+        serving,
+        session,
+        views,
+    )
 
     operator_repo = (repo or default_repo(Path(app_dir) if app_dir else None)).strip()
 
@@ -137,6 +149,7 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             ("heatmap", *key[1:]),
             lambda: views.leaderboard_heatmap(lib.aggregates, sort_by=key[1], query=key[2]),
         )
+        headers, rows = views.with_security(lib.aggregates, headers, rows)
         return heat, pd.DataFrame(rows, columns=headers)
 
     # ------------------------------------------------------------------ handlers
@@ -208,6 +221,17 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             gr.update(choices=list(files["path"]), value=None),
             gr.update(choices=list(models), value=model), answers_view,
         )  # fmt: skip
+
+    def on_security(source: str, name: str):
+        """The Security tab (its own event, so ``/open_skill`` keeps its outputs for API callers)."""
+        if not name:
+            return charts.empty(NO_SECURITY)
+        try:
+            lib = get_lib(source)
+            lib.skill_row(name)  # an unknown name is an error, not "not scanned"
+            return security.security_html(lib.security.get(name))
+        except UpskillError as exc:
+            return charts.empty(f"Error: {redact(str(exc))}")
 
     def answers_for(lib: data.Library, name: str, model: str, cases: list | None = None) -> str:
         def build() -> str:
@@ -440,6 +464,8 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
                             headers=CASE_HEADERS, interactive=False, wrap=True, elem_id="skill-cases",
                             column_widths=CASE_WIDTHS, show_label=False,
                         )  # fmt: skip
+                    with gr.Tab("Security", id="security"):
+                        security_view = gr.HTML(charts.empty(NO_SECURITY), elem_id="skill-security")
                     with gr.Tab("Files"):
                         files_table = gr.Dataframe(
                             headers=FILE_HEADERS, interactive=False, elem_id="skill-files"
@@ -572,6 +598,9 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
         page_outputs = [skill_header, skill_html, files_table, cases_table, results_table, lift_chart, pass_chart,
                         file_pick, answers_model, answers_html]  # fmt: skip
         skill_pick.change(on_open, [repo_box, skill_pick], page_outputs, api_name="open_skill", **read)
+        skill_pick.change(
+            on_security, [repo_box, skill_pick], [security_view], api_name="skill_security", **read
+        )
         # A click on a row opens that skill on the Skill tab.
         skills_table.select(on_select_row, None, [skill_pick, tabs], api_name=False, queue=False,
                             show_progress="hidden")  # fmt: skip

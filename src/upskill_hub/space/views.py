@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from upskill_hub._util.percent import count
 from upskill_hub.errors import UpskillError
 from upskill_hub.space.aggregate import _isnan, fmt_lift, fmt_rate
+from upskill_hub.space.security import CRITICAL_MARK
 
 __all__ = ["fmt_lift", "fmt_rate", "leaderboard", "search_skills"]
 
@@ -21,13 +22,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from upskill_hub.space.data import Library
 
 #: Key columns first (they must fit 1280 px with no horizontal scroll); the description last, one line.
+#: ``security``: the worst unacknowledged finding and the acknowledged count (``⛔`` marks a critical skill).
 BROWSE_HEADERS = [
-    "name", "best lift [95% CI]", "best model", "tests", "tokens", "results", "triggers (recall / false)",
-    "description",
+    "name", "best lift [95% CI]", "best model", "tests", "tokens", "security", "results",
+    "triggers (recall / false)", "description",
 ]  # fmt: skip
 #: Widths for the browse table, in the order of BROWSE_HEADERS: they add up to 100%, so the
 #: description is cut (one line) instead of widening the table. Phones: see charts.CSS.
-BROWSE_WIDTHS = ["15%", "14%", "11.5%", "6%", "6.5%", "7%", "10%", "30%"]
+BROWSE_WIDTHS = ["14%", "13%", "11%", "5.5%", "6.5%", "9%", "6.5%", "9.5%", "25%"]
 SORTS = {
     "name": ("name", True),
     "best lift": ("best_lift", False),
@@ -69,8 +71,8 @@ def search_skills(
 def browse_table(rows: pd.DataFrame) -> list[list[Any]]:
     """Display rows for the skills table (columns preformatted in the aggregates)."""
     cols = [
-        "name", "best_lift_text", "best_model_text", "n_cases", "token_estimate", "n_results", "triggers_text",
-        "short_description",
+        "name", "best_lift_text", "best_model_text", "n_cases", "token_estimate", "security_text", "n_results",
+        "triggers_text", "short_description",
     ]  # fmt: skip
     return rows[cols].to_numpy().tolist()
 
@@ -227,6 +229,20 @@ def leaderboard(
     return ["skill", "best lift", *models], rows
 
 
+def with_security(
+    agg: Aggregates, headers: list[str], rows: list[list[Any]]
+) -> tuple[list[str], list[list[Any]]]:
+    """The leaderboard rows with each critical skill's name marked ``⛔`` (as on the heat map).
+
+    Why a mark, not a column: ``/leaderboard`` API callers read the columns by position; the
+    Browse table carries the full Security cell.
+    """
+    critical = (
+        set(agg.skills["name"][agg.skills["security_rank"] == 5]) if "security_rank" in agg.skills else set()
+    )
+    return headers, [[f"{CRITICAL_MARK} {r[0]}" if r[0] in critical else r[0], *r[1:]] for r in rows]
+
+
 def leaderboard_heatmap(agg: Aggregates, *, sort_by: str = "best", query: str = "", limit: int = 60) -> str:
     """The leaderboard as a heat map (same order as :func:`leaderboard`), first ``limit`` skills."""
     import numpy as np
@@ -239,8 +255,14 @@ def leaderboard_heatmap(agg: Aggregates, *, sort_by: str = "best", query: str = 
     cube = {c: lifts.pivot(index="skill_name", columns="model", values=c).reindex(index=keys[:limit], columns=models)
             for c in ("lift", "ci_low", "ci_high")}  # fmt: skip
     v, lo, hi = (cube[c].to_numpy(dtype=float, na_value=np.nan) for c in ("lift", "ci_low", "ci_high"))
+    critical = (
+        set(agg.skills["name"][agg.skills["security_rank"] == 5]) if "security_rank" in agg.skills else set()
+    )
     rows = [
-        (k, [charts.Interval(v[i, j], lo[i, j], hi[i, j]) for j in range(len(models))])
+        (
+            f"{CRITICAL_MARK} {k}" if k in critical else k,
+            [charts.Interval(v[i, j], lo[i, j], hi[i, j]) for j in range(len(models))],
+        )
         for i, k in enumerate(keys[:limit])
     ]
     note = (
@@ -282,6 +304,9 @@ def skill_summary_markdown(lib: Library, name: str) -> str:
             else ""
         ),
     ]
+    from upskill_hub.space.security import security_banner
+
+    lines += security_banner(getattr(lib, "security", {}).get(name))
     lines += trigger_markdown(lib.aggregates, name)
     lines += versions_markdown(lib.runs, name)
     lines += benchmark_markdown(lib.runs, name)
