@@ -55,3 +55,17 @@ def test_the_scan_line_is_one_line_when_the_scanner_is_missing(tmp_path, capsys,
     scan_lines = [line for line in err.splitlines() if line.startswith("scan evil-helper:")]
     assert code == 1 and len(scan_lines) == 1 and "not scanned" in scan_lines[0], err
     assert "--allow-commands" in err  # the consent rule still stops it
+
+
+def test_a_validated_agent_run_shows_the_scan_line_once_before_its_first_call(tmp_path, capsys, monkeypatch):
+    """With consent given, the line comes once everything is validated, before the first call;
+    a bad option is still its own one-line error, with no scan before it."""
+    calls: list[str] = []
+    monkeypatch.setattr(trust, "scan_skill", _fake_scan(calls))
+    skill = write_evil(tmp_path / "pulled")
+    agent = ["--agent", "cmd:true {prompt}", "--allow-commands"]
+    code, _out, err = run_cli(_eval(skill, tmp_path, *agent, "--agent-env", "HOME=/"), capsys, monkeypatch)
+    assert code != 0 and calls == [] and len(err.strip().splitlines()) == 1, err
+    _code, _out, err = run_cli(_eval(skill, tmp_path, *agent), capsys, monkeypatch)
+    assert calls == ["evil-helper"], err
+    assert [line for line in err.splitlines() if line.startswith("scan evil-helper: CRITICAL")], err

@@ -447,9 +447,21 @@ def eval_command(
         )
     if device is not None:
         set_local_device(device)
-    if agent and chatty:
-        show_scan_line(skill)
-    check_command_consent(skill, tests, bool(agent), allow_commands)
+    scan_shown = False
+
+    def scan_line() -> None:
+        # What a scan finds, once, where the user decides: before the consent refusal, or
+        # before the first call once everything is validated (never before a bad-input error).
+        nonlocal scan_shown
+        if agent and chatty and not scan_shown:
+            scan_shown = True
+            show_scan_line(skill)
+
+    try:
+        check_command_consent(skill, tests, bool(agent), allow_commands)
+    except UpskillError:
+        scan_line()
+        raise
     progress = _progress()
     lines = None if err_console.is_terminal else LineProgress(_say(out))
     task = None
@@ -461,6 +473,7 @@ def eval_command(
         what = _cases_line(skill, tests)
         if not chatty:
             return
+        scan_line()
         if what and task is None:
             err_console.print(what, markup=False, highlight=False, soft_wrap=True)
         if lines is not None:  # piped or redirected: plain lines, as the calls go
