@@ -23,6 +23,7 @@ Under load (issue 50), with the Space in its own process (as on a Space) and the
 
 Usage: python benchmarks/space.py [--skills 1000] [--rows 100000] [--repeat 20] [--browser]
        python benchmarks/space.py --only-load [--clients 20] [--load-seconds 4] [--sessionless 1000]
+                                  [--server-cores 1]
 """
 
 from __future__ import annotations
@@ -223,8 +224,11 @@ def _gradio_floor(browser) -> list[float]:
     return out
 
 
-def serve_in_subprocess(root: Path, port: int) -> subprocess.Popen:
-    """The Space on ``root`` in its own process, as a Space runs it; returns once it answers."""
+def serve_in_subprocess(root: Path, port: int, cores: set[int] | None = None) -> subprocess.Popen:
+    """The Space on ``root`` in its own process, as a Space runs it; returns once it answers.
+
+    With ``cores``, the server runs on those cores only (and so do its threads).
+    """
     code = (
         "import sys; from upskill_hub.space.ui import launch; "
         "launch(sys.argv[1], host='127.0.0.1', port=int(sys.argv[2]))"
@@ -232,6 +236,7 @@ def serve_in_subprocess(root: Path, port: int) -> subprocess.Popen:
     proc = subprocess.Popen(
         [sys.executable, "-c", code, str(root), str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=(lambda: os.sched_setaffinity(0, cores)) if cores else None,
     )  # fmt: skip
     deadline = time.monotonic() + 120
     while True:
@@ -345,16 +350,35 @@ def sessionless_calls(url: str, data: list, api_name: str, n: int) -> None:
         caller.close()
 
 
-def under_load(root: Path, lib, clients: int, seconds: float, sessionless: int, via: str = "http") -> None:
-    """Issue 50: the skill page's calls/s with 1 and ``clients`` clients; RSS per sessionless call."""
+def split_cores(server: int) -> tuple[set[int], set[int]]:
+    """The first ``server`` usable cores for the Space, the rest for the clients (this process)."""
+    usable = sorted(os.sched_getaffinity(0))
+    if not 0 < server < len(usable):
+        raise SystemExit(f"--server-cores must leave the clients a core: {len(usable)} usable here")
+    return set(usable[:server]), set(usable[server:])
+
+
+def under_load(
+    root: Path, lib, clients: int, seconds: float, sessionless: int, via: str = "http", server_cores: int = 0
+) -> None:
+    """Issue 50: the skill page's calls/s with 1 and ``clients`` clients; RSS per sessionless call.
+
+    With ``server_cores``, the Space and its clients run on separate cores (as on a Space,
+    whose visitors are elsewhere); otherwise they share every core.
+    """
     from upskill_hub.space import views
 
     names = views.search_skills(lib.aggregates, "", with_results=True)["name"].tolist()
     port = free_port()
-    proc = serve_in_subprocess(root, port)
+    server, mine = split_cores(server_cores) if server_cores else (None, None)
+    proc = serve_in_subprocess(root, port, server)
+    if mine:
+        os.sched_setaffinity(0, mine)
     url = f"http://127.0.0.1:{port}/"
     rows = []
     try:
+        # The server's first call reads the library (seconds of CPU): not part of any row.
+        sessionless_calls(url, [str(root), names[-1]], "open_skill", 1)
         # Every call a different skill (pages built, as visitors browsing or a crawler make them),
         # then one skill over and over (its page is built once per library commit).
         for label, pick in (("a different skill each call", names), ("the same skill each call", names[:1])):
@@ -373,9 +397,12 @@ def under_load(root: Path, lib, clients: int, seconds: float, sessionless: int, 
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"under load: skill pages with results ({len(names)} skills), {cores} cores for the server and "
-          f"the clients together, clients via {via}, {seconds:g} s per row:")  # fmt: skip
+    if server:
+        where = f"the server on {len(server)} core(s), the clients on {len(mine)} other(s)"
+    else:
+        where = f"{len(os.sched_getaffinity(0))} cores for the server and the clients together"
+    print(f"under load: skill pages with results ({len(names)} skills), {where}, "
+          f"clients via {via}, {seconds:g} s per row:")  # fmt: skip
     single = {}
     for label, n, rate, lat, cpu in rows:
         line = (f"{label:28s} {n:2d} client{'s' if n > 1 else ' '}: {rate:6.1f} calls/s   "
@@ -404,6 +431,10 @@ def main() -> None:
     ap.add_argument("--sessionless", type=int, default=1000, help="sessionless calls for the memory figure")
     ap.add_argument("--only-load", action="store_true", help="only the under-load figures (issue 50)")
     ap.add_argument(
+        "--server-cores", type=int, default=0,
+        help="run the Space on this many cores and the load clients on the others (0: all share)",
+    )  # fmt: skip
+    ap.add_argument(
         "--via", choices=("http", "gradio_client"), default="http", help="how the load clients call"
     )
     args = ap.parse_args()
@@ -426,7 +457,9 @@ def main() -> None:
         load_s = time.perf_counter() - t
         print(f"load + aggregate (once per dataset commit): {load_s * 1000:8.1f} ms")
         if args.load_seconds > 0:
-            under_load(root, lib, args.clients, args.load_seconds, args.sessionless, args.via)
+            under_load(
+                root, lib, args.clients, args.load_seconds, args.sessionless, args.via, args.server_cores
+            )
         if args.only_load:
             return
         import gradio as gr
