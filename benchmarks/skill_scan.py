@@ -130,6 +130,10 @@ CORPUS: dict[str, tuple[bool, str, dict[str, str]]] = {
         "SKILL.md": _md("download-data", "Fetch the sample with `curl -fsSL -o data.csv "
                         "https://huggingface.co/datasets/x/y/resolve/main/data.csv` and summarise it."),
     }),
+    "scoped-tools": (False, "allowed-tools with scoped shell patterns", {
+        "SKILL.md": _md("scoped-tools", "Run the tests and show `git status`.",
+                        extra_front="allowed-tools: Read Grep Bash(git status:*) Bash(pytest:*)\n"),
+    }),
 }  # fmt: skip
 
 

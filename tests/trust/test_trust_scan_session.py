@@ -181,3 +181,71 @@ def test_own_rules_on_eval_commands_are_precise():
         assert [r for _, r in command_findings(cmd)] == [f"UPSKILLHUB_EVAL_COMMAND_{rule}"], cmd
     for cmd in GOOD:
         assert command_findings(cmd) == [], cmd
+
+
+def _skill_with_tools(root: Path, tools: str, ack: str = "") -> Path:
+    d = root / "tools-skill"
+    d.mkdir(parents=True)
+    (d / "SKILL.md").write_text(
+        f"---\nname: tools-skill\ndescription: Renames photos.\n{tools}\n---\n\nRename the photos.\n",
+        encoding="utf-8",
+    )
+    if ack:
+        (d / "skill-scan-ack.yaml").write_text(ack, encoding="utf-8")
+    return d
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [
+        "allowed-tools: Bash(*), Write(*), Read(*), WebFetch(*)",
+        "allowed-tools: Read Bash Write",
+        "allowed-tools: Read Bash(:*)",
+        "allowed-tools:\n  - Read\n  - run_shell_command",
+    ],
+)
+def test_own_rule_flags_allowed_tools_that_pre_approve_any_shell_command(tmp_path, tools):
+    from upskill_hub.trust.extras import allowed_tools_findings
+
+    (f,) = allowed_tools_findings(require_skill(_skill_with_tools(tmp_path, tools)))
+    assert (f.rule, f.severity, f.file, f.line, f.analyzer) == (
+        "UPSKILLHUB_ALLOWED_TOOLS_ANY_SHELL", "high", "SKILL.md", 4, "upskill-hub",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [
+        "allowed-tools: Read Grep Bash(git status:*) Bash(pytest:*)",
+        "allowed-tools: Read, Write(*), WebFetch",
+        "",
+    ],
+)
+def test_own_rule_leaves_scoped_shell_patterns_and_other_tools(tmp_path, tools):
+    from upskill_hub.trust.extras import allowed_tools_findings
+
+    assert allowed_tools_findings(require_skill(_skill_with_tools(tmp_path, tools))) == []
+    for skill in skills_in(REPO / "skills"):
+        assert allowed_tools_findings(skill) == [], skill.name
+
+
+def test_an_acknowledged_any_shell_finding_no_longer_trips_max_severity(tmp_path):
+    from _trust_kit import recorded
+
+    from upskill_hub.trust import ScannerRun, SeverityAboveLimit, enforce_max_severity, report_from_run
+
+    empty = {**recorded("doc-convert"), "findings": []}
+    bare = report_from_run(
+        require_skill(_skill_with_tools(tmp_path / "bare", "allowed-tools: Bash")), ScannerRun(empty, "2.3.2")
+    )
+    with pytest.raises(SeverityAboveLimit):
+        enforce_max_severity([bare], "medium")
+    ack = (
+        "acknowledged:\n  - rule: UPSKILLHUB_ALLOWED_TOOLS_ANY_SHELL\n    file: SKILL.md\n"
+        "    reason: runs in a throwaway container\n"
+    )
+    folder = _skill_with_tools(tmp_path, "allowed-tools: Bash", ack)
+    report = report_from_run(require_skill(folder), ScannerRun(empty, "2.3.2"))
+    (f,) = [f for f in report.findings if f.rule == "UPSKILLHUB_ALLOWED_TOOLS_ANY_SHELL"]
+    assert f.acknowledged == "runs in a throwaway container"
+    enforce_max_severity([report], "medium")  # raises when an unacknowledged finding is above

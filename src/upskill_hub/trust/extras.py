@@ -15,6 +15,11 @@ about ``cat ~/.aws/credentials | curl -d @- https://...``, even staged as a file
 command that reads credentials, sends data to a remote host, does both, or pipes a
 download into a shell. They are kept few and literal, so that the ordinary checks an eval
 runs (``pytest``, ``test -f``, ``grep``, a ``curl`` of a local server) are never flagged.
+
+One rule reads SKILL.md's frontmatter (:func:`allowed_tools_findings`): ``allowed-tools``
+that pre-approves any shell command (``Bash``, ``Bash(*)``), which 2.3.2 lets through. An
+agent that loads such a skill runs whatever the skill (or a file it reads) says without
+asking; a scoped pattern (``Bash(git status:*)``) is not flagged.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ RULES = {
     "UPSKILLHUB_EVAL_COMMAND_CREDENTIALS": "an eval `command` check reads credentials (key files, .env, secret variables)",
     "UPSKILLHUB_EVAL_COMMAND_UPLOAD": "an eval `command` check sends data to a host that is not this machine",
     "UPSKILLHUB_ACK_FILE_INVALID": "the skill's skill-scan-ack.yaml is malformed, so it acknowledges nothing",
+    "UPSKILLHUB_ALLOWED_TOOLS_ANY_SHELL": "allowed-tools pre-approves any shell command, "
+    "so an agent that loads the skill runs commands without asking",
 }
 
 
@@ -154,6 +161,46 @@ def command_findings(command: str) -> list[tuple[str, str]]:
     elif sends:
         out.append(("medium", "UPSKILLHUB_EVAL_COMMAND_UPLOAD"))
     return out
+
+
+#: One entry of ``allowed-tools``: a tool name and its optional ``(pattern)``.
+_TOOL = re.compile(r"([A-Za-z_][\w.-]*)\s*(?:\(([^)]*)\))?")
+#: The agents' names for their shell tool (Claude Code, Gemini CLI, Codex/OpenCode).
+_SHELL_TOOLS = {"bash", "shell", "run_shell_command", "exec_command"}
+#: Patterns that allow every command.
+_ANY_COMMAND = {"", "*", "**", ":*", "*:*"}
+
+
+def allowed_tools_findings(skill: Skill) -> list[Finding]:
+    """upskill-hub's rule on SKILL.md's ``allowed-tools``: a shell tool with no scope (high).
+
+    The field is a space-separated string in the spec; Claude Code also writes commas and a
+    YAML list, so each entry is read as ``Name`` or ``Name(pattern)`` wherever it stands.
+    """
+    value = skill.frontmatter.get("allowed-tools")
+    entries = value if isinstance(value, list) else [value] if isinstance(value, str) else []
+    broad = [
+        m.group(0).strip()
+        for entry in entries
+        if isinstance(entry, str)
+        for m in _TOOL.finditer(entry)
+        if m.group(1).lower() in _SHELL_TOOLS and (m.group(2) or "").strip() in _ANY_COMMAND
+    ]
+    if not broad:
+        return []
+    text = skill.files.get("SKILL.md", b"").decode("utf-8", "replace").splitlines()
+    line = next((i + 1 for i, t in enumerate(text) if t.lstrip().startswith("allowed-tools")), None)
+    return [
+        Finding(
+            severity="high",
+            rule="UPSKILLHUB_ALLOWED_TOOLS_ANY_SHELL",
+            file="SKILL.md",
+            line=line,
+            snippet=", ".join(broad)[:MAX_SNIPPET_CHARS],
+            message=RULES["UPSKILLHUB_ALLOWED_TOOLS_ANY_SHELL"],
+            analyzer=ANALYZER_UPSKILL_HUB,
+        )
+    ]
 
 
 def map_back(findings: list[Finding], staged: Staged) -> list[Finding]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from upskill_hub._util.timestamps import utc_now
 from upskill_hub.skill import Skill
 from upskill_hub.trust.acks import apply_acks
-from upskill_hub.trust.extras import map_back, staged_inputs
+from upskill_hub.trust.extras import allowed_tools_findings, map_back, staged_inputs
 from upskill_hub.trust.findings import ScanReport, parse_scanner_json
 from upskill_hub.trust.scanner import ScannerRun, ScanSession, find_scanner, shared_session
 
@@ -33,6 +33,7 @@ def report_from_run(skill: Skill, run: ScannerRun) -> ScanReport:
     staged = staged_inputs(skill)
     files = {**skill.files, **staged.files}
     found = map_back(parse_scanner_json(run.data, files), staged) + staged.findings
+    found += allowed_tools_findings(skill)
     data = run.data
     duration = data.get("scan_duration_seconds")
     return ScanReport(
