@@ -110,6 +110,35 @@ def test_run_an_evaluation_and_get_the_table_with_lift(running_app, space_repo, 
     assert "sign in" in client.predict(space_repo, run_handle, api_name="/push_results").lower()
 
 
+def test_an_evaluation_past_the_spaces_limit_is_refused_at_once(running_app, space_repo):
+    """SECURITY.md: the Space runs MAX_EVALS evaluations at once and refuses more (not queues them)."""
+    import time
+
+    from space_helpers import banana_script
+
+    from upskill_hub.space import session
+    from upskill_hub.testing.llm_server import running_llm_server
+
+    # Every model call is held until release(): the running evaluations cannot finish first.
+    with running_llm_server(banana_script, models=("held",), hold_after=0) as held:
+        args = (space_repo, "library", "greeting", "", "", model_specs(held)[0], "", "", "", "", "", 1)
+        running = [Client(running_app, verbose=False).submit(*args, api_name="/run_eval")
+                   for _ in range(session.MAX_EVALS)]  # fmt: skip
+        deadline = time.monotonic() + 120
+        while session._EVAL_SLOTS._value > 0:  # every slot taken (the app runs in this process)
+            assert time.monotonic() < deadline, "the evaluations never all started"
+            time.sleep(0.05)
+        extra = Client(running_app, verbose=False).submit(*args, api_name="/run_eval")
+        status = extra.result(timeout=60)[0]  # before: queued behind the others until they ended
+        assert (
+            status.startswith("**Error:**") and f"running {session.MAX_EVALS} evaluations already" in status
+        )
+        held.release()
+        for job in running:
+            assert "**Error:**" not in job.result(timeout=300)[0]
+    assert session._EVAL_SLOTS._value == session.MAX_EVALS  # every slot given back
+
+
 def test_push_results_with_a_caller_chosen_run_dir_reads_nothing(running_app, space_repo, tmp_path):
     """A path typed by the caller is not a run: same answer whether it exists or not (no oracle)."""
     client = Client(running_app, verbose=False)

@@ -640,7 +640,10 @@ def build_app(repo: str | None = None, *, app_dir: str | Path | None = None):
             ],  # fmt: skip
             [run_status, run_progress, live_table, summary_table, run_lift, run_pass, run_handle],
             api_name="run_eval",
-            concurrency_limit=4,
+            # Room for the evaluations that run and as many again, so a visitor past
+            # session.MAX_EVALS reaches the handler and is refused at once (SECURITY.md)
+            # instead of waiting, unannounced, in Gradio's queue.
+            concurrency_limit=2 * session.MAX_EVALS,
             show_progress="hidden",  # the bar in run_progress says how far it is
         )
         # A push writes to the Hub: one at a time, as before.
