@@ -55,14 +55,10 @@ def _fresh_library_cache():
 @pytest.fixture
 def running_app(space_repo, monkeypatch):
     """The Space launched on 127.0.0.1 (free port), reading ``space_repo``; closed afterwards."""
+    from space_helpers import launched_space
+
     from upskill_hub.space.safety import ALLOW_PRIVATE_ENV
-    from upskill_hub.space.ui import build_app
 
     monkeypatch.setenv(ALLOW_PRIVATE_ENV, "1")  # the scripted model server is on 127.0.0.1
-    demo = build_app(space_repo)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with launched_space(space_repo) as url:
+        yield url

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 from upskill_hub._util.netutil import free_port  # noqa: F401  (re-exported for the Space tests)
@@ -24,6 +26,21 @@ XSS_BODY = """# Hostile skill
 | --- | --- |
 | a   | 1   |
 """
+
+
+@contextlib.contextmanager
+def launched_space(source: str) -> Iterator[str]:
+    """The Space on ``source`` launched on 127.0.0.1 (a free port): its URL; closed afterwards."""
+    from upskill_hub.space.ui import build_app
+
+    demo = build_app(source)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
 
 GREETING_BODY = "# Greeting\n\nAlways greet with the word BANANA.\n"
 CASES = [

@@ -50,17 +50,10 @@ def regex_repo(hub_server, hub_repo_id, tmp_path, monkeypatch) -> str:
 
 @pytest.fixture
 def regex_app(regex_repo):
-    from space_helpers import free_port
+    from space_helpers import launched_space
 
-    from upskill_hub.space.ui import build_app
-
-    demo = build_app(regex_repo)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with launched_space(regex_repo) as url:
+        yield url
 
 
 def test_regex_assertion_keeps_its_backslashes(regex_app):

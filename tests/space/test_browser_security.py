@@ -22,18 +22,11 @@ pytestmark = [
 
 @pytest.fixture
 def scanned_app(tmp_path: Path):
-    from space_helpers import free_port
-
-    from upskill_hub.space.ui import build_app
+    from space_helpers import launched_space
 
     _library(tmp_path / "lib", [_row("evil", EVIL), _row("helper", HELPER)])
-    demo = build_app(str(tmp_path / "lib"))
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with launched_space(str(tmp_path / "lib")) as url:
+        yield url
 
 
 def test_browse_marks_the_critical_skill_and_its_security_tab_lists_findings(scanned_app):
