@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from upskill_hub._util.netutil import free_port  # noqa: F401  (re-exported for the Space tests)
 from upskill_hub.cases import parse_meta
@@ -26,6 +29,30 @@ XSS_BODY = """# Hostile skill
 | --- | --- |
 | a   | 1   |
 """
+
+
+#: Debian's Chromium (no browser download works offline) and how the browser tests start it.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+#: ``pytestmark`` of a browser test module: slow, and skipped where Chromium is absent.
+BROWSER_MARKS = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian chromium: apt-get install -y chromium"),
+]
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator:
+    """A headless Chromium (Playwright's ``Browser``), closed afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 @contextlib.contextmanager

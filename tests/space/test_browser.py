@@ -11,26 +11,9 @@ import os
 import re
 from pathlib import Path
 
-import pytest
-from space_helpers import banana_script
+from space_helpers import BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, banana_script
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not os.path.exists(CHROMIUM), reason="needs Debian chromium: apt-get install -y chromium"
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 
 #: Where the README's screenshots go when ``UPSKILL_README_SCREENSHOTS=1`` (see the README's Space section).
@@ -90,7 +73,7 @@ def test_browse_search_open_evaluate_in_chromium(running_app, space_repo, tmp_pa
         running_llm_server(banana_script, models=("scripted-a",), latency_s=1.0) as slow_llm,
         sync_playwright() as pw,
     ):
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page_errors: list[str] = []

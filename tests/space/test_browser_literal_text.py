@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from space_helpers import banana_script
+from space_helpers import BROWSER_MARKS, banana_script, chromium
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not os.path.exists(CHROMIUM), reason="needs Debian chromium: apt-get install -y chromium"
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 #: Markdown reads ``\\(`` as an escaped ``(`` and ``*x*`` as emphasis: both must survive as typed.
 REGEX = r"hello\s*(\(|there)"
@@ -57,37 +46,33 @@ def regex_app(regex_repo):
 
 
 def test_regex_assertion_keeps_its_backslashes(regex_app):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(regex_app, wait_until="domcontentloaded")
-            table = page.locator("#skills-table")
-            expect(table).to_contain_text("regex-skill", timeout=30_000)
-            # The idle Evaluate tab: a hint under the table's own headers, no table headed "error".
-            page.get_by_role("tab", name="Evaluate", exact=True).click()
-            idle = page.locator("#eval-cases")
-            expect(idle).to_contain_text("Pick a library skill", timeout=15_000)
-            assert "error" not in [t.strip().lower() for t in idle.locator("th").all_inner_texts()]
-            page.get_by_role("tab", name="Browse", exact=True).click()
-            table.get_by_text("regex-skill", exact=True).locator("visible=true").first.click()
-            # The skill page: description and the flagged assertion, as written.
-            header = page.locator("#skill-header")
-            expect(header).to_contain_text(f"regex: {REGEX}", timeout=15_000)
-            expect(header).to_contain_text(r"Matches \(parens\) with *regexes*.")
-            wrap = header.locator("td").first.evaluate("td => getComputedStyle(td).overflowWrap")
-            assert wrap == "break-word", wrap  # no "non-discriminatin/g"
-            # Test cases: the input as typed, the assertion as a readable line with its backslashes.
-            page.get_by_role("tab", name="Test cases", exact=True).click()
-            cases = page.locator("#skill-cases")
-            expect(cases).to_contain_text(f"regex: {REGEX}", timeout=15_000)
-            expect(cases).to_contain_text(INPUT)
-            expect(cases).not_to_contain_text('[{"')
-            # Files: the empty box says what to do.
-            page.get_by_role("tab", name="Files", exact=True).click()
-            box = page.locator("#file-view textarea")
-            assert "choose a file" in (box.get_attribute("placeholder") or "")
-        finally:
-            browser.close()
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(regex_app, wait_until="domcontentloaded")
+        table = page.locator("#skills-table")
+        expect(table).to_contain_text("regex-skill", timeout=30_000)
+        # The idle Evaluate tab: a hint under the table's own headers, no table headed "error".
+        page.get_by_role("tab", name="Evaluate", exact=True).click()
+        idle = page.locator("#eval-cases")
+        expect(idle).to_contain_text("Pick a library skill", timeout=15_000)
+        assert "error" not in [t.strip().lower() for t in idle.locator("th").all_inner_texts()]
+        page.get_by_role("tab", name="Browse", exact=True).click()
+        table.get_by_text("regex-skill", exact=True).locator("visible=true").first.click()
+        # The skill page: description and the flagged assertion, as written.
+        header = page.locator("#skill-header")
+        expect(header).to_contain_text(f"regex: {REGEX}", timeout=15_000)
+        expect(header).to_contain_text(r"Matches \(parens\) with *regexes*.")
+        wrap = header.locator("td").first.evaluate("td => getComputedStyle(td).overflowWrap")
+        assert wrap == "break-word", wrap  # no "non-discriminatin/g"
+        # Test cases: the input as typed, the assertion as a readable line with its backslashes.
+        page.get_by_role("tab", name="Test cases", exact=True).click()
+        cases = page.locator("#skill-cases")
+        expect(cases).to_contain_text(f"regex: {REGEX}", timeout=15_000)
+        expect(cases).to_contain_text(INPUT)
+        expect(cases).not_to_contain_text('[{"')
+        # Files: the empty box says what to do.
+        page.get_by_role("tab", name="Files", exact=True).click()
+        box = page.locator("#file-view textarea")
+        assert "choose a file" in (box.get_attribute("placeholder") or "")

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from space_helpers import BROWSER_MARKS, chromium
 from test_space_security import EVIL, HELPER, _library, _row
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not os.path.exists(CHROMIUM), reason="needs Debian chromium: apt-get install -y chromium"
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 
 @pytest.fixture
@@ -30,27 +21,23 @@ def scanned_app(tmp_path: Path):
 
 
 def test_browse_marks_the_critical_skill_and_its_security_tab_lists_findings(scanned_app):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(scanned_app, wait_until="domcontentloaded")
-            table = page.locator("#skills-table")
-            expect(table).to_contain_text("⛔ critical (2)", timeout=30_000)
-            expect(table).to_contain_text("none · 1 ack")
-            expect(table).to_contain_text("not scanned")
-            table.get_by_text("evil", exact=True).locator("visible=true").first.click()
-            expect(page.locator("#skill-header")).to_contain_text(
-                "⛔ Security: critical findings", timeout=15_000
-            )
-            page.get_by_role("tab", name="Security", exact=True).click()
-            tab = page.locator("#skill-security")
-            expect(tab).to_contain_text("PIPE_TO_SHELL", timeout=15_000)
-            expect(tab).to_contain_text("SKILL.md:7")
-            expect(tab).to_contain_text("scripts/run.py:12")
-            expect(tab).to_contain_text("<script>window.__xss=1</script>")  # shown as text, never run
-            assert page.evaluate("() => window.__xss") is None
-        finally:
-            browser.close()
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(scanned_app, wait_until="domcontentloaded")
+        table = page.locator("#skills-table")
+        expect(table).to_contain_text("⛔ critical (2)", timeout=30_000)
+        expect(table).to_contain_text("none · 1 ack")
+        expect(table).to_contain_text("not scanned")
+        table.get_by_text("evil", exact=True).locator("visible=true").first.click()
+        expect(page.locator("#skill-header")).to_contain_text(
+            "⛔ Security: critical findings", timeout=15_000
+        )
+        page.get_by_role("tab", name="Security", exact=True).click()
+        tab = page.locator("#skill-security")
+        expect(tab).to_contain_text("PIPE_TO_SHELL", timeout=15_000)
+        expect(tab).to_contain_text("SKILL.md:7")
+        expect(tab).to_contain_text("scripts/run.py:12")
+        expect(tab).to_contain_text("<script>window.__xss=1</script>")  # shown as text, never run
+        assert page.evaluate("() => window.__xss") is None
